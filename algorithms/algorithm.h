@@ -1,0 +1,45 @@
+/* algorithm.h - the one signature every allreduce algorithm implements.
+ *
+ * As in MPICH's collectives: one algorithm per file, a uniform entry point,
+ * chosen by name from a table (registry.c).  An algorithm sees only the shim.
+ *
+ * Contract, per rank and iteration:
+ *   acc     in:  this rank's gradient plus residual (n floats)
+ *           out: the residual: every entry this algorithm delivered into the
+ *                global result is set to 0, the rest stays (error feedback)
+ *   result  out: the global result, the sum over ranks (not divided by P),
+ *                identical on every rank (n floats)
+ * In size-only mode both are NULL and only message sizes matter.
+ */
+#ifndef SPARSIM_ALGORITHM_H
+#define SPARSIM_ALGORITHM_H
+
+#include "../sim/shim.h"
+#include <stdint.h>
+
+typedef struct {
+    uint64_t n; /* gradient length */
+    uint64_t k; /* entries a top-k algorithm selects per rank */
+    float *acc;
+    float *result;
+} sp_algo_io;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*run)(sp_ctx *c, sp_algo_io *io);
+    int size_only_ok; /* can run with size-only payloads (message sizes do not depend on data) */
+    /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
+    double (*exact_extra_bytes)(int P, uint64_t n, uint64_t k);
+} sp_algorithm;
+
+const sp_algorithm *sp_algorithm_find(const char *name);
+const sp_algorithm *sp_algorithm_list(int *count);
+
+/* the algorithms */
+int sp_ring_allreduce(sp_ctx *c, sp_algo_io *io);
+int sp_recdoubling_allreduce(sp_ctx *c, sp_algo_io *io);
+int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io);
+int sp_topka(sp_ctx *c, sp_algo_io *io);
+
+#endif

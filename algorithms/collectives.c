@@ -1,0 +1,228 @@
+/* collectives.c - collectives on top of the shim's point-to-point calls.
+ *
+ * Written once here so that every backend sends the same messages.  Bruck's
+ * allgather is used for the gathers because it needs ceil(log2 P) rounds for
+ * any P (recursive doubling needs a power of two) and delivers exactly
+ * (P-1) blocks to every rank, which is what the volume bounds count.
+ */
+#include "collectives.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    int exact = all != NULL;
+    size_t *rot = malloc(((size_t)P + 1) * sizeof *rot); /* byte offsets of blocks in rotated order */
+    if (!rot)
+        return SP_ERR_MEM;
+    rot[0] = 0;
+    for (int j = 0; j < P; j++)
+        rot[j + 1] = rot[j] + bytes[(r + j) % P];
+    size_t total = rot[P];
+    unsigned char *tmp = NULL;
+    if (exact) {
+        tmp = malloc(total ? total : 1);
+        if (!tmp) {
+            free(rot);
+            return SP_ERR_MEM;
+        }
+        if (bytes[r])
+            memcpy(tmp, mine, bytes[r]);
+    }
+    int rc = SP_OK;
+    int held = 1;
+    while (held < P) {
+        int cnt = held < P - held ? held : P - held;
+        int dst = (r - held + P) % P, src = (r + held) % P;
+        size_t sendb = rot[cnt], recvb = rot[held + cnt] - rot[held];
+        sp_req *q[2];
+        q[0] = sp_irecv(c, src, tag, exact ? tmp + rot[held] : NULL, recvb);
+        q[1] = sp_isend(c, dst, tag, exact ? tmp : NULL, sendb);
+        if (!q[0] || !q[1]) {
+            rc = SP_ERR_COMM;
+            break;
+        }
+        size_t got[2];
+        rc = sp_waitall(c, q, 2, got);
+        if (rc)
+            break;
+        if (got[0] != recvb) {
+            rc = SP_ERR_TRUNC;
+            break;
+        }
+        held += cnt;
+    }
+    if (exact && rc == SP_OK) {
+        /* un-rotate: rotated block j belongs to rank (r + j) % P */
+        size_t off = 0;
+        size_t *disp = malloc((size_t)P * sizeof *disp);
+        if (!disp)
+            rc = SP_ERR_MEM;
+        else {
+            for (int j = 0; j < P; j++) {
+                disp[j] = off;
+                off += bytes[j];
+            }
+            for (int j = 0; j < P; j++) {
+                int owner = (r + j) % P;
+                if (bytes[owner])
+                    memcpy((unsigned char *)all + disp[owner], tmp + rot[j], bytes[owner]);
+            }
+            free(disp);
+        }
+        sp_compute(c, SP_K_COPY, (double)total);
+    }
+    free(tmp);
+    free(rot);
+    return rc;
+}
+
+int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
+{
+    int P = sp_size(c);
+    size_t *b = malloc((size_t)P * sizeof *b);
+    if (!b)
+        return SP_ERR_MEM;
+    for (int j = 0; j < P; j++)
+        b[j] = bytes;
+    int rc = sp_allgatherv(c, mine, b, all, tag);
+    free(b);
+    return rc;
+}
+
+int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    recv[r] = send[r];
+    if (P == 1)
+        return SP_OK;
+    sp_req **q = malloc(2 * (size_t)(P - 1) * sizeof *q);
+    if (!q)
+        return SP_ERR_MEM;
+    int nq = 0, rc = SP_OK;
+    for (int t = 1; t < P; t++) {
+        int src = (r - t + P) % P;
+        q[nq++] = sp_irecv(c, src, tag, &recv[src], sizeof(uint64_t));
+    }
+    for (int t = 1; t < P; t++) {
+        int dst = (r + t) % P;
+        q[nq++] = sp_isend(c, dst, tag, &send[dst], sizeof(uint64_t));
+    }
+    for (int i = 0; i < nq; i++)
+        if (!q[i])
+            rc = SP_ERR_COMM;
+    int w = sp_waitall(c, q, nq, NULL);
+    free(q);
+    return rc ? rc : w;
+}
+
+int sp_bcast(sp_ctx *c, void *buf, size_t bytes, int root, int tag)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    int vr = (r - root + P) % P;
+    /* round i: virtual ranks below 2^i send to vr + 2^i (0->1; 0->2, 1->3; ...) */
+    for (int mask = 1; mask < P; mask <<= 1) {
+        if (vr < mask) {
+            if (vr + mask < P) {
+                long long rc = sp_wait(c, sp_isend(c, (vr + mask + root) % P, tag, buf, bytes));
+                if (rc < 0)
+                    return (int)rc;
+            }
+        } else if (vr < 2 * mask) {
+            long long got = sp_wait(c, sp_irecv(c, (vr - mask + root) % P, tag, buf, bytes));
+            if (got < 0)
+                return (int)got;
+            if ((size_t)got != bytes)
+                return SP_ERR_TRUNC;
+        }
+    }
+    return SP_OK;
+}
+
+/* ---- small allreduce ----------------------------------------------------- */
+
+typedef void (*combine_fn)(void *acc, const void *in, int count, sp_op op);
+
+static void combine_i64(void *a, const void *b, int n, sp_op op)
+{
+    int64_t *x = a;
+    const int64_t *y = b;
+    for (int i = 0; i < n; i++)
+        x[i] = op == SP_OP_SUM ? x[i] + y[i] : op == SP_OP_MAX ? (x[i] > y[i] ? x[i] : y[i])
+                                                               : (x[i] < y[i] ? x[i] : y[i]);
+}
+
+static void combine_f64(void *a, const void *b, int n, sp_op op)
+{
+    double *x = a;
+    const double *y = b;
+    for (int i = 0; i < n; i++)
+        x[i] = op == SP_OP_SUM ? x[i] + y[i] : op == SP_OP_MAX ? (x[i] > y[i] ? x[i] : y[i])
+                                                               : (x[i] < y[i] ? x[i] : y[i]);
+}
+
+static int exchange(sp_ctx *c, int peer, int tag, const void *out, void *in, size_t bytes)
+{
+    sp_req *q[2] = {sp_irecv(c, peer, tag, in, bytes), sp_isend(c, peer, tag, out, bytes)};
+    if (!q[0] || !q[1])
+        return SP_ERR_COMM;
+    return sp_waitall(c, q, 2, NULL);
+}
+
+/* Recursive doubling; with p2 the largest power of two <= P and rem = P - p2,
+ * ranks below 2*rem first pair up (even sends to odd), and the odd ones hand
+ * the result back at the end. */
+static int small_allreduce(sp_ctx *c, void *vals, size_t elem, int count, sp_op op, int tag, combine_fn f)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    size_t bytes = elem * (size_t)count;
+    unsigned char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return SP_ERR_MEM;
+    int p2 = 1;
+    while (p2 * 2 <= P)
+        p2 *= 2;
+    int rem = P - p2, newrank, rc = SP_OK;
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            long long w = sp_wait(c, sp_isend(c, r + 1, tag, vals, bytes));
+            rc = w < 0 ? (int)w : SP_OK;
+            newrank = -1;
+        } else {
+            long long w = sp_wait(c, sp_irecv(c, r - 1, tag, tmp, bytes));
+            rc = w < 0 ? (int)w : SP_OK;
+            f(vals, tmp, count, op);
+            newrank = r / 2;
+        }
+    } else {
+        newrank = r - rem;
+    }
+    if (rc == SP_OK && newrank >= 0) {
+        for (int mask = 1; mask < p2 && rc == SP_OK; mask <<= 1) {
+            int pn = newrank ^ mask;
+            int peer = pn < rem ? pn * 2 + 1 : pn + rem;
+            rc = exchange(c, peer, tag, vals, tmp, bytes);
+            if (rc == SP_OK)
+                f(vals, tmp, count, op);
+        }
+    }
+    if (rc == SP_OK && r < 2 * rem) {
+        long long w = r % 2 ? sp_wait(c, sp_isend(c, r - 1, tag, vals, bytes))
+                            : sp_wait(c, sp_irecv(c, r + 1, tag, vals, bytes));
+        rc = w < 0 ? (int)w : SP_OK;
+    }
+    free(tmp);
+    return rc;
+}
+
+int sp_allreduce_i64(sp_ctx *c, int64_t *vals, int count, sp_op op, int tag)
+{
+    return small_allreduce(c, vals, sizeof(int64_t), count, op, tag, combine_i64);
+}
+
+int sp_allreduce_f64(sp_ctx *c, double *vals, int count, sp_op op, int tag)
+{
+    return small_allreduce(c, vals, sizeof(double), count, op, tag, combine_f64);
+}

@@ -1,0 +1,39 @@
+/* collectives.h - collectives built once on the shim's point-to-point calls.
+ *
+ * Every backend therefore sends the same messages for them, and traces of a
+ * simulated and a real run compare message by message.  All work for any
+ * P >= 1.  A NULL data pointer means size-only (the message sizes are still
+ * exact).  `tag` is the tag of this collective's messages; callers give
+ * different collectives of one iteration different tags.
+ */
+#ifndef SPARSIM_COLLECTIVES_H
+#define SPARSIM_COLLECTIVES_H
+
+#include "../sim/shim.h"
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bruck's allgather: ceil(log2 P) rounds, every rank receives exactly
+ * (P-1)*bytes.  `all` (P*bytes) gets the blocks in rank order. */
+int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag);
+
+/* Bruck's allgather with per-rank block sizes bytes[0..P-1] (known on every
+ * rank, e.g. from an allgather of counts).  Blocks land in rank order, packed,
+ * in `all` (sum of bytes). */
+int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag);
+
+/* Every rank sends send[j] to rank j and receives recv[j] from rank j
+ * (one 8-byte count per pair, all pairs posted at once). */
+int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag);
+
+/* Binomial-tree broadcast of `bytes` from `root`. */
+int sp_bcast(sp_ctx *c, void *buf, size_t bytes, int root, int tag);
+
+typedef enum { SP_OP_SUM, SP_OP_MAX, SP_OP_MIN } sp_op;
+
+/* Allreduce of a few int64 values (recursive doubling; non-powers of two fold
+ * the extra ranks in first and out last). */
+int sp_allreduce_i64(sp_ctx *c, int64_t *vals, int count, sp_op op, int tag);
+int sp_allreduce_f64(sp_ctx *c, double *vals, int count, sp_op op, int tag);
+
+#endif

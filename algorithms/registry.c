@@ -1,0 +1,47 @@
+/* registry.c - the table of algorithms, looked up by name. */
+#include "algorithm.h"
+
+#include <string.h>
+
+static double no_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)P;
+    (void)n;
+    (void)k;
+    return 0.0;
+}
+
+static double dense_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)k;
+    return (double)P * (double)n * 4.0; /* one temporary vector per rank */
+}
+
+static double topka_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)n;
+    /* every rank holds all P selections, twice during Bruck's rotation */
+    return 2.0 * (double)P * (double)P * (double)k * 8.0;
+}
+
+static const sp_algorithm algorithms[] = {
+    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 1, no_extra},
+    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 1, dense_extra},
+    {"rabenseifner", "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
+     sp_rabenseifner_allreduce, 1, dense_extra},
+    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, topka_extra},
+};
+
+const sp_algorithm *sp_algorithm_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+        if (strcmp(algorithms[i].name, name) == 0)
+            return &algorithms[i];
+    return NULL;
+}
+
+const sp_algorithm *sp_algorithm_list(int *count)
+{
+    *count = (int)(sizeof algorithms / sizeof algorithms[0]);
+    return algorithms;
+}

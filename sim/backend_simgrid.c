@@ -1,0 +1,571 @@
+/* backend_simgrid.c - the shim on SimGrid: P ranks as actors.
+ *
+ * Shape, and why:
+ *  - One mailbox per destination rank (O(P) objects, never one per pair).
+ *    Senders put an envelope carrying (src, tag, iter, phase, t_post) and, in
+ *    exact mode, a copy of the data.  The envelope is the SimGrid payload; the
+ *    simulated size is the message's byte count.
+ *  - The receiver keeps as many SimGrid gets posted as it has unmatched
+ *    receives, so that concurrent arrivals share links as on a real network
+ *    (a get posted late would serialise them).  Matching on (source, tag) is
+ *    done here, with a queue of unexpected messages, because SimGrid's FIFO
+ *    mailbox matching is not MPI matching.
+ *  - Non-overtaking: gets complete in any order, so a small message could
+ *    finish before an earlier large one of the same sender.  A completed
+ *    envelope is held back while an earlier-posted get still carries a
+ *    message of the same sender; mailbox matching is FIFO, so this restores
+ *    the sender's order.
+ *  - Every wait waits on all of the rank's pending comms at once, so each
+ *    completion is seen at its simulated time.
+ */
+#include "internal.h"
+#include "../topologies/platform.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int spg_load_platform(const char *path, char *err, size_t errlen);
+int spg_run(char *err, size_t errlen);
+long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
+long spg_comm_sender_pid(sg_comm_t comm);
+
+typedef struct envelope {
+    int src, tag, iter, phase;
+    uint64_t bytes;
+    double t_post, t_done;
+    int has_data;
+    struct envelope *next;
+    unsigned char data[];
+} envelope;
+
+struct sp_req {
+    unsigned char is_send, done, waited;
+    int peer, tag;
+    void *buf;
+    size_t cap;
+    long long result;
+    struct sp_req *next; /* posted-receive queue */
+};
+
+/* one posted SimGrid get, kept in posting order */
+typedef struct getrec {
+    sg_comm_t comm;
+    void *payload;       /* written by SimGrid on completion */
+    envelope *held;      /* completed but held back for ordering */
+    int completed;
+    long sender_pid;     /* cached once matched */
+    struct getrec *prev, *next;
+} getrec;
+
+typedef struct {
+    /* pending SimGrid comms of this rank: gets and sends */
+    sg_comm_t *act;
+    void **act_owner;
+    unsigned char *act_is_get;
+    size_t nact, capact;
+    getrec *gets_head, *gets_tail;
+    int ngets_pending;
+    int nheld;
+    sp_req *posted_head, *posted_tail;
+    int nposted;
+    envelope *unexp_head, *unexp_tail;
+    int waiting_remaining;
+    int finished;
+} sg_rank;
+
+static struct {
+    sg_mailbox_t *mbox;
+    sg_host_t *hosts;
+    sg_bar_t barrier;
+    sp_ctx *ctxs;
+    sg_rank *ranks;
+    long pid_base;
+    int P;
+} G;
+
+static sg_rank *RS(sp_ctx *c) { return (sg_rank *)c->be_state; }
+
+static int act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
+{
+    if (s->nact == s->capact) {
+        size_t nc = s->capact ? s->capact * 2 : 16;
+        sg_comm_t *a = realloc(s->act, nc * sizeof *a);
+        if (!a)
+            return -1;
+        s->act = a;
+        void **o = realloc(s->act_owner, nc * sizeof *o);
+        if (!o)
+            return -1;
+        s->act_owner = o;
+        unsigned char *g = realloc(s->act_is_get, nc);
+        if (!g)
+            return -1;
+        s->act_is_get = g;
+        s->capact = nc;
+    }
+    s->act[s->nact] = comm;
+    s->act_owner[s->nact] = owner;
+    s->act_is_get[s->nact] = (unsigned char)is_get;
+    s->nact++;
+    return 0;
+}
+
+static void act_remove(sg_rank *s, size_t i)
+{
+    s->nact--;
+    s->act[i] = s->act[s->nact];
+    s->act_owner[i] = s->act_owner[s->nact];
+    s->act_is_get[i] = s->act_is_get[s->nact];
+}
+
+static void post_get(sp_ctx *c)
+{
+    sg_rank *s = RS(c);
+    getrec *g = calloc(1, sizeof *g);
+    if (!g) {
+        sp_fail(c->run, "out of memory on rank %d", c->rank);
+        return;
+    }
+    g->sender_pid = -1;
+    g->comm = sg_mailbox_get_async(G.mbox[c->rank], &g->payload);
+    g->prev = s->gets_tail;
+    if (s->gets_tail)
+        s->gets_tail->next = g;
+    else
+        s->gets_head = g;
+    s->gets_tail = g;
+    s->ngets_pending++;
+    if (act_push(s, g->comm, g, 1) != 0)
+        sp_fail(c->run, "out of memory on rank %d", c->rank);
+}
+
+static void ensure_gets(sp_ctx *c)
+{
+    sg_rank *s = RS(c);
+    while (s->ngets_pending < s->nposted - s->nheld)
+        post_get(c);
+}
+
+static void complete_req(sg_rank *s, sp_req *r, long long result)
+{
+    r->done = 1;
+    r->result = result;
+    if (r->waited)
+        s->waiting_remaining--;
+}
+
+static void copy_into(sp_req *r, const envelope *e)
+{
+    if (e->bytes > r->cap) {
+        r->result = SP_ERR_TRUNC;
+        return;
+    }
+    if (r->buf && e->has_data && e->bytes)
+        memcpy(r->buf, e->data, e->bytes);
+    r->result = (long long)e->bytes;
+}
+
+/* an envelope whose order is settled: hand it to a posted receive or queue it */
+static void deliver(sp_ctx *c, envelope *e)
+{
+    sg_rank *s = RS(c);
+    sp_msg_event ev = {e->iter, e->phase, e->src, c->rank, e->tag, e->bytes, e->t_post, e->t_done};
+    sp_deliver(c, &ev);
+    sp_req *prev = NULL;
+    for (sp_req *r = s->posted_head; r; prev = r, r = r->next) {
+        if (r->peer == e->src && r->tag == e->tag) {
+            if (prev)
+                prev->next = r->next;
+            else
+                s->posted_head = r->next;
+            if (s->posted_tail == r)
+                s->posted_tail = prev;
+            s->nposted--;
+            copy_into(r, e);
+            complete_req(s, r, r->result);
+            free(e);
+            return;
+        }
+    }
+    e->next = NULL;
+    if (s->unexp_tail)
+        s->unexp_tail->next = e;
+    else
+        s->unexp_head = e;
+    s->unexp_tail = e;
+}
+
+static long get_sender(getrec *g)
+{
+    if (g->sender_pid < 0 && !g->completed)
+        g->sender_pid = spg_comm_sender_pid(g->comm);
+    return g->sender_pid;
+}
+
+/* may `g` (completed) be delivered: no earlier pending get from the same sender */
+static int order_settled(getrec *g, long pid)
+{
+    for (getrec *h = g->prev; h; h = h->prev)
+        if (!h->completed && get_sender(h) == pid)
+            return 0;
+    return 1;
+}
+
+static void unlink_get(sg_rank *s, getrec *g)
+{
+    if (g->prev)
+        g->prev->next = g->next;
+    else
+        s->gets_head = g->next;
+    if (g->next)
+        g->next->prev = g->prev;
+    else
+        s->gets_tail = g->prev;
+    free(g);
+}
+
+static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
+{
+    sg_rank *s = RS(c);
+    envelope *e = g->payload;
+    g->completed = 1;
+    s->ngets_pending--;
+    e->t_done = t_finish;
+    long pid = G.pid_base + e->src;
+    g->sender_pid = pid;
+    if (!order_settled(g, pid)) {
+        g->held = e;
+        s->nheld++;
+        return;
+    }
+    unlink_get(s, g);
+    deliver(c, e);
+    /* held envelopes that were waiting on this one */
+    for (getrec *h = s->gets_head; h;) {
+        getrec *next = h->next;
+        if (h->completed && h->held && order_settled(h, h->sender_pid)) {
+            envelope *he = h->held;
+            s->nheld--;
+            unlink_get(s, h);
+            deliver(c, he);
+            next = s->gets_head; /* list changed; rescan from the start */
+        }
+        h = next;
+    }
+}
+
+/* wait for one of the rank's pending comms and process it */
+static int progress(sp_ctx *c)
+{
+    sg_rank *s = RS(c);
+    if (s->nact == 0)
+        return -1;
+    double fin = 0;
+    long pos = spg_wait_any(s->act, s->nact, &fin);
+    if (pos < 0)
+        return -1;
+    void *owner = s->act_owner[pos];
+    int is_get = s->act_is_get[pos];
+    act_remove(s, (size_t)pos);
+    if (is_get) {
+        on_get_done(c, owner, fin);
+        ensure_gets(c);
+    } else {
+        sp_req *r = owner;
+        complete_req(s, r, r->result);
+    }
+    return 0;
+}
+
+static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
+{
+    sg_rank *s = RS(c);
+    size_t datasz = buf ? bytes : 0;
+    envelope *e = malloc(sizeof *e + datasz);
+    sp_req *r = calloc(1, sizeof *r);
+    if (!e || !r) {
+        free(e);
+        free(r);
+        return NULL;
+    }
+    e->src = c->rank;
+    e->tag = tag;
+    e->iter = c->iter;
+    e->phase = c->phase;
+    e->bytes = bytes;
+    e->t_post = t_post;
+    e->t_done = 0;
+    e->has_data = buf != NULL;
+    e->next = NULL;
+    if (datasz)
+        memcpy(e->data, buf, datasz);
+    r->is_send = 1;
+    r->peer = dst;
+    r->tag = tag;
+    r->result = (long long)bytes;
+    sg_comm_t comm = sg_mailbox_put_async(G.mbox[dst], e, (long)bytes);
+    if (act_push(s, comm, r, 0) != 0) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
+{
+    sg_rank *s = RS(c);
+    sp_req *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->peer = src;
+    r->tag = tag;
+    r->buf = buf;
+    r->cap = cap;
+    envelope *prev = NULL;
+    for (envelope *e = s->unexp_head; e; prev = e, e = e->next) {
+        if (e->src == src && e->tag == tag) {
+            if (prev)
+                prev->next = e->next;
+            else
+                s->unexp_head = e->next;
+            if (s->unexp_tail == e)
+                s->unexp_tail = prev;
+            copy_into(r, e);
+            r->done = 1;
+            free(e);
+            return r;
+        }
+    }
+    r->next = NULL;
+    if (s->posted_tail)
+        s->posted_tail->next = r;
+    else
+        s->posted_head = r;
+    s->posted_tail = r;
+    s->nposted++;
+    ensure_gets(c);
+    return r;
+}
+
+static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
+{
+    sg_rank *s = RS(c);
+    s->waiting_remaining = 0;
+    for (int i = 0; i < n; i++)
+        if (reqs[i] && !reqs[i]->done) {
+            reqs[i]->waited = 1;
+            s->waiting_remaining++;
+        }
+    while (s->waiting_remaining > 0) {
+        if (progress(c) != 0) {
+            sp_fail(c->run, "rank %d: a wait can never complete (no pending communication)", c->rank);
+            return SP_ERR_COMM;
+        }
+    }
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i]) {
+            if (sizes)
+                sizes[i] = 0;
+            continue;
+        }
+        long long res = reqs[i]->result;
+        if (res < 0 && rc == 0)
+            rc = (int)res;
+        if (sizes)
+            sizes[i] = res < 0 ? 0 : (size_t)res;
+        free(reqs[i]);
+        reqs[i] = NULL;
+    }
+    return rc;
+}
+
+static double sg_now(const sp_ctx *c)
+{
+    (void)c;
+    return simgrid_get_clock();
+}
+
+static void sg_advance(sp_ctx *c, double seconds)
+{
+    (void)c;
+    if (seconds > 0)
+        sg_actor_sleep_for(seconds);
+}
+
+static void sg_barrier(sp_ctx *c)
+{
+    (void)c;
+    sg_barrier_wait(G.barrier);
+}
+
+static const sp_backend simgrid_backend = {"simgrid", sg_isend, sg_irecv, sg_waitall, sg_now, sg_advance, sg_barrier};
+
+static void rank_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sp_ctx *c = sg_actor_self_get_data();
+    sp_rank_main(c);
+    RS(c)->finished = 1;
+}
+
+static void free_rank_state(sg_rank *s)
+{
+    while (s->unexp_head) {
+        envelope *e = s->unexp_head;
+        s->unexp_head = e->next;
+        free(e);
+    }
+    while (s->posted_head) {
+        sp_req *r = s->posted_head;
+        s->posted_head = r->next;
+        free(r);
+    }
+    while (s->gets_head) {
+        getrec *g = s->gets_head;
+        s->gets_head = g->next;
+        free(g->held);
+        free(g);
+    }
+    free(s->act);
+    free(s->act_owner);
+    free(s->act_is_get);
+}
+
+int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
+{
+    const sp_plan *plan = rs->plan;
+    int P = plan->ranks;
+    sp_platform plat;
+    if (sp_platform_prepare(plan->platform, P, &plat, err, errlen) != 0)
+        return 2;
+
+    /* SimGrid's own chatter (configuration changes) stays quiet; warnings pass */
+    int argc = 1;
+    char *argv[] = {"sparsim", NULL};
+    xbt_log_control_set("root.thresh:warning");
+    simgrid_init(&argc, argv);
+    if (strcmp(plan->network, "cm02") == 0) {
+        sg_cfg_set_string("network/model", "CM02");
+        sg_cfg_set_boolean("network/crosstraffic", "no");
+    } else if (strcmp(plan->network, "smpi") == 0) {
+        sg_cfg_set_string("network/model", "SMPI");
+    } else {
+        sg_cfg_set_string("network/model", "LV08");
+    }
+    sg_cfg_set_int("contexts/stack-size", 1024);
+
+    char perr[512] = "";
+    int rc = spg_load_platform(plat.xml_path, perr, sizeof perr);
+    sp_platform_release(&plat);
+    if (rc != 0) {
+        char *nl = strchr(perr, '\n');
+        if (nl)
+            *nl = '\0';
+        snprintf(err, errlen, "invalid platform file '%s': %s", plan->platform, perr);
+        return 2;
+    }
+
+    memset(&G, 0, sizeof G);
+    G.P = P;
+    G.hosts = calloc((size_t)P, sizeof *G.hosts);
+    G.mbox = calloc((size_t)P, sizeof *G.mbox);
+    G.ctxs = calloc((size_t)P, sizeof *G.ctxs);
+    G.ranks = calloc((size_t)P, sizeof *G.ranks);
+    if (!G.hosts || !G.mbox || !G.ctxs || !G.ranks) {
+        snprintf(err, errlen, "out of memory for %d ranks", P);
+        return 1;
+    }
+    if (plat.host_prefix[0]) {
+        char name[64];
+        for (int r = 0; r < P; r++) {
+            snprintf(name, sizeof name, "%s%d", plat.host_prefix, r);
+            G.hosts[r] = sg_host_by_name(name);
+            if (!G.hosts[r]) {
+                snprintf(err, errlen, "platform has no host %s", name);
+                return 2;
+            }
+        }
+    } else {
+        size_t nh = sg_host_count();
+        if (nh < (size_t)P) {
+            snprintf(err, errlen, "platform file '%s' has %zu hosts, fewer than --ranks %d", plan->platform, nh,
+                     P);
+            return 2;
+        }
+        sg_host_t *all = sg_host_list();
+        memcpy(G.hosts, all, (size_t)P * sizeof *G.hosts);
+        free(all);
+    }
+    /* alpha-beta facts of the route between the first two ranks */
+    if (P >= 2) {
+        rs->rep->alpha = sg_host_get_route_latency(G.hosts[0], G.hosts[1]);
+        double bw = sg_host_get_route_bandwidth(G.hosts[0], G.hosts[1]);
+        rs->rep->beta = bw > 0 ? 1.0 / bw : 0;
+    }
+    char name[32];
+    for (int r = 0; r < P; r++) {
+        snprintf(name, sizeof name, "rank-%d", r);
+        G.mbox[r] = sg_mailbox_by_name(name);
+    }
+    G.barrier = sg_barrier_init((unsigned)P);
+    for (int r = 0; r < P; r++) {
+        sp_ctx *c = &G.ctxs[r];
+        c->rank = r;
+        c->size = P;
+        c->be = &simgrid_backend;
+        c->be_state = &G.ranks[r];
+        c->run = rs;
+        snprintf(name, sizeof name, "rank-%d", r);
+        sg_actor_t a = sg_actor_init(name, G.hosts[r]);
+        sg_actor_set_data(a, c);
+        sg_actor_start(a, rank_actor, 0, NULL);
+        long pid = (long)sg_actor_get_pid(a);
+        if (r == 0)
+            G.pid_base = pid;
+        else if (pid != G.pid_base + r) {
+            snprintf(err, errlen, "internal error: actor ids are not contiguous");
+            return 1;
+        }
+    }
+    char rerr[512] = "";
+    rc = spg_run(rerr, sizeof rerr);
+    int unfinished = 0, first_unfinished = -1;
+    for (int r = 0; r < P; r++)
+        if (!G.ranks[r].finished) {
+            if (first_unfinished < 0)
+                first_unfinished = r;
+            unfinished++;
+        }
+    int ret = 0;
+    if (rs->failed) {
+        snprintf(err, errlen, "%s", rs->errmsg);
+        ret = 1;
+    } else if (rc != 0 || unfinished) {
+        snprintf(err, errlen,
+                 "simulation ended with %d of %d ranks blocked (first: rank %d): a receive that can never be "
+                 "matched, or a send nobody receives",
+                 unfinished, P, first_unfinished);
+        ret = 1;
+    }
+    for (int r = 0; r < P; r++)
+        free_rank_state(&G.ranks[r]);
+    sg_barrier_destroy(G.barrier);
+    free(G.hosts);
+    free(G.mbox);
+    free(G.ctxs);
+    free(G.ranks);
+    return ret;
+}

@@ -1,0 +1,239 @@
+/* main.c - the sparsim command line.
+ *
+ *   sparsim run [options]   simulate one algorithm, or several side by side
+ *   sparsim list            algorithms, platforms and device profiles
+ *
+ * Only this file exits.  Usage errors exit 2, failed runs 1, each with one
+ * line on stderr.  Several algorithms run one per child process (a SimGrid
+ * engine runs once per process) and are compared in a table.
+ */
+#include "plan.h"
+#include "run.h"
+#include "../algorithms/algorithm.h"
+#include "../topologies/device.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int sp_mkdirs(const char *path, char *err, size_t errlen);
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
+               "       sparsim list            list algorithms, platforms and device profiles\n"
+               "       sparsim --version\n");
+}
+
+static int cmd_list(void)
+{
+    int n;
+    const sp_algorithm *a = sp_algorithm_list(&n);
+    printf("algorithms:\n");
+    for (int i = 0; i < n; i++)
+        printf("  %-14s %s\n", a[i].name, a[i].summary);
+    printf("platforms:\n"
+           "  %-14s %s\n  %-14s %s\n  %-14s %s\n",
+           "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
+           "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks",
+           "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
+    const sp_device *d = sp_device_list(&n);
+    printf("device profiles:\n");
+    for (int i = 0; i < n; i++)
+        printf("  %-14s %s\n", d[i].name, d[i].description);
+    return 0;
+}
+
+static int run_one(const sp_plan *p)
+{
+    sp_report rep;
+    char err[600] = "";
+    int rc = sp_run(p, &rep, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        sp_report_free(&rep);
+        return rc;
+    }
+    if (!p->quiet)
+        sp_print_summary(p, &rep);
+    sp_report_free(&rep);
+    return 0;
+}
+
+static double jnum(cJSON *o, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b && x)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+static const char *jstr(cJSON *o, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b && x)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : "-";
+}
+
+static cJSON *read_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    cJSON *j = NULL;
+    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+        buf[len] = '\0';
+        j = cJSON_Parse(buf);
+    }
+    free(buf);
+    fclose(f);
+    return j;
+}
+
+/* several algorithms: one child process each, then a comparison table */
+static int run_many(const sp_plan *base, char names[][64], int count)
+{
+    char err[600];
+    if (sp_mkdirs(base->out, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    for (int i = 0; i < count; i++) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("sparsim: fork");
+            return 1;
+        }
+        if (pid == 0) {
+            sp_plan p = *base;
+            snprintf(p.algo, sizeof p.algo, "%s", names[i]);
+            snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]);
+            p.quiet = 1;
+            fflush(NULL);
+            _exit(run_one(&p));
+        }
+        int st;
+        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            if (WIFSIGNALED(st))
+                fprintf(stderr, "sparsim: %s: run died with signal %d\n", names[i], WTERMSIG(st));
+            return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
+        }
+    }
+    char path[1200];
+    snprintf(path, sizeof path, "%s/comparison.csv", base->out);
+    FILE *csv = fopen(path, "w");
+    if (!csv) {
+        fprintf(stderr, "sparsim: cannot write %s\n", path);
+        return 1;
+    }
+    fprintf(csv, "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_s,volume_bytes,"
+                 "bound_formula,bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s\n");
+    if (!base->quiet) {
+        printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
+               base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
+               base->iters, base->iters == 1 ? "" : "s");
+        printf("%-14s %14s %16s %-22s %10s %14s %10s\n", "algorithm", "time/iter (s)", "volume/rank (B)",
+               "bound (words)", "vol/bound", "max sent (B)", "messages");
+    }
+    for (int i = 0; i < count; i++) {
+        snprintf(path, sizeof path, "%s/%s/summary.json", base->out, names[i]);
+        cJSON *j = read_json(path);
+        if (!j) {
+            fprintf(stderr, "sparsim: cannot read %s\n", path);
+            fclose(csv);
+            return 1;
+        }
+        double t = jnum(j, "time_per_iter_s", "mean"), vol = jnum(j, "volume", "bytes_per_iter_max");
+        double bw = jnum(j, "bound", "words"), ratio = jnum(j, "bound", "ratio");
+        double smax = jnum(j, "ranks", "sent_bytes_max"), rmax = jnum(j, "ranks", "recv_bytes_max");
+        double msgs = jnum(j, "messages", NULL), k = jnum(j, "k", NULL), wall = jnum(j, "wall_seconds", NULL);
+        const char *formula = jstr(j, "bound", "formula");
+        fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,\"%s\",%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n",
+                names[i], base->ranks, (unsigned long long)jnum(j, "config", "n"), base->density, k,
+                base->platform, base->network, base->device, (int)jnum(j, "config", "iters"),
+                jstr(j, "config", "payload"), t, vol, formula, 4.0 * bw, ratio, smax, rmax, msgs, wall);
+        if (!base->quiet) {
+            char bstr[64];
+            snprintf(bstr, sizeof bstr, "%s = %.3g", formula, bw);
+            printf("%-14s %14.6g %16.0f %-22s %10.4f %14.0f %10.0f\n", names[i], t, vol, bstr, ratio, smax, msgs);
+        }
+        cJSON_Delete(j);
+    }
+    fclose(csv);
+    if (!base->quiet)
+        printf("outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n", base->out,
+               base->out);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    char err[600] = "";
+    int rc = sp_plan_parse(&p, argc, argv, err, sizeof err);
+    if (rc == 1) {
+        sp_plan_print_help("sparsim");
+        return 0;
+    }
+    if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    char names[32][64];
+    int count = 0;
+    if (strcmp(p.algo, "all") == 0) {
+        int n;
+        const sp_algorithm *a = sp_algorithm_list(&n);
+        for (int i = 0; i < n && count < 32; i++)
+            snprintf(names[count++], 64, "%s", a[i].name);
+    } else {
+        char buf[sizeof p.algo];
+        snprintf(buf, sizeof buf, "%s", p.algo);
+        for (char *s = strtok(buf, ","); s && count < 32; s = strtok(NULL, ","))
+            snprintf(names[count++], 64, "%s", s);
+    }
+    if (count == 1) {
+        snprintf(p.algo, sizeof p.algo, "%s", names[0]);
+        return run_one(&p);
+    }
+    if (p.dump_result[0] || p.grad_file[0] == '\0') {
+        if (p.dump_result[0]) {
+            fprintf(stderr, "sparsim: --dump-result needs a single --algo\n");
+            return 2;
+        }
+    }
+    return run_many(&p, names, count);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    if (strcmp(argv[1], "list") == 0)
+        return cmd_list();
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sparsim 0.1.0\n");
+        return 0;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "sparsim: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

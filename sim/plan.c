@@ -1,0 +1,463 @@
+/* plan.c - flags and JSON config files into one validated sp_plan.
+ *
+ * A config file holds the same keys as the long flags ("ranks", "grad-file",
+ * ...); flags given on the command line override it.  Every value is checked
+ * here, with a message that names the flag and what was wrong.
+ */
+#include "plan.h"
+#include "../algorithms/algorithm.h"
+#include "../topologies/device.h"
+#include "../topologies/platform.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SP_MAX_RANKS 30000 /* SimGrid needs two memory maps per actor; Linux allows ~65k */
+
+void sp_plan_defaults(sp_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->algo, sizeof p->algo, "all");
+    p->ranks = 64;
+    snprintf(p->platform, sizeof p->platform, "1gbe");
+    snprintf(p->network, sizeof p->network, "lv08");
+    snprintf(p->device, sizeof p->device, "none");
+    p->n = 1u << 20;
+    p->density = 0.01;
+    p->iters = 1;
+    p->seed = 1;
+    snprintf(p->out, sizeof p->out, "sparsim-out");
+    p->payload = SP_PAYLOAD_AUTO;
+    p->write_csv = 1;
+    p->write_trace = 1;
+    p->trace_msgs = 200000;
+}
+
+uint64_t sp_plan_k(const sp_plan *p)
+{
+    return (uint64_t)floor((double)p->n * p->density);
+}
+
+void sp_plan_print_help(const char *prog)
+{
+    printf("usage: %s run [options]\n"
+           "\n"
+           "Simulates P ranks running one allreduce algorithm (or several, one after\n"
+           "the other) and writes what every message did.\n"
+           "\n"
+           "options (a JSON --config file takes the same names as keys; flags override it):\n"
+           "  --algo NAME       algorithm: ring, recdoubling, rabenseifner, topka; a comma\n"
+           "                    list; or 'all' for every one (default: all)\n"
+           "  --ranks P         number of ranks, 1..%d (default: 64)\n"
+           "  --platform NAME   1gbe (1 Gbps Ethernet crossbar), daint (Cray Aries\n"
+           "                    dragonfly, up to 6144 ranks), or a SimGrid platform XML\n"
+           "                    file (rank i on its i-th host) (default: 1gbe)\n"
+           "  --network MODEL   cm02 (pure alpha-beta with max-min sharing: matches the\n"
+           "                    closed forms), lv08 (SimGrid's default TCP-calibrated\n"
+           "                    model), smpi (piecewise MPI model) (default: lv08)\n"
+           "  --device NAME     device profile for local kernels: none, p100, p102\n"
+           "                    (default: none, local compute is free)\n"
+           "  --n N             gradient length in floats; K, M, G suffixes are powers of\n"
+           "                    1024 (default: 1M)\n"
+           "  --density D       fraction of entries a sparse algorithm selects, in (0, 1];\n"
+           "                    k = floor(n * D) (default: 0.01)\n"
+           "  --iters I         iterations, with error feedback between them (default: 1)\n"
+           "  --seed S          seed of every random stream (default: 1)\n"
+           "  --out DIR         output folder (default: sparsim-out)\n"
+           "  --grad-file F     gradients from a .npy of float32, shape (P, n) for one\n"
+           "                    iteration or (I, P, n); sets n\n"
+           "  --dump-result F   write the last iteration's global result (float32, (n,))\n"
+           "  --payload MODE    exact (real values travel; results checked), size (only\n"
+           "                    sizes travel, for scale), auto (exact when it fits in\n"
+           "                    memory) (default: auto)\n"
+           "  --no-csv          do not write messages.csv\n"
+           "  --no-trace        do not write trace.json\n"
+           "  --trace-msgs N    at most N message events in trace.json (default: 200000)\n"
+           "  --config FILE     read options from a JSON object first\n"
+           "  --quiet           no summary on stdout\n"
+           "  -h, --help        this help\n"
+           "\n"
+           "outputs in DIR (per algorithm in DIR/NAME when several run):\n"
+           "  messages.csv   iter,phase,src,dst,tag,bytes,t_post,t_done (seconds)\n"
+           "  summary.json   configuration, time per iteration and phase, bytes per rank,\n"
+           "                 volume as the bounds count it, bound and ratio\n"
+           "  trace.json     Chrome trace event format: open in https://ui.perfetto.dev\n"
+           "\n"
+           "exit status: 0 success, 1 the run failed, 2 bad input\n",
+           prog, SP_MAX_RANKS);
+}
+
+static int parse_u64(const char *s, uint64_t *out, int allow_suffix)
+{
+    if (!s || !*s || *s == '-')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    uint64_t mul = 1;
+    if (allow_suffix && *end) {
+        switch (*end) {
+        case 'K': case 'k': mul = 1ull << 10; break;
+        case 'M': case 'm': mul = 1ull << 20; break;
+        case 'G': case 'g': mul = 1ull << 30; break;
+        default: return -1;
+        }
+        end++;
+    }
+    if (*end)
+        return -1;
+    if (v > UINT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int copy_str(char *dst, size_t cap, const char *v, const char *name, char *err, size_t errlen)
+{
+    if (strlen(v) >= cap) {
+        snprintf(err, errlen, "value of --%s is too long", name);
+        return -1;
+    }
+    snprintf(dst, cap, "%s", v);
+    return 0;
+}
+
+/* one option by name, value as text; shared by flags and the JSON reader */
+static int set_option(sp_plan *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    uint64_t u;
+    double d;
+    if (strcmp(name, "algo") == 0)
+        return copy_str(p->algo, sizeof p->algo, v, name, err, errlen);
+    if (strcmp(name, "platform") == 0)
+        return copy_str(p->platform, sizeof p->platform, v, name, err, errlen);
+    if (strcmp(name, "network") == 0)
+        return copy_str(p->network, sizeof p->network, v, name, err, errlen);
+    if (strcmp(name, "device") == 0)
+        return copy_str(p->device, sizeof p->device, v, name, err, errlen);
+    if (strcmp(name, "out") == 0)
+        return copy_str(p->out, sizeof p->out, v, name, err, errlen);
+    if (strcmp(name, "grad-file") == 0)
+        return copy_str(p->grad_file, sizeof p->grad_file, v, name, err, errlen);
+    if (strcmp(name, "dump-result") == 0)
+        return copy_str(p->dump_result, sizeof p->dump_result, v, name, err, errlen);
+    if (strcmp(name, "ranks") == 0) {
+        long long r;
+        char *end;
+        errno = 0;
+        r = strtoll(v, &end, 10);
+        if (!*v || *end || errno || r < 1 || r > SP_MAX_RANKS) {
+            snprintf(err, errlen, "--ranks must be an integer in 1..%d, got '%s'", SP_MAX_RANKS, v);
+            return -1;
+        }
+        p->ranks = (int)r;
+        p->ranks_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "n") == 0) {
+        if (parse_u64(v, &u, 1) != 0 || u < 1 || u > 2147483647ull) {
+            snprintf(err, errlen, "--n must be an integer in 1..2^31-1 (int32 indices), got '%s'", v);
+            return -1;
+        }
+        p->n = u;
+        p->n_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "density") == 0) {
+        if (parse_double(v, &d) != 0 || !(d > 0.0 && d <= 1.0)) {
+            snprintf(err, errlen, "--density must be a number in (0, 1], got '%s'", v);
+            return -1;
+        }
+        p->density = d;
+        return 0;
+    }
+    if (strcmp(name, "iters") == 0) {
+        if (parse_u64(v, &u, 0) != 0 || u < 1 || u > 1000000) {
+            snprintf(err, errlen, "--iters must be an integer in 1..1000000, got '%s'", v);
+            return -1;
+        }
+        p->iters = (int)u;
+        p->iters_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "seed") == 0) {
+        if (parse_u64(v, &u, 0) != 0) {
+            snprintf(err, errlen, "--seed must be a non-negative integer, got '%s'", v);
+            return -1;
+        }
+        p->seed = u;
+        return 0;
+    }
+    if (strcmp(name, "payload") == 0) {
+        if (strcmp(v, "auto") == 0)
+            p->payload = SP_PAYLOAD_AUTO;
+        else if (strcmp(v, "exact") == 0)
+            p->payload = SP_PAYLOAD_EXACT;
+        else if (strcmp(v, "size") == 0)
+            p->payload = SP_PAYLOAD_SIZE;
+        else {
+            snprintf(err, errlen, "--payload must be exact, size or auto, got '%s'", v);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "trace-msgs") == 0) {
+        if (parse_u64(v, &u, 1) != 0) {
+            snprintf(err, errlen, "--trace-msgs must be a non-negative integer, got '%s'", v);
+            return -1;
+        }
+        p->trace_msgs = u;
+        return 0;
+    }
+    snprintf(err, errlen, "unknown option '--%s' (see --help)", name);
+    return -1;
+}
+
+static int set_flag(sp_plan *p, const char *name, int on, char *err, size_t errlen)
+{
+    if (strcmp(name, "csv") == 0)
+        p->write_csv = on;
+    else if (strcmp(name, "trace") == 0)
+        p->write_trace = on;
+    else if (strcmp(name, "quiet") == 0)
+        p->quiet = on;
+    else {
+        snprintf(err, errlen, "unknown option '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
+int sp_plan_apply_json(sp_plan *p, const char *text, const char *origin, char *err, size_t errlen)
+{
+    cJSON *root = cJSON_Parse(text);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at ? (long)(at - text) : -1;
+        snprintf(err, errlen, "%s: malformed JSON near byte %ld", origin, off);
+        return -1;
+    }
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "%s: the config must be a JSON object", origin);
+        cJSON_Delete(root);
+        return -1;
+    }
+    int rc = 0;
+    char e2[300];
+    for (cJSON *it = root->child; it && rc == 0; it = it->next) {
+        const char *k = it->string;
+        char val[1100];
+        if (strcmp(k, "csv") == 0 || strcmp(k, "trace") == 0 || strcmp(k, "quiet") == 0) {
+            if (!cJSON_IsBool(it)) {
+                snprintf(err, errlen, "%s: \"%s\" must be true or false", origin, k);
+                rc = -1;
+                break;
+            }
+            rc = set_flag(p, k, cJSON_IsTrue(it), e2, sizeof e2);
+            continue;
+        }
+        if (strcmp(k, "config") == 0) {
+            snprintf(err, errlen, "%s: a config file cannot include another", origin);
+            rc = -1;
+            break;
+        }
+        if (cJSON_IsString(it)) {
+            snprintf(val, sizeof val, "%s", it->valuestring);
+        } else if (cJSON_IsNumber(it)) {
+            double d = it->valuedouble;
+            if (strcmp(k, "density") == 0)
+                snprintf(val, sizeof val, "%.17g", d);
+            else if (d == floor(d) && fabs(d) < 1e18)
+                snprintf(val, sizeof val, "%lld", (long long)d);
+            else
+                snprintf(val, sizeof val, "%.17g", d);
+        } else {
+            snprintf(err, errlen, "%s: \"%s\" must be a string or a number", origin, k);
+            rc = -1;
+            break;
+        }
+        rc = set_option(p, k, val, e2, sizeof e2);
+        if (rc)
+            snprintf(err, errlen, "%s: %s", origin, e2);
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int read_file(const char *path, char **out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read config file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            if (cap > (1u << 24)) {
+                fclose(f);
+                free(buf);
+                snprintf(err, errlen, "config file '%s' is too large", path);
+                return -1;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    return 0;
+}
+
+int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+{
+    /* pass 1: --help and --config */
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+        if (strcmp(argv[i], "--config") == 0 || strncmp(argv[i], "--config=", 9) == 0) {
+            const char *path = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : NULL);
+            if (!path) {
+                snprintf(err, errlen, "--config needs a file");
+                return -1;
+            }
+            char *text;
+            if (read_file(path, &text, err, errlen) != 0)
+                return -1;
+            int rc = sp_plan_apply_json(p, text, path, err, errlen);
+            free(text);
+            if (rc)
+                return -1;
+        }
+    }
+    /* pass 2: flags override */
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) {
+            snprintf(err, errlen, "unexpected argument '%s' (options start with --; see --help)", a);
+            return -1;
+        }
+        const char *name = a + 2;
+        char namebuf[64];
+        const char *val = NULL;
+        const char *eq = strchr(name, '=');
+        if (eq) {
+            size_t nl = (size_t)(eq - name);
+            if (nl >= sizeof namebuf) {
+                snprintf(err, errlen, "unknown option '%s'", a);
+                return -1;
+            }
+            memcpy(namebuf, name, nl);
+            namebuf[nl] = '\0';
+            name = namebuf;
+            val = eq + 1;
+        }
+        if (strcmp(name, "no-csv") == 0 || strcmp(name, "no-trace") == 0 || strcmp(name, "quiet") == 0) {
+            if (val) {
+                snprintf(err, errlen, "--%s takes no value", name);
+                return -1;
+            }
+            if (set_flag(p, strcmp(name, "quiet") == 0 ? "quiet" : name + 3, strcmp(name, "quiet") == 0, err,
+                         errlen))
+                return -1;
+            continue;
+        }
+        if (!val) {
+            if (i + 1 >= argc) {
+                snprintf(err, errlen, "--%s needs a value", name);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (strcmp(name, "config") == 0)
+            continue;
+        if (set_option(p, name, val, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
+{
+    if (strcmp(p->algo, "all") != 0) {
+        char buf[sizeof p->algo];
+        snprintf(buf, sizeof buf, "%s", p->algo);
+        for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
+            if (!sp_algorithm_find(s)) {
+                int cnt;
+                const sp_algorithm *list = sp_algorithm_list(&cnt);
+                char names[256] = "";
+                for (int i = 0; i < cnt; i++) {
+                    strncat(names, list[i].name, sizeof names - strlen(names) - 1);
+                    strncat(names, i + 1 < cnt ? ", " : "", sizeof names - strlen(names) - 1);
+                }
+                snprintf(err, errlen, "unknown algorithm '%s' (known: %s, all)", s, names);
+                return -1;
+            }
+        }
+    }
+    if (strcmp(p->network, "cm02") && strcmp(p->network, "lv08") && strcmp(p->network, "smpi")) {
+        snprintf(err, errlen, "--network must be cm02, lv08 or smpi, got '%s'", p->network);
+        return -1;
+    }
+    if (!sp_device_find(p->device)) {
+        snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102)", p->device);
+        return -1;
+    }
+    if (!sp_platform_is_builtin(p->platform) && access(p->platform, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)", p->platform,
+                 strerror(errno));
+        return -1;
+    }
+    if (!p->out[0]) {
+        snprintf(err, errlen, "--out must name a folder");
+        return -1;
+    }
+    if (!p->grad_file[0] && sp_plan_k(p) < 1) {
+        snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);
+        return -1;
+    }
+    if (p->grad_file[0] && p->payload == SP_PAYLOAD_SIZE) {
+        snprintf(err, errlen, "--grad-file needs exact payloads (not --payload size)");
+        return -1;
+    }
+    if (p->dump_result[0] && p->payload == SP_PAYLOAD_SIZE) {
+        snprintf(err, errlen, "--dump-result needs exact payloads (not --payload size)");
+        return -1;
+    }
+    return 0;
+}

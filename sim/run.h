@@ -1,0 +1,54 @@
+/* run.h - the run driver: P ranks of one algorithm on one backend.
+ *
+ * The driver owns everything around the algorithm: the rank loop over
+ * iterations, gradients (workload), error feedback, phase and volume
+ * accounting, and the writers.  Backends only start ranks and move messages.
+ */
+#ifndef SPARSIM_RUN_H
+#define SPARSIM_RUN_H
+
+#include "plan.h"
+#include <stdint.h>
+
+#define SP_MAX_PHASES 32
+
+/* Per-iteration figures, reduced over ranks. */
+typedef struct {
+    double t_start, t_end;                 /* common start, last rank's end (s) */
+    double phase_time[SP_MAX_PHASES];      /* max over ranks of time in phase (s) */
+    uint64_t phase_volume[SP_MAX_PHASES];  /* max over ranks of max(sent, recv) (bytes) */
+    uint64_t phase_sent_max[SP_MAX_PHASES];
+    uint64_t phase_recv_max[SP_MAX_PHASES];
+    uint64_t msgs;                         /* messages in this iteration */
+    uint64_t bytes;                        /* bytes in this iteration, all ranks */
+} sp_iter_stats;
+
+typedef struct {
+    int nranks, niters;
+    uint64_t n, k;
+    int exact;                    /* payloads carried real data */
+    const char *phase_names[SP_MAX_PHASES];
+    int nphases;
+    sp_iter_stats *iters;         /* niters */
+    uint64_t *rank_sent, *rank_recv; /* per rank, whole run (bytes) */
+    uint64_t total_msgs, total_bytes;
+    float *result;                /* exact mode: global result of the last iteration (n) */
+    double wall_seconds;
+    uint64_t trace_dropped;
+    /* platform facts for the alpha-beta prediction */
+    double alpha, beta;           /* route latency (s), inverse bandwidth (s/byte) */
+} sp_report;
+
+/* Runs the plan (single algorithm).  Writes outputs under plan->out unless
+ * out is empty.  On failure returns -1 with a one-line message. */
+int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen);
+
+void sp_report_free(sp_report *rep);
+
+/* Writes summary.json for a finished run. */
+int sp_write_summary(const sp_plan *plan, const sp_report *rep, const char *path, char *err, size_t errlen);
+
+/* Prints the human summary of one run to stdout. */
+void sp_print_summary(const sp_plan *plan, const sp_report *rep);
+
+#endif

@@ -1,0 +1,75 @@
+/* sg_glue.cpp - the few SimGrid 3.32 calls the plain C API lacks.
+ *
+ * SimGrid reports platform errors and deadlocks with C++ exceptions, which C
+ * cannot catch: an invalid platform file would abort the process instead of
+ * giving one clear line.  This file catches them, and also exposes two
+ * per-comm queries the SimGrid backend needs (the matched sender, used to keep
+ * messages of one pair in order, and the exact completion time).
+ */
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+extern "C" {
+
+int spg_load_platform(const char* path, char* err, size_t errlen)
+{
+  try {
+    simgrid_load_platform(path);
+    return 0;
+  } catch (const std::exception& e) {
+    std::snprintf(err, errlen, "%s", e.what());
+  } catch (...) {
+    std::snprintf(err, errlen, "unknown error");
+  }
+  return -1;
+}
+
+int spg_run(char* err, size_t errlen)
+{
+  try {
+    simgrid_run();
+    return 0;
+  } catch (const std::exception& e) {
+    std::snprintf(err, errlen, "%s", e.what());
+  } catch (...) {
+    std::snprintf(err, errlen, "unknown error");
+  }
+  return -1;
+}
+
+/* Like sg_comm_wait_any (same ownership rules: the finished comm's reference
+ * is released, the others keep theirs), and also returns when the finished
+ * comm completed, which can be earlier than now. */
+long spg_wait_any(sg_comm_t* comms, size_t count, double* finish_time)
+{
+  std::vector<simgrid::s4u::CommPtr> v;
+  v.reserve(count);
+  for (size_t i = 0; i < count; i++)
+    v.emplace_back(comms[i], false);
+  ssize_t pos = -1;
+  try {
+    pos = simgrid::s4u::Comm::wait_any(v);
+  } catch (...) {
+    pos = -1;
+  }
+  if (pos >= 0 && finish_time)
+    *finish_time = v[pos]->get_finish_time();
+  for (size_t i = 0; i < count; i++)
+    if (pos < 0 || static_cast<size_t>(pos) != i)
+      v[i]->add_ref();
+  return pos;
+}
+
+/* pid of the actor whose send matched this receive, or -1 if not matched yet */
+long spg_comm_sender_pid(sg_comm_t comm)
+{
+  const simgrid::s4u::Actor* a = comm->get_sender();
+  return a ? static_cast<long>(a->get_pid()) : -1L;
+}
+}

@@ -1,0 +1,68 @@
+/* shim.h - the only interface algorithm code sees.
+ *
+ * A rank talks to other ranks through non-blocking point-to-point calls with
+ * MPI-like matching on (source, tag) and non-overtaking order per pair.  The
+ * same calls run on every backend (SimGrid actors, real MPI processes), and
+ * every message a rank sends becomes exactly one trace event.  Algorithms only
+ * name the phase they are in; they never see traces, files or the backend.
+ *
+ * Payloads: `buf` may be NULL on a send, which makes the message size-only
+ * (it costs `bytes` on the wire but carries no data), and NULL on a receive,
+ * which discards whatever arrives.  Exact-mode algorithms pass real buffers.
+ */
+#ifndef SPARSIM_SHIM_H
+#define SPARSIM_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sp_ctx sp_ctx; /* one per rank */
+typedef struct sp_req sp_req; /* one outstanding send or receive */
+
+/* Local kernels whose time a device profile models (or that really run). */
+typedef enum {
+    SP_K_TOPK = 0,    /* exact top-k selection over `size` elements */
+    SP_K_THRESHOLD,   /* threshold filter over `size` elements */
+    SP_K_SCATTER_ADD, /* scatter-add of `size` (index, value) pairs */
+    SP_K_MERGE,       /* merge of two sorted sparse vectors, `size` pairs in all */
+    SP_K_DENSE_SUM,   /* elementwise sum of two dense vectors of `size` floats */
+    SP_K_COPY,        /* copy of `size` bytes */
+    SP_K_COUNT
+} sp_kernel;
+
+/* Error codes returned by shim calls and algorithms (0 is success). */
+enum { SP_OK = 0, SP_ERR_ARG = -1, SP_ERR_TRUNC = -2, SP_ERR_MEM = -3, SP_ERR_COMM = -4 };
+
+int sp_rank(const sp_ctx *c);
+int sp_size(const sp_ctx *c);
+
+/* Post a send of `bytes` bytes to `dst` with `tag` (tag >= 0).  The data is
+ * captured at the call; `buf` may be reused as soon as this returns. */
+sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes);
+
+/* Post a receive of at most `cap` bytes from `src` with `tag`. */
+sp_req *sp_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap);
+
+/* Wait for one request; returns the size received (or sent), or a negative
+ * error code (SP_ERR_TRUNC when a message was larger than the receive buffer).
+ * The request is released. */
+long long sp_wait(sp_ctx *c, sp_req *r);
+
+/* Wait for all `n` requests (NULL entries are skipped).  If `sizes` is not
+ * NULL, sizes[i] receives the size of request i.  Returns 0 or the first
+ * error code.  All requests are released. */
+int sp_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes);
+
+/* A local kernel of `size` units (see sp_kernel): on simulated backends the
+ * rank's clock advances by the device profile's time for it; on real backends
+ * the caller has already run it and this only charges nothing. */
+void sp_compute(sp_ctx *c, sp_kernel k, double size);
+
+/* Current time of this rank in seconds (simulated or measured). */
+double sp_now(const sp_ctx *c);
+
+/* Name the phase the rank is entering.  `name` must be a string that lives
+ * for the whole run (a literal).  Messages carry the sender's phase. */
+void sp_phase(sp_ctx *c, const char *name);
+
+#endif

@@ -1,0 +1,144 @@
+/* chrome_trace.c - timeline in the Chrome trace event format (opens in Perfetto).
+ *
+ * Layout: one process ("sparsim"), one thread track per rank ("rank N") that
+ * holds the rank's phase spans as complete ("X") events; messages are async
+ * ("b"/"e") slices named after their phase, so overlapping transfers never
+ * break the nesting Perfetto requires on a thread track.  Timestamps are in
+ * microseconds as the format wants, printed with nanosecond resolution.
+ * Message events are capped (--trace-msgs) because browsers choke on traces
+ * of millions of events; phase spans are always written.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sp_chrome_writer {
+    FILE *f;
+    char *path, *part;
+    const char *const *phases;
+    uint64_t max_msgs, nmsgs, dropped;
+    int first;
+};
+
+static void sep(sp_chrome_writer *w)
+{
+    if (!w->first)
+        fputs(",\n", w->f);
+    w->first = 0;
+}
+
+/* microseconds with 3 decimals (= nanoseconds), no locale surprises */
+static void put_us(FILE *f, double seconds)
+{
+    long long ns = (long long)(seconds * 1e9 + (seconds >= 0 ? 0.5 : -0.5));
+    long long us = ns / 1000, rem = ns % 1000;
+    if (rem < 0) {
+        rem += 1000;
+        us -= 1;
+    }
+    fprintf(f, "%lld.%03lld", us, rem);
+}
+
+sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const *phase_names,
+                                 uint64_t max_msgs, char *err, size_t errlen)
+{
+    sp_chrome_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        goto oom;
+    w->path = strdup(path);
+    size_t pl = strlen(path) + 6;
+    w->part = malloc(pl);
+    if (!w->path || !w->part)
+        goto oom;
+    snprintf(w->part, pl, "%s.part", path);
+    w->f = fopen(w->part, "w");
+    if (!w->f) {
+        snprintf(err, errlen, "cannot write %s: %s", w->part, strerror(errno));
+        free(w->path);
+        free(w->part);
+        free(w);
+        return NULL;
+    }
+    w->phases = phase_names;
+    w->max_msgs = max_msgs;
+    w->first = 1;
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", w->f);
+    sep(w);
+    fputs("{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"sparsim\"}}", w->f);
+    for (int r = 0; r < nranks; r++) {
+        sep(w);
+        fprintf(w->f, "{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"rank %d\"}}",
+                r, r);
+        sep(w);
+        fprintf(w->f, "{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+                r, r);
+    }
+    return w;
+oom:
+    if (w) {
+        free(w->path);
+        free(w->part);
+        free(w);
+    }
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+}
+
+void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e)
+{
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\",\"ts\":", e->rank,
+            w->phases[e->phase]);
+    put_us(w->f, e->t0);
+    fputs(",\"dur\":", w->f);
+    put_us(w->f, e->t1 - e->t0);
+    fprintf(w->f, ",\"args\":{\"iter\":%d}}", e->iter);
+}
+
+void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e)
+{
+    if (w->nmsgs >= w->max_msgs) {
+        w->dropped++;
+        return;
+    }
+    uint64_t id = ++w->nmsgs;
+    sep(w);
+    fprintf(w->f,
+            "{\"ph\":\"b\",\"pid\":0,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":", e->src,
+            w->phases[e->phase], (unsigned long long)id);
+    put_us(w->f, e->t_post);
+    fprintf(w->f, ",\"args\":{\"iter\":%d,\"src\":%d,\"dst\":%d,\"tag\":%d,\"bytes\":%llu}}", e->iter, e->src,
+            e->dst, e->tag, (unsigned long long)e->bytes);
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"e\",\"pid\":0,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":", e->src,
+            w->phases[e->phase], (unsigned long long)id);
+    put_us(w->f, e->t_done);
+    fputs("}", w->f);
+}
+
+int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen)
+{
+    int rc = 0;
+    fputs("\n]}\n", w->f);
+    if (dropped)
+        *dropped = w->dropped;
+    if (ferror(w->f) | (fclose(w->f) != 0)) {
+        snprintf(err, errlen, "error writing %s", w->part);
+        rc = -1;
+        ok = 0;
+    }
+    if (ok) {
+        if (rename(w->part, w->path) != 0) {
+            snprintf(err, errlen, "cannot rename %s: %s", w->part, strerror(errno));
+            rc = -1;
+        }
+    } else {
+        remove(w->part);
+    }
+    free(w->path);
+    free(w->part);
+    free(w);
+    return rc;
+}

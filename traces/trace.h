@@ -1,0 +1,68 @@
+/* trace.h - the trace event model and its writers.
+ *
+ * One message is one event (sp_msg_event).  Phase spans (one per rank, phase
+ * and iteration) feed the timeline.  Writers stream events straight to files
+ * so that memory does not grow with the number of messages, and they write
+ * under a temporary name that is renamed into place only when the run
+ * succeeds: a half-written file is never presented as complete.
+ *
+ * Nothing here knows about algorithms; phases are plain names.
+ */
+#ifndef SPARSIM_TRACE_H
+#define SPARSIM_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+    int iter;
+    int phase; /* index into the writer's phase-name table */
+    int src, dst, tag;
+    uint64_t bytes;
+    double t_post; /* seconds: when the sender posted the message */
+    double t_done; /* seconds: when the message was delivered to the receiver */
+} sp_msg_event;
+
+typedef struct {
+    int iter, phase, rank;
+    double t0, t1;
+} sp_span_event;
+
+/* ---- messages.csv ------------------------------------------------------ */
+typedef struct sp_csv_writer sp_csv_writer;
+
+#define SP_CSV_HEADER "iter,phase,src,dst,tag,bytes,t_post,t_done"
+
+/* Opens `path`.part for writing; returns NULL with a message in err. */
+sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, char *err, size_t errlen);
+void sp_csv_write(sp_csv_writer *w, const sp_msg_event *e);
+/* Flushes, closes and (if ok) renames into place; frees w.  Returns 0 on success. */
+int sp_csv_close(sp_csv_writer *w, int ok, char *err, size_t errlen);
+
+/* Formats `t` seconds with nanosecond resolution ("12.000100250") into buf
+ * (at least 32 bytes); returns the length.  Shared by the writers. */
+int sp_format_seconds(char *buf, double t);
+
+/* ---- trace.json (Chrome trace event format, opens in Perfetto) ---------- */
+typedef struct sp_chrome_writer sp_chrome_writer;
+
+/* `max_msgs`: message events beyond this count are dropped (phase spans are
+ * always kept); the count of dropped ones is reported by sp_chrome_close. */
+sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const *phase_names,
+                                 uint64_t max_msgs, char *err, size_t errlen);
+void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e);
+void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e);
+int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen);
+
+/* ---- reading messages.csv back (for comparisons and tests) ------------- */
+typedef struct {
+    sp_msg_event *ev;
+    char **phase_names; /* phase strings, indexed by ev[i].phase */
+    int nphases;
+    size_t n;
+} sp_msg_list;
+
+int sp_csv_read(const char *path, sp_msg_list *out, char *err, size_t errlen);
+void sp_msg_list_free(sp_msg_list *l);
+
+#endif
