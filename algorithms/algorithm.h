@@ -28,6 +28,7 @@ typedef struct {
     const char *name;
     const char *summary;
     int (*run)(sp_ctx *c, sp_algo_io *io);
+    int sparse;       /* selects k = floor(n * density) entries per rank (needs k >= 1) */
     int size_only_ok; /* can run with size-only payloads (message sizes do not depend on data) */
     /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
     double (*exact_extra_bytes)(int P, uint64_t n, uint64_t k);

@@ -25,11 +25,11 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
 }
 
 static const sp_algorithm algorithms[] = {
-    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 1, no_extra},
-    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 1, dense_extra},
+    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 0, 1, no_extra},
+    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 0, 1, dense_extra},
     {"rabenseifner", "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
-     sp_rabenseifner_allreduce, 1, dense_extra},
-    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, topka_extra},
+     sp_rabenseifner_allreduce, 0, 1, dense_extra},
+    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, 1, topka_extra},
 };
 
 const sp_algorithm *sp_algorithm_find(const char *name)

@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int spg_load_platform(const char *path, char *err, size_t errlen);
 int spg_run(char *err, size_t errlen);
@@ -444,12 +446,98 @@ static void free_rank_state(sg_rank *s)
     free(s->act_is_get);
 }
 
+/* SimGrid 3.32 silently needs groups <= routers per chassis in a dragonfly
+ * and crashes on traffic otherwise: refuse such a file up front. */
+static int check_dragonfly_text(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[4096];
+    int rc = 0;
+    while (fgets(line, sizeof line, f) && rc == 0) {
+        const char *t = strstr(line, "topo_parameters=\"");
+        if (!t || !strstr(line, "DRAGONFLY"))
+            continue;
+        int g, bl, c, k, r, gl, nodes;
+        if (sscanf(t + 17, "%d,%d;%d,%d;%d,%d;%d", &g, &bl, &c, &k, &r, &gl, &nodes) == 7 && g > r) {
+            snprintf(err, errlen,
+                     "invalid platform file '%s': dragonfly with %d groups but %d routers per chassis (SimGrid "
+                     "3.32 needs groups <= routers per chassis)",
+                     path, g, r);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Loads a user platform in a child process first: SimGrid ends some parse
+ * errors with abort(), which must not take the run down without a clear
+ * message.  Returns 0 if it loads. */
+static int check_platform_in_child(const char *path, char *err, size_t errlen)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0; /* cannot check; the real load still reports exceptions */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        dup2(fds[1], 1);
+        int argc = 1;
+        char *argv[] = {"sparsim", NULL};
+        xbt_log_control_set("root.thresh:critical");
+        simgrid_init(&argc, argv);
+        char e[512] = "";
+        if (spg_load_platform(path, e, sizeof e) != 0) {
+            fprintf(stderr, "[root/CRITICAL] %s\n", e);
+            fflush(stderr);
+            _exit(3);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    char buf[8192];
+    size_t len = 0;
+    ssize_t got;
+    while ((got = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0 && len < sizeof buf - 1)
+        len += (size_t)got;
+    buf[len] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    const char *msg = strstr(buf, "CRITICAL] ");
+    char line[400] = "SimGrid could not load it";
+    if (msg) {
+        msg += 10;
+        size_t n = strcspn(msg, "\n");
+        if (n >= sizeof line)
+            n = sizeof line - 1;
+        memcpy(line, msg, n);
+        line[n] = '\0';
+    }
+    snprintf(err, errlen, "invalid platform file '%s': %s", path, line);
+    return -1;
+}
+
 int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
 {
     const sp_plan *plan = rs->plan;
     int P = plan->ranks;
     sp_platform plat;
     if (sp_platform_prepare(plan->platform, P, &plat, err, errlen) != 0)
+        return 2;
+    if (!plat.generated &&
+        (check_dragonfly_text(plat.xml_path, err, errlen) != 0 || check_platform_in_child(plat.xml_path, err, errlen) != 0))
         return 2;
 
     /* SimGrid's own chatter (configuration changes) stays quiet; warnings pass */

@@ -98,6 +98,46 @@ static cJSON *read_json(const char *path)
     return j;
 }
 
+static void remove_partial_outputs(const char *dir)
+{
+    const char *names[] = {"messages.csv.part", "trace.json.part", "summary.json.part"};
+    char path[2200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+}
+
+/* Runs one plan in a child process: a SimGrid engine runs once per process,
+ * and a crash inside the engine must become one clear line, not a core dump
+ * with half-written files. */
+static int run_in_child(const sp_plan *p)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "sparsim: cannot start a run: fork failed\n");
+        return 1;
+    }
+    if (pid == 0) {
+        int rc = run_one(p);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0) {
+        fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
+        return 1;
+    }
+    if (WIFSIGNALED(st)) {
+        remove_partial_outputs(p->out);
+        fprintf(stderr, "sparsim: the simulation of %s crashed (signal %d); partial outputs removed\n", p->algo,
+                WTERMSIG(st));
+        return 1;
+    }
+    return WEXITSTATUS(st);
+}
+
 /* several algorithms: one child process each, then a comparison table */
 static int run_many(const sp_plan *base, char names[][64], int count)
 {
@@ -107,28 +147,18 @@ static int run_many(const sp_plan *base, char names[][64], int count)
         return 2;
     }
     for (int i = 0; i < count; i++) {
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("sparsim: fork");
-            return 1;
+        sp_plan p = *base;
+        snprintf(p.algo, sizeof p.algo, "%.63s", names[i]);
+        if ((size_t)snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]) >= sizeof p.out) {
+            fprintf(stderr, "sparsim: --out path is too long\n");
+            return 2;
         }
-        if (pid == 0) {
-            sp_plan p = *base;
-            snprintf(p.algo, sizeof p.algo, "%s", names[i]);
-            snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]);
-            p.quiet = 1;
-            fflush(NULL);
-            _exit(run_one(&p));
-        }
-        int st;
-        if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            if (WIFSIGNALED(st))
-                fprintf(stderr, "sparsim: %s: run died with signal %d\n", names[i], WTERMSIG(st));
-            return WIFEXITED(st) && WEXITSTATUS(st) == 2 ? 2 : 1;
-        }
+        p.quiet = 1;
+        int rc = run_in_child(&p);
+        if (rc != 0)
+            return rc;
     }
-    char path[1200];
+    char path[2200];
     snprintf(path, sizeof path, "%s/comparison.csv", base->out);
     FILE *csv = fopen(path, "w");
     if (!csv) {
@@ -145,7 +175,7 @@ static int run_many(const sp_plan *base, char names[][64], int count)
                "bound (words)", "vol/bound", "max sent (B)", "messages");
     }
     for (int i = 0; i < count; i++) {
-        snprintf(path, sizeof path, "%s/%s/summary.json", base->out, names[i]);
+        snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
         cJSON *j = read_json(path);
         if (!j) {
             fprintf(stderr, "sparsim: cannot read %s\n", path);
@@ -204,7 +234,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (count == 1) {
         snprintf(p.algo, sizeof p.algo, "%s", names[0]);
-        return run_one(&p);
+        return run_in_child(&p);
     }
     if (p.dump_result[0] || p.grad_file[0] == '\0') {
         if (p.dump_result[0]) {

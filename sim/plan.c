@@ -447,7 +447,14 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         snprintf(err, errlen, "--out must name a folder");
         return -1;
     }
-    if (!p->grad_file[0] && sp_plan_k(p) < 1) {
+    int any_sparse = strcmp(p->algo, "all") == 0;
+    if (!any_sparse) {
+        char buf[sizeof p->algo];
+        snprintf(buf, sizeof buf, "%s", p->algo);
+        for (char *s = strtok(buf, ","); s; s = strtok(NULL, ","))
+            any_sparse |= sp_algorithm_find(s)->sparse;
+    }
+    if (any_sparse && !p->grad_file[0] && sp_plan_k(p) < 1) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);
         return -1;
     }

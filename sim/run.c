@@ -232,7 +232,7 @@ int sp_run(const sp_plan *plan_in, sp_report *rep, char *err, size_t errlen)
         rs.grad_file_iters = I;
     }
     uint64_t k = sp_plan_k(&plan);
-    if (k < 1) {
+    if (k < 1 && g_algo->sparse) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density",
                  (double)plan.n * plan.density);
         sp_npy_free(&grads);

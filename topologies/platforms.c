@@ -6,8 +6,12 @@
  *   daint  Cray Aries dragonfly as on Piz Daint: 4 nodes per router, 16
  *          routers per chassis, 6 chassis per group, up to 16 groups (SimGrid
  *          3.32 needs groups <= routers per chassis; beyond it crashes), links
- *          of 5.25 GB/s (3 lanes of 14 Gbps) and 100 ns per hop, and a shared
- *          10 GB/s limiter per node for PCIe injection.
+ *          of 5.25 GB/s (3 lanes of 14 Gbps) and 100 ns per hop.  Injection
+ *          is the node's own full-duplex link to its router, 5.25 GB/s each
+ *          way (10.5 GB/s both ways, near the ~10 GB/s PCIe Gen3 x16 NIC).
+ *          SimGrid's limiter_link is not used: in 3.32 the dragonfly also
+ *          puts one on every router, which would cap a whole router at its
+ *          rate (measured: a 4-rank ring on one router ran 2.1x slower).
  *
  * A user platform file is passed to SimGrid as it is.
  */
@@ -68,11 +72,10 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
         fprintf(f, "%s", xml_head);
         fprintf(f,
                 "  <!-- Cray Aries dragonfly (Piz Daint): %d group(s) x %d chassis x %d routers x %d nodes;\n"
-                "       5.25 GB/s links, 100 ns per hop, 10 GB/s injection limiter per node -->\n"
+                "       5.25 GB/s full-duplex links, 100 ns per hop -->\n"
                 "  <cluster id=\"daint\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
                 "           bw=\"5.25GBps\" lat=\"100ns\" sharing_policy=\"SPLITDUPLEX\"\n"
-                "           topology=\"DRAGONFLY\" topo_parameters=\"%d,10;%d,3;%d,1;%d\"\n"
-                "           limiter_link=\"10GBps\"/>\n"
+                "           topology=\"DRAGONFLY\" topo_parameters=\"%d,10;%d,3;%d,1;%d\"/>\n"
                 "</platform>\n",
                 groups, chassis, DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER, nodes - 1, groups, chassis,
                 DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER);

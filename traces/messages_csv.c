@@ -60,6 +60,7 @@ int sp_format_seconds(char *buf, double t)
         buf[n + d] = (char)('0' + frac % 10);
         frac /= 10;
     }
+    buf[n + 9] = '\0';
     return n + 9;
 }
 

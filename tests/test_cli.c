@@ -1,0 +1,309 @@
+/* test_cli.c - the sparsim binary as a user runs it: outputs, determinism,
+ * config files, gradient files, and bad input (one clear line, exit 2, no
+ * crash, no output that looks complete). */
+#include "helpers.h"
+#include "../sim/npy.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *path_in(const char *dir, const char *name)
+{
+    static char buf[8][512];
+    static int slot;
+    char *p = buf[slot++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+Test(cli, help_lists_every_option)
+{
+    const char *args[] = {"run", "--help", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0);
+    const char *opts[] = {"--algo",  "--ranks",     "--platform", "--network", "--device",   "--n",
+                          "--density", "--iters",   "--seed",     "--out",     "--grad-file", "--dump-result",
+                          "--payload", "--no-csv",  "--no-trace", "--config",  "--trace-msgs"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        cr_assert(strstr(p.out, opts[i]), "--help does not mention %s", opts[i]);
+    t_proc_free(&p);
+}
+
+Test(cli, outputs_open_in_the_usual_tools)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "topka", "--ranks", "5", "--n", "2000", "--out", dir, NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "status %d: %s", p.status, p.err);
+    cr_assert(strstr(p.out, "bound 2k(P-1)"), "summary lacks the bound: %s", p.out);
+    char *csv = t_read_file(path_in(dir, "messages.csv"), NULL);
+    cr_assert_not_null(csv);
+    cr_assert(strncmp(csv, "iter,phase,src,dst,tag,bytes,t_post,t_done\n", 43) == 0);
+    /* Bruck allgather at P = 5: 3 rounds, one message per rank per round */
+    cr_assert_eq(t_count_lines(csv), 1 + 15);
+    char *sum = t_read_file(path_in(dir, "summary.json"), NULL);
+    cJSON *j = cJSON_Parse(sum);
+    cr_assert_not_null(j, "summary.json is not JSON");
+    cJSON *bound = cJSON_GetObjectItem(j, "bound");
+    cr_assert_float_eq(cJSON_GetObjectItem(bound, "ratio")->valuedouble, 1.0, 1e-9);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "ranks"), "sent_bytes")), 5);
+    cJSON_Delete(j);
+    char *tr = t_read_file(path_in(dir, "trace.json"), NULL);
+    cJSON *t = cJSON_Parse(tr);
+    cr_assert_not_null(t, "trace.json is not JSON");
+    cJSON *ev = cJSON_GetObjectItem(t, "traceEvents");
+    cr_assert(cJSON_IsArray(ev) && cJSON_GetArraySize(ev) > 15 * 2);
+    int spans = 0, names = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        spans += strcmp(ph, "X") == 0;
+        names += strcmp(ph, "M") == 0;
+    }
+    cr_assert_gt(spans, 0);
+    cr_assert_eq(names, 1 + 2 * 5); /* process name, then a name and an order per rank */
+    cJSON_Delete(t);
+    free(csv);
+    free(sum);
+    free(tr);
+    t_proc_free(&p);
+}
+
+Test(cli, same_seed_gives_identical_traces)
+{
+    char a[256], b[256];
+    snprintf(a, sizeof a, "%s", t_tmpdir());
+    snprintf(b, sizeof b, "%s", t_tmpdir());
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"run", "--algo", "topka,ring", "--ranks", "7", "--n", "3000", "--seed", "42", "--out",
+                              i ? b : a, NULL};
+        t_proc p = t_run(args);
+        cr_assert(p.exited && p.status == 0, "%s", p.err);
+        t_proc_free(&p);
+    }
+    const char *algos[] = {"topka", "ring"};
+    for (int i = 0; i < 2; i++) {
+        char pa[512], pb[512];
+        snprintf(pa, sizeof pa, "%s/%s/messages.csv", a, algos[i]);
+        snprintf(pb, sizeof pb, "%s/%s/messages.csv", b, algos[i]);
+        size_t la, lb;
+        char *x = t_read_file(pa, &la), *y = t_read_file(pb, &lb);
+        cr_assert(x && y);
+        cr_assert(la == lb && memcmp(x, y, la) == 0, "%s: messages.csv differs between runs", algos[i]);
+        free(x);
+        free(y);
+    }
+}
+
+static void write_grads(const char *path, uint64_t I, uint64_t P, uint64_t n, float (*f)(uint64_t, uint64_t, uint64_t))
+{
+    float *g = malloc(I * P * n * sizeof *g);
+    for (uint64_t it = 0; it < I; it++)
+        for (uint64_t r = 0; r < P; r++)
+            for (uint64_t i = 0; i < n; i++)
+                g[(it * P + r) * n + i] = f(it, r, i);
+    uint64_t shape3[3] = {I, P, n}, shape2[2] = {P, n};
+    char err[256];
+    int rc = I == 1 ? sp_npy_write(path, g, 2, shape2, err, sizeof err) : sp_npy_write(path, g, 3, shape3, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    free(g);
+}
+
+static float grad_a(uint64_t it, uint64_t r, uint64_t i)
+{
+    (void)it;
+    return (float)((double)(r + 1) * sin((double)i * 0.37) + 0.01 * (double)i);
+}
+
+static float grad_ones(uint64_t it, uint64_t r, uint64_t i)
+{
+    (void)it;
+    (void)r;
+    (void)i;
+    return 1.0f;
+}
+
+Test(cli, grad_file_and_dump_result)
+{
+    const char *dir = t_tmpdir();
+    write_grads(path_in(dir, "g.npy"), 1, 3, 40, grad_a);
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "3", "--grad-file", path_in(dir, "g.npy"),
+                          "--dump-result", path_in(dir, "r.npy"), "--out", path_in(dir, "o"), "--quiet", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert_str_empty(p.out);
+    sp_npy r;
+    char err[256];
+    cr_assert_eq(sp_npy_read(path_in(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.ndim, 1);
+    cr_assert_eq(r.shape[0], 40);
+    for (uint64_t i = 0; i < 40; i++) {
+        double ref = 0;
+        for (uint64_t k = 0; k < 3; k++)
+            ref += grad_a(0, k, i);
+        cr_assert(fabs(r.data[i] - ref) < 1e-5, "result[%llu] = %g, expected %g", (unsigned long long)i, r.data[i], ref);
+    }
+    sp_npy_free(&r);
+    t_proc_free(&p);
+}
+
+/* equal magnitudes everywhere: ties go to the smaller index */
+Test(cli, topka_breaks_ties_by_index)
+{
+    const char *dir = t_tmpdir();
+    write_grads(path_in(dir, "g.npy"), 1, 4, 100, grad_ones);
+    const char *args[] = {"run", "--algo", "topka", "--ranks", "4", "--density", "0.1", "--grad-file",
+                          path_in(dir, "g.npy"), "--dump-result", path_in(dir, "r.npy"), "--out", path_in(dir, "o"), NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    sp_npy r;
+    char err[256];
+    cr_assert_eq(sp_npy_read(path_in(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(r.data[i], i < 10 ? 4.0f : 0.0f, "result[%d] = %g", i, r.data[i]);
+    sp_npy_free(&r);
+    t_proc_free(&p);
+}
+
+Test(cli, config_file_and_flags_override)
+{
+    const char *dir = t_tmpdir();
+    t_write_file(path_in(dir, "c.json"), "{\"algo\": \"ring\", \"ranks\": 3, \"n\": 100, \"network\": \"cm02\"}");
+    const char *args[] = {"run", "--config", path_in(dir, "c.json"), "--ranks", "4", "--out", path_in(dir, "o"), NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    char *s = t_read_file(path_in(dir, "o/summary.json"), NULL);
+    cJSON *j = cJSON_Parse(s);
+    cJSON *cfg = cJSON_GetObjectItem(j, "config");
+    cr_assert_eq(cJSON_GetObjectItem(cfg, "ranks")->valueint, 4);
+    cr_assert_eq(cJSON_GetObjectItem(cfg, "n")->valueint, 100);
+    cr_assert_str_eq(cJSON_GetObjectItem(cfg, "network")->valuestring, "cm02");
+    cJSON_Delete(j);
+    free(s);
+    t_proc_free(&p);
+}
+
+/* ---- bad input ----------------------------------------------------------- */
+
+/* parameters cross into Criterion's worker processes by value: no pointers */
+typedef struct {
+    char name[32];
+    char args[8][40]; /* "@x" names a file prepared in the temp folder */
+    char expect[40];  /* substring of the error line */
+} bad_case;
+
+static void prepare_bad_files(const char *dir)
+{
+    t_write_file(path_in(dir, "bad.json"), "{\"ranks\": 4,,}");
+    t_write_file(path_in(dir, "unknown.json"), "{\"rnaks\": 4}");
+    t_write_file(path_in(dir, "broken.xml"),
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-3\"\n");
+    t_write_file(path_in(dir, "notxml.xml"), "this is not a platform\n");
+    t_write_file(path_in(dir, "small.xml"),
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-1\" "
+                 "speed=\"1Gf\" bw=\"125MBps\" lat=\"50us\"/>\n</platform>\n");
+    t_write_file(path_in(dir, "radicals.xml"),
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-3\" "
+                 "speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\" topology=\"DRAGONFLY\" topo_parameters=\"2,1;2,1;16,1;1\"/>\n"
+                 "</platform>\n");
+    t_write_file(path_in(dir, "groups.xml"),
+                 "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-543\" "
+                 "speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\" topology=\"DRAGONFLY\" topo_parameters=\"17,1;2,1;16,1;1\"/>\n"
+                 "</platform>\n");
+    write_grads(path_in(dir, "p3.npy"), 1, 3, 50, grad_a);
+    write_grads(path_in(dir, "i2.npy"), 2, 4, 50, grad_a);
+    /* float64 array: right magic, wrong dtype */
+    FILE *f = fopen(path_in(dir, "f8.npy"), "wb");
+    const char hdr[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), }";
+    char h[128];
+    memset(h, ' ', sizeof h);
+    memcpy(h, hdr, strlen(hdr));
+    h[117] = '\n';
+    fwrite("\x93NUMPY\x01\x00\x76\x00", 1, 10, f);
+    fwrite(h, 1, 118, f);
+    double z[8] = {0};
+    fwrite(z, sizeof z[0], 8, f);
+    fclose(f);
+    t_write_file(path_in(dir, "garbage.npy"), "not numpy at all");
+}
+
+ParameterizedTestParameters(bad_input, one_clear_line)
+{
+    static bad_case cases[] = {
+        {"unknown algorithm", {"--algo", "nosuch"}, "unknown algorithm 'nosuch'"},
+        {"zero ranks", {"--ranks", "0"}, "--ranks"},
+        {"negative ranks", {"--ranks", "-3"}, "--ranks"},
+        {"ranks not a number", {"--ranks", "abc"}, "--ranks"},
+        {"density zero", {"--density", "0"}, "--density"},
+        {"density above one", {"--density", "1.5"}, "--density"},
+        {"density nan", {"--density", "nan"}, "--density"},
+        {"n zero", {"--n", "0"}, "--n"},
+        {"iters zero", {"--iters", "0"}, "--iters"},
+        {"unknown flag", {"--frobnicate", "1"}, "unknown option"},
+        {"missing value", {"--ranks"}, "needs a value"},
+        {"unknown network", {"--network", "tcp"}, "--network"},
+        {"unknown device", {"--device", "tpu"}, "device"},
+        {"nothing selected", {"--algo", "topka", "--n", "10", "--density", "0.01"}, "selects no entry"},
+        {"missing platform file", {"--platform", "/nonexistent/platform.xml"}, "cannot read platform file"},
+        {"broken platform xml", {"--platform", "@broken.xml"}, "invalid platform file"},
+        {"platform not xml", {"--platform", "@notxml.xml"}, "platform file"},
+        {"platform too small", {"--platform", "@small.xml", "--ranks", "4"}, "fewer than --ranks"},
+        {"platform aborts in SimGrid", {"--platform", "@radicals.xml"}, "radicals"},
+        {"dragonfly too many groups", {"--platform", "@groups.xml"}, "17 groups"},
+        {"malformed json", {"--config", "@bad.json"}, "malformed JSON"},
+        {"unknown json key", {"--config", "@unknown.json"}, "unknown option"},
+        {"missing config", {"--config", "/nonexistent/c.json"}, "cannot read config file"},
+        {"npy wrong rank count", {"--grad-file", "@p3.npy", "--ranks", "4"}, "has 3 ranks"},
+        {"npy too few iterations", {"--grad-file", "@i2.npy", "--ranks", "4", "--iters", "3"}, "holds 2 iteration"},
+        {"npy wrong dtype", {"--grad-file", "@f8.npy", "--ranks", "4"}, "dtype"},
+        {"npy garbage", {"--grad-file", "@garbage.npy", "--ranks", "4"}, "not a NumPy"},
+        {"npy missing", {"--grad-file", "/nonexistent/g.npy"}, "cannot read"},
+        {"daint too large", {"--platform", "daint", "--ranks", "7000", "--payload", "size"}, "at most 6144"},
+    };
+    return cr_make_param_array(bad_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(bad_case *c, bad_input, one_clear_line)
+{
+    const char *dir = t_tmpdir();
+    prepare_bad_files(dir);
+    const char *args[24];
+    int n = 0;
+    args[n++] = "run";
+    args[n++] = "--algo";
+    args[n++] = "ring";
+    args[n++] = "--ranks";
+    args[n++] = "4";
+    args[n++] = "--out";
+    args[n++] = path_in(dir, "out");
+    static char expanded[8][512];
+    for (int i = 0; i < 8 && c->args[i][0]; i++) {
+        if (c->args[i][0] == '@') {
+            snprintf(expanded[i], sizeof expanded[i], "%s/%s", dir, c->args[i] + 1);
+            args[n++] = expanded[i];
+        } else
+            args[n++] = c->args[i];
+    }
+    args[n] = NULL;
+    t_proc p = t_run(args);
+    cr_assert(p.exited, "%s: died with signal %d", c->name, p.status);
+    cr_assert_eq(p.status, 2, "%s: exit status %d, stderr: %s", c->name, p.status, p.err);
+    cr_assert_eq(t_count_lines(p.err), 1, "%s: stderr is not one line: [%s]", c->name, p.err);
+    cr_assert(strncmp(p.err, "sparsim: ", 9) == 0, "%s: [%s]", c->name, p.err);
+    cr_assert(strstr(p.err, c->expect), "%s: stderr [%s] lacks [%s]", c->name, p.err, c->expect);
+    cr_assert_str_empty(p.out, "%s: stdout not empty: %s", c->name, p.out);
+    cr_assert(access(path_in(dir, "out/summary.json"), F_OK) != 0, "%s: a summary.json was written", c->name);
+    cr_assert(access(path_in(dir, "out/messages.csv"), F_OK) != 0, "%s: a messages.csv was written", c->name);
+    t_proc_free(&p);
+}

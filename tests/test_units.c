@@ -1,0 +1,171 @@
+#define _GNU_SOURCE
+/* test_units.c - the pieces on their own: exact top-k against a sort,
+ * .npy round trips, the CSV time format and reader, closed-form bounds. */
+#include "helpers.h"
+#include "../algorithms/select.h"
+#include "../analysis/bounds.h"
+#include "../sim/npy.h"
+#include "../topologies/device.h"
+#include "../traces/trace.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const float *g_vals;
+static int by_mag(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    float x = fabsf(g_vals[i]), y = fabsf(g_vals[j]);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return i < j ? -1 : (i > j);
+}
+static int by_idx(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    return i < j ? -1 : (i > j);
+}
+
+Test(topk, equals_sorted_selection_with_ties)
+{
+    unsigned seed = 12345;
+    for (int trial = 0; trial < 200; trial++) {
+        uint64_t n = 1 + (uint64_t)(rand_r(&seed) % 3000);
+        float *x = malloc(n * sizeof *x);
+        int distinct = 1 + rand_r(&seed) % 50; /* few distinct magnitudes: many ties */
+        for (uint64_t i = 0; i < n; i++) {
+            int v = rand_r(&seed) % distinct;
+            x[i] = (rand_r(&seed) & 1 ? -1.0f : 1.0f) * (float)v * 0.5f;
+        }
+        uint64_t k = 1 + (uint64_t)rand_r(&seed) % n;
+        sp_pair *out = malloc(k * sizeof *out);
+        uint64_t m = sp_topk_exact(x, n, k, out);
+        cr_assert_eq(m, k);
+        int32_t *order = malloc(n * sizeof *order);
+        for (uint64_t i = 0; i < n; i++)
+            order[i] = (int32_t)i;
+        g_vals = x;
+        qsort(order, n, sizeof *order, by_mag);
+        qsort(order, k, sizeof *order, by_idx);
+        for (uint64_t j = 0; j < k; j++) {
+            cr_assert_eq(out[j].idx, order[j], "trial %d n=%llu k=%llu: pair %llu has index %d, expected %d", trial,
+                         (unsigned long long)n, (unsigned long long)k, (unsigned long long)j, out[j].idx, order[j]);
+            cr_assert_eq(out[j].val, x[order[j]]);
+        }
+        free(x);
+        free(out);
+        free(order);
+    }
+}
+
+Test(npy, round_trip)
+{
+    const char *dir = t_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/a.npy", dir);
+    float data[6] = {1, -2, 3.5f, 0, 1e-30f, -7};
+    uint64_t shape[2] = {2, 3};
+    char err[256];
+    cr_assert_eq(sp_npy_write(path, data, 2, shape, err, sizeof err), 0, "%s", err);
+    sp_npy a;
+    cr_assert_eq(sp_npy_read(path, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(a.ndim, 2);
+    cr_assert_eq(a.shape[0], 2);
+    cr_assert_eq(a.shape[1], 3);
+    cr_assert_arr_eq(a.data, data, sizeof data);
+    sp_npy_free(&a);
+    /* the header is what NumPy writes: 64-byte aligned data, shape "(2, 3)" */
+    size_t len;
+    char *raw = t_read_file(path, &len);
+    cr_assert_eq(len, 128 + sizeof data);
+    cr_assert(memmem(raw, 128, "'shape': (2, 3), }", 18) != NULL);
+    free(raw);
+}
+
+Test(npy, rejects_non_finite)
+{
+    const char *dir = t_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/nan.npy", dir);
+    float data[2] = {1, NAN};
+    uint64_t shape[1] = {2};
+    cr_assert_eq(sp_npy_write(path, data, 1, shape, err, sizeof err), 0);
+    sp_npy a;
+    cr_assert_neq(sp_npy_read(path, &a, err, sizeof err), 0);
+    cr_assert(strstr(err, "non-finite"), "%s", err);
+}
+
+Test(trace, seconds_format_and_reader)
+{
+    char buf[40];
+    sp_format_seconds(buf, 0.000108);
+    cr_assert_str_eq(buf, "0.000108000");
+    sp_format_seconds(buf, 12.5);
+    cr_assert_str_eq(buf, "12.500000000");
+    const char *dir = t_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/m.csv", dir);
+    const char *phases[] = {"reduce-scatter", "allgather"};
+    sp_csv_writer *w = sp_csv_open(path, phases, err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    sp_msg_event e1 = {0, 0, 1, 2, 100, 4000, 0.5, 0.75}, e2 = {3, 1, 2, 0, 7, 8, 1.0, 1.25};
+    sp_csv_write(w, &e1);
+    sp_csv_write(w, &e2);
+    cr_assert_eq(sp_csv_close(w, 1, err, sizeof err), 0);
+    sp_msg_list l;
+    cr_assert_eq(sp_csv_read(path, &l, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(l.n, 2);
+    cr_assert_str_eq(l.phase_names[l.ev[1].phase], "allgather");
+    cr_assert_eq(l.ev[0].bytes, 4000);
+    cr_assert_eq(l.ev[1].iter, 3);
+    cr_assert_float_eq(l.ev[1].t_done, 1.25, 1e-12);
+    sp_msg_list_free(&l);
+}
+
+Test(trace, failed_run_leaves_no_file)
+{
+    const char *dir = t_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/m.csv", dir);
+    const char *phases[] = {"x"};
+    sp_csv_writer *w = sp_csv_open(path, phases, err, sizeof err);
+    sp_msg_event e = {0, 0, 0, 1, 0, 8, 0, 1};
+    sp_csv_write(w, &e);
+    sp_csv_close(w, 0, err, sizeof err);
+    cr_assert_null(t_read_file(path, NULL));
+    char part[600];
+    snprintf(part, sizeof part, "%s.part", path);
+    cr_assert_null(t_read_file(part, NULL));
+}
+
+Test(bounds, closed_forms)
+{
+    sp_bound b;
+    cr_assert_eq(sp_bound_volume("ring", 8, 800, 8, &b), 0);
+    cr_assert_float_eq(b.words, 2.0 * 800 * 7 / 8, 1e-9);
+    cr_assert_eq(sp_bound_volume("topka", 8, 800, 8, &b), 0);
+    cr_assert_float_eq(b.words, 2.0 * 8 * 7, 1e-9);
+    cr_assert_float_eq(b.lower_words, 2.0 * 8 * 7 / 8, 1e-9);
+    cr_assert_eq(sp_bound_volume("recdoubling", 8, 800, 8, &b), 0);
+    cr_assert_float_eq(b.words, 800.0 * 3, 1e-9);
+    cr_assert_eq(sp_bound_volume("recdoubling", 6, 800, 8, &b), 0);
+    cr_assert_float_eq(b.words, 800.0 * (2 + 2), 1e-9);
+    cr_assert_neq(sp_bound_volume("nosuch", 8, 800, 8, &b), 0);
+    /* ring prediction: 2(P-1)(alpha + 4 (n/P) beta) */
+    cr_assert_float_eq(sp_predict_time("ring", 4, 400, 4, 1e-4, 8e-9), 6 * (1e-4 + 400 * 8e-9), 1e-15);
+}
+
+Test(device, none_is_free_and_fit_is_used)
+{
+    const sp_device *none = sp_device_find("none"), *p102 = sp_device_find("p102");
+    cr_assert_not_null(none);
+    cr_assert_not_null(p102);
+    cr_assert_eq(sp_device_time(none, SP_K_TOPK, 1e6), 0.0);
+    double n = 14.7e6; /* VGG-16: the authors' fit gives about 0.076 s */
+    double t = sp_device_time(p102, SP_K_TOPK, n);
+    cr_assert(fabs(t - (5e-6 + 2.18896957e-10 * n * log2(n))) < 1e-12);
+    cr_assert(t > 0.07 && t < 0.08);
+    cr_assert_null(sp_device_find("tpu"));
+}
