@@ -40,13 +40,14 @@
 int spg_load_platform(const char *path, char *err, size_t errlen);
 int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
+long spg_wait_one(sg_comm_t comm, double *finish_time);
 long spg_comm_sender_pid(sg_comm_t comm);
 
 typedef struct envelope {
     int src, tag, iter, phase;
     uint64_t bytes;
     double t_post, t_done;
-    int has_data;
+    int has_data, pooled;
     struct envelope *next;
     unsigned char data[];
 } envelope;
@@ -86,7 +87,14 @@ typedef struct {
     int finished;
 } sg_rank;
 
+/* free lists: requests, get records and data-less envelopes are recycled
+ * (the simulation runs one actor at a time, so no locking is needed) */
+typedef struct freenode {
+    struct freenode *next;
+} freenode;
+
 static struct {
+    freenode *free_req, *free_get, *free_env;
     sg_mailbox_t *mbox;
     sg_host_t *hosts;
     sg_bar_t barrier;
@@ -97,6 +105,43 @@ static struct {
 } G;
 
 static sg_rank *RS(sp_ctx *c) { return (sg_rank *)c->be_state; }
+
+static void *pool_alloc(freenode **list, size_t size)
+{
+    if (*list) {
+        void *p = *list;
+        *list = (*list)->next;
+        memset(p, 0, size);
+        return p;
+    }
+    return calloc(1, size);
+}
+
+static void pool_free(freenode **list, void *p)
+{
+    freenode *f = p;
+    f->next = *list;
+    *list = f;
+}
+
+static void pool_drain(freenode **list)
+{
+    while (*list) {
+        freenode *f = *list;
+        *list = f->next;
+        free(f);
+    }
+}
+
+static void env_free(envelope *e)
+{
+    if (e->pooled)
+        pool_free(&G.free_env, e);
+    else
+        free(e);
+}
+
+static void req_free(sp_req *r) { pool_free(&G.free_req, r); }
 
 static int act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
 {
@@ -134,7 +179,7 @@ static void act_remove(sg_rank *s, size_t i)
 static void post_get(sp_ctx *c)
 {
     sg_rank *s = RS(c);
-    getrec *g = calloc(1, sizeof *g);
+    getrec *g = pool_alloc(&G.free_get, sizeof *g);
     if (!g) {
         sp_fail(c->run, "out of memory on rank %d", c->rank);
         return;
@@ -196,7 +241,7 @@ static void deliver(sp_ctx *c, envelope *e)
             s->nposted--;
             copy_into(r, e);
             complete_req(s, r, r->result);
-            free(e);
+            env_free(e);
             return;
         }
     }
@@ -234,7 +279,7 @@ static void unlink_get(sg_rank *s, getrec *g)
         g->next->prev = g->prev;
     else
         s->gets_tail = g->prev;
-    free(g);
+    pool_free(&G.free_get, g);
 }
 
 static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
@@ -274,7 +319,7 @@ static int progress(sp_ctx *c)
     if (s->nact == 0)
         return -1;
     double fin = 0;
-    long pos = spg_wait_any(s->act, s->nact, &fin);
+    long pos = s->nact == 1 ? spg_wait_one(s->act[0], &fin) : spg_wait_any(s->act, s->nact, &fin);
     if (pos < 0)
         return -1;
     void *owner = s->act_owner[pos];
@@ -294,13 +339,14 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
 {
     sg_rank *s = RS(c);
     size_t datasz = buf ? bytes : 0;
-    envelope *e = malloc(sizeof *e + datasz);
-    sp_req *r = calloc(1, sizeof *r);
+    envelope *e = datasz ? malloc(sizeof *e + datasz) : pool_alloc(&G.free_env, sizeof *e);
+    sp_req *r = pool_alloc(&G.free_req, sizeof *r);
     if (!e || !r) {
         free(e);
         free(r);
         return NULL;
     }
+    e->pooled = datasz == 0;
     e->src = c->rank;
     e->tag = tag;
     e->iter = c->iter;
@@ -318,7 +364,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->result = (long long)bytes;
     sg_comm_t comm = sg_mailbox_put_async(G.mbox[dst], e, (long)bytes);
     if (act_push(s, comm, r, 0) != 0) {
-        free(r);
+        req_free(r);
         return NULL;
     }
     return r;
@@ -327,7 +373,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
 static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 {
     sg_rank *s = RS(c);
-    sp_req *r = calloc(1, sizeof *r);
+    sp_req *r = pool_alloc(&G.free_req, sizeof *r);
     if (!r)
         return NULL;
     r->peer = src;
@@ -345,7 +391,7 @@ static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
                 s->unexp_tail = prev;
             copy_into(r, e);
             r->done = 1;
-            free(e);
+            env_free(e);
             return r;
         }
     }
@@ -387,7 +433,7 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             rc = (int)res;
         if (sizes)
             sizes[i] = res < 0 ? 0 : (size_t)res;
-        free(reqs[i]);
+        req_free(reqs[i]);
         reqs[i] = NULL;
     }
     return rc;
@@ -428,18 +474,19 @@ static void free_rank_state(sg_rank *s)
     while (s->unexp_head) {
         envelope *e = s->unexp_head;
         s->unexp_head = e->next;
-        free(e);
+        env_free(e);
     }
     while (s->posted_head) {
         sp_req *r = s->posted_head;
         s->posted_head = r->next;
-        free(r);
+        req_free(r);
     }
     while (s->gets_head) {
         getrec *g = s->gets_head;
         s->gets_head = g->next;
-        free(g->held);
-        free(g);
+        if (g->held)
+            env_free(g->held);
+        pool_free(&G.free_get, g);
     }
     free(s->act);
     free(s->act_owner);
@@ -651,6 +698,9 @@ int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
     for (int r = 0; r < P; r++)
         free_rank_state(&G.ranks[r]);
     sg_barrier_destroy(G.barrier);
+    pool_drain(&G.free_req);
+    pool_drain(&G.free_get);
+    pool_drain(&G.free_env);
     free(G.hosts);
     free(G.mbox);
     free(G.ctxs);

@@ -11,6 +11,7 @@
 #include "run.h"
 #include "../algorithms/algorithm.h"
 #include "../topologies/device.h"
+#include "../topologies/platform.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,7 +26,41 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
                "       sparsim list            list algorithms, platforms and device profiles\n"
+               "       sparsim platform NAME [--ranks P]   print a built-in platform as SimGrid XML\n"
                "       sparsim --version\n");
+}
+
+/* sparsim platform NAME [--ranks P]: prints a built-in platform's XML */
+static int cmd_platform(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fprintf(argc < 1 ? stderr : stdout,
+                "usage: sparsim platform 1gbe|daint [--ranks P]   print the SimGrid XML of a built-in platform\n");
+        return argc < 1 ? 2 : 0;
+    }
+    int P = 64;
+    if (argc == 3 && strcmp(argv[1], "--ranks") == 0) {
+        char *end;
+        long v = strtol(argv[2], &end, 10);
+        if (*end || v < 1 || v > 30000) {
+            fprintf(stderr, "sparsim: --ranks must be an integer in 1..30000, got '%s'\n", argv[2]);
+            return 2;
+        }
+        P = (int)v;
+    } else if (argc != 1) {
+        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|daint [--ranks P]\n");
+        return 2;
+    }
+    if (!sp_platform_is_builtin(argv[0])) {
+        fprintf(stderr, "sparsim: unknown built-in platform '%s' (known: 1gbe, daint)\n", argv[0]);
+        return 2;
+    }
+    char err[300] = "";
+    if (sp_platform_write_builtin(argv[0], P, stdout, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    return 0;
 }
 
 static int cmd_list(void)
@@ -255,6 +290,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "list") == 0)
         return cmd_list();
+    if (strcmp(argv[1], "platform") == 0)
+        return cmd_platform(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) {
         printf("sparsim 0.1.0\n");
         return 0;

@@ -48,7 +48,7 @@ int spg_run(char* err, size_t errlen)
  * comm completed, which can be earlier than now. */
 long spg_wait_any(sg_comm_t* comms, size_t count, double* finish_time)
 {
-  std::vector<simgrid::s4u::CommPtr> v;
+  std::vector<simgrid::s4u::CommPtr> v; /* not static: the actor blocks inside wait_any */
   v.reserve(count);
   for (size_t i = 0; i < count; i++)
     v.emplace_back(comms[i], false);
@@ -64,6 +64,21 @@ long spg_wait_any(sg_comm_t* comms, size_t count, double* finish_time)
     if (pos < 0 || static_cast<size_t>(pos) != i)
       v[i]->add_ref();
   return pos;
+}
+
+/* Waits for one comm (releasing its reference, as sg_comm_wait does);
+ * returns 0, or -1 if it failed. */
+long spg_wait_one(sg_comm_t comm, double* finish_time)
+{
+  simgrid::s4u::CommPtr c(comm, false);
+  try {
+    c->wait();
+  } catch (...) {
+    return -1;
+  }
+  if (finish_time)
+    *finish_time = c->get_finish_time();
+  return 0;
 }
 
 /* pid of the actor whose send matched this receive, or -1 if not matched yet */
