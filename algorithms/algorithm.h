@@ -24,7 +24,7 @@ typedef struct {
     float *result;
 } sp_algo_io;
 
-typedef struct {
+typedef struct sp_algorithm_s {
     const char *name;
     const char *summary;
     int (*run)(sp_ctx *c, sp_algo_io *io);

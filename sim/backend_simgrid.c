@@ -61,6 +61,12 @@ struct sp_req {
     struct sp_req *next; /* posted-receive queue */
 };
 
+/* free lists: requests, get records and data-less envelopes are recycled
+ * (the simulation runs one actor at a time, so no locking is needed) */
+typedef struct freenode {
+    struct freenode *next;
+} freenode;
+
 /* one posted SimGrid get, kept in posting order */
 typedef struct getrec {
     sg_comm_t comm;
@@ -85,16 +91,11 @@ typedef struct {
     envelope *unexp_head, *unexp_tail;
     int waiting_remaining;
     int finished;
+    struct freenode *free_req, *free_get; /* recycled by the rank that uses them: stays in its cache */
 } sg_rank;
 
-/* free lists: requests, get records and data-less envelopes are recycled
- * (the simulation runs one actor at a time, so no locking is needed) */
-typedef struct freenode {
-    struct freenode *next;
-} freenode;
-
 static struct {
-    freenode *free_req, *free_get, *free_env;
+    freenode *free_env;
     sg_mailbox_t *mbox;
     sg_host_t *hosts;
     sg_bar_t barrier;
@@ -141,7 +142,7 @@ static void env_free(envelope *e)
         free(e);
 }
 
-static void req_free(sp_req *r) { pool_free(&G.free_req, r); }
+static void req_free(sg_rank *s, sp_req *r) { pool_free(&s->free_req, r); }
 
 static int act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
 {
@@ -179,7 +180,7 @@ static void act_remove(sg_rank *s, size_t i)
 static void post_get(sp_ctx *c)
 {
     sg_rank *s = RS(c);
-    getrec *g = pool_alloc(&G.free_get, sizeof *g);
+    getrec *g = pool_alloc(&s->free_get, sizeof *g);
     if (!g) {
         sp_fail(c->run, "out of memory on rank %d", c->rank);
         return;
@@ -279,7 +280,7 @@ static void unlink_get(sg_rank *s, getrec *g)
         g->next->prev = g->prev;
     else
         s->gets_tail = g->prev;
-    pool_free(&G.free_get, g);
+    pool_free(&s->free_get, g);
 }
 
 static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
@@ -312,16 +313,17 @@ static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
     }
 }
 
-/* wait for one of the rank's pending comms and process it */
+/* wait for one of the rank's pending comms and process it; -1: nothing is
+ * pending, -2: the engine found that nothing can ever complete (deadlock) */
 static int progress(sp_ctx *c)
 {
     sg_rank *s = RS(c);
     if (s->nact == 0)
         return -1;
-    double fin = 0;
-    long pos = s->nact == 1 ? spg_wait_one(s->act[0], &fin) : spg_wait_any(s->act, s->nact, &fin);
+    double fin = 0, *finp = c->run->csv || c->run->chrome ? &fin : NULL;
+    long pos = s->nact == 1 ? spg_wait_one(s->act[0], finp) : spg_wait_any(s->act, s->nact, finp);
     if (pos < 0)
-        return -1;
+        return -2;
     void *owner = s->act_owner[pos];
     int is_get = s->act_is_get[pos];
     act_remove(s, (size_t)pos);
@@ -340,7 +342,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     sg_rank *s = RS(c);
     size_t datasz = buf ? bytes : 0;
     envelope *e = datasz ? malloc(sizeof *e + datasz) : pool_alloc(&G.free_env, sizeof *e);
-    sp_req *r = pool_alloc(&G.free_req, sizeof *r);
+    sp_req *r = pool_alloc(&s->free_req, sizeof *r);
     if (!e || !r) {
         free(e);
         free(r);
@@ -364,7 +366,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->result = (long long)bytes;
     sg_comm_t comm = sg_mailbox_put_async(G.mbox[dst], e, (long)bytes);
     if (act_push(s, comm, r, 0) != 0) {
-        req_free(r);
+        req_free(s, r);
         return NULL;
     }
     return r;
@@ -373,7 +375,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
 static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 {
     sg_rank *s = RS(c);
-    sp_req *r = pool_alloc(&G.free_req, sizeof *r);
+    sp_req *r = pool_alloc(&s->free_req, sizeof *r);
     if (!r)
         return NULL;
     r->peer = src;
@@ -416,8 +418,16 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             s->waiting_remaining++;
         }
     while (s->waiting_remaining > 0) {
-        if (progress(c) != 0) {
-            sp_fail(c->run, "rank %d: a wait can never complete (no pending communication)", c->rank);
+        int pr = progress(c);
+        if (pr == -1) {
+            sp_fail(c->run, "rank %d waits for a request that has no communication behind it", c->rank);
+            return SP_ERR_COMM;
+        }
+        if (pr == -2) {
+            sp_fail(c->run,
+                    "deadlock: rank %d (iteration %d) is blocked, waiting for a message nobody sends or on a send "
+                    "nobody receives",
+                    c->rank, c->iter);
             return SP_ERR_COMM;
         }
     }
@@ -433,7 +443,7 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             rc = (int)res;
         if (sizes)
             sizes[i] = res < 0 ? 0 : (size_t)res;
-        req_free(reqs[i]);
+        req_free(s, reqs[i]);
         reqs[i] = NULL;
     }
     return rc;
@@ -479,15 +489,17 @@ static void free_rank_state(sg_rank *s)
     while (s->posted_head) {
         sp_req *r = s->posted_head;
         s->posted_head = r->next;
-        req_free(r);
+        req_free(s, r);
     }
     while (s->gets_head) {
         getrec *g = s->gets_head;
         s->gets_head = g->next;
         if (g->held)
             env_free(g->held);
-        pool_free(&G.free_get, g);
+        free(g);
     }
+    pool_drain(&s->free_req);
+    pool_drain(&s->free_get);
     free(s->act);
     free(s->act_owner);
     free(s->act_is_get);
@@ -591,6 +603,7 @@ int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
     int argc = 1;
     char *argv[] = {"sparsim", NULL};
     xbt_log_control_set("root.thresh:warning");
+    xbt_log_control_set("ker_engine.app:file:/dev/null"); /* its deadlock report; ours says which rank */
     simgrid_init(&argc, argv);
     if (strcmp(plan->network, "cm02") == 0) {
         sg_cfg_set_string("network/model", "CM02");
@@ -698,8 +711,6 @@ int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
     for (int r = 0; r < P; r++)
         free_rank_state(&G.ranks[r]);
     sg_barrier_destroy(G.barrier);
-    pool_drain(&G.free_req);
-    pool_drain(&G.free_get);
     pool_drain(&G.free_env);
     free(G.hosts);
     free(G.mbox);

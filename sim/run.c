@@ -169,14 +169,21 @@ static double now_wall(void)
 
 int sp_run(const sp_plan *plan_in, sp_report *rep, char *err, size_t errlen)
 {
+    const sp_algorithm *a = sp_algorithm_find(plan_in->algo);
+    if (!a) {
+        memset(rep, 0, sizeof *rep);
+        snprintf(err, errlen, "unknown algorithm '%s'", plan_in->algo);
+        return 2;
+    }
+    return sp_run_algorithm(plan_in, a, rep, err, errlen);
+}
+
+int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
+{
     static sp_plan plan; /* the effective plan (n and iters may come from the gradient file) */
     plan = *plan_in;
     memset(rep, 0, sizeof *rep);
-    g_algo = sp_algorithm_find(plan.algo);
-    if (!g_algo) {
-        snprintf(err, errlen, "unknown algorithm '%s'", plan.algo);
-        return 2;
-    }
+    g_algo = algo;
     sp_synth_defaults(&g_synth);
     sp_runstate rs;
     memset(&rs, 0, sizeof rs);
@@ -239,7 +246,8 @@ int sp_run(const sp_plan *plan_in, sp_report *rep, char *err, size_t errlen)
         return 2;
     }
     int P = plan.ranks;
-    double need = (double)P * (double)plan.n * 8.0 + g_algo->exact_extra_bytes(P, plan.n, k);
+    double need = (double)P * (double)plan.n * 8.0 +
+                  (g_algo->exact_extra_bytes ? g_algo->exact_extra_bytes(P, plan.n, k) : 0.0);
     int exact;
     if (plan.payload == SP_PAYLOAD_EXACT)
         exact = 1;

@@ -10,7 +10,7 @@
 #include "plan.h"
 #include <stdint.h>
 
-#define SP_MAX_PHASES 32
+#define SP_MAX_PHASES 16
 
 /* Per-iteration figures, reduced over ranks. */
 typedef struct {
@@ -42,6 +42,11 @@ typedef struct {
 /* Runs the plan (single algorithm).  Writes outputs under plan->out unless
  * out is empty.  On failure returns -1 with a one-line message. */
 int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen);
+
+/* The same with an algorithm given directly (tests drive the shim this way). */
+struct sp_algorithm_s;
+int sp_run_algorithm(const sp_plan *plan, const struct sp_algorithm_s *algo, sp_report *rep, char *err,
+                     size_t errlen);
 
 void sp_report_free(sp_report *rep);
 
