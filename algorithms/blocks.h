@@ -16,4 +16,21 @@ static inline uint64_t sp_block_off(uint64_t n, int P, int j)
     return (uint64_t)j * q + ((uint64_t)j < rem ? (uint64_t)j : rem);
 }
 
+/* ---- what the dense allreduces share ---- */
+#include "algorithm.h"
+
+/* Starts a dense allreduce: result = acc, acc = 0 (a dense algorithm delivers
+ * every entry), and a temporary of n floats in exact mode (*tmp = NULL in
+ * size-only mode).  Returns SP_OK or SP_ERR_MEM. */
+int sp_dense_begin(sp_algo_io *io, float **tmp);
+
+typedef struct {
+    sp_ctx *c;
+    uint64_t n;
+} sp_dense_add_arg;
+
+/* buf += in over n floats (skipped when buf is NULL), charged as a dense
+ * sum; the signature fits sp_fold_in's combine. */
+void sp_dense_add(void *buf, const void *in, void *arg);
+
 #endif

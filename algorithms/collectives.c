@@ -171,48 +171,74 @@ static int exchange(sp_ctx *c, int peer, int tag, const void *out, void *in, siz
     return sp_waitall(c, q, 2, NULL);
 }
 
-/* Recursive doubling; with p2 the largest power of two <= P and rem = P - p2,
- * ranks below 2*rem first pair up (even sends to odd), and the odd ones hand
- * the result back at the end. */
-static int small_allreduce(sp_ctx *c, void *vals, size_t elem, int count, sp_op op, int tag, combine_fn f)
+int sp_fold_in(sp_ctx *c, sp_fold *f, void *buf, void *tmp, size_t bytes, int tag, sp_combine_fn combine,
+               void *arg)
 {
     int P = sp_size(c), r = sp_rank(c);
+    f->p2 = 1;
+    while (f->p2 * 2 <= P)
+        f->p2 *= 2;
+    f->rem = P - f->p2;
+    f->newrank = r - f->rem;
+    if (r >= 2 * f->rem)
+        return SP_OK;
+    long long w;
+    if (r % 2 == 0) {
+        w = sp_wait(c, sp_isend(c, r + 1, tag, buf, bytes));
+        f->newrank = -1;
+    } else {
+        w = sp_wait(c, sp_irecv(c, r - 1, tag, tmp, bytes));
+        if (w >= 0)
+            combine(buf, tmp, arg);
+        f->newrank = r / 2;
+    }
+    return w < 0 ? (int)w : SP_OK;
+}
+
+int sp_fold_rank(const sp_fold *f, int nr)
+{
+    return nr < f->rem ? nr * 2 + 1 : nr + f->rem;
+}
+
+int sp_fold_out(sp_ctx *c, const sp_fold *f, void *buf, size_t bytes, int tag)
+{
+    int r = sp_rank(c);
+    if (r >= 2 * f->rem)
+        return SP_OK;
+    long long w = r % 2 ? sp_wait(c, sp_isend(c, r - 1, tag, buf, bytes))
+                        : sp_wait(c, sp_irecv(c, r + 1, tag, buf, bytes));
+    return w < 0 ? (int)w : SP_OK;
+}
+
+typedef struct {
+    combine_fn f;
+    int count;
+    sp_op op;
+} small_arg;
+
+static void small_combine(void *buf, const void *in, void *arg)
+{
+    small_arg *a = arg;
+    a->f(buf, in, a->count, a->op);
+}
+
+/* recursive doubling among the p2 folded ranks */
+static int small_allreduce(sp_ctx *c, void *vals, size_t elem, int count, sp_op op, int tag, combine_fn f)
+{
     size_t bytes = elem * (size_t)count;
     unsigned char *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
         return SP_ERR_MEM;
-    int p2 = 1;
-    while (p2 * 2 <= P)
-        p2 *= 2;
-    int rem = P - p2, newrank, rc = SP_OK;
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            long long w = sp_wait(c, sp_isend(c, r + 1, tag, vals, bytes));
-            rc = w < 0 ? (int)w : SP_OK;
-            newrank = -1;
-        } else {
-            long long w = sp_wait(c, sp_irecv(c, r - 1, tag, tmp, bytes));
-            rc = w < 0 ? (int)w : SP_OK;
+    small_arg arg = {f, count, op};
+    sp_fold fo;
+    int rc = sp_fold_in(c, &fo, vals, tmp, bytes, tag, small_combine, &arg);
+    for (int mask = 1; rc == SP_OK && fo.newrank >= 0 && mask < fo.p2; mask <<= 1) {
+        rc = exchange(c, sp_fold_rank(&fo, fo.newrank ^ mask), tag, vals, tmp, bytes);
+        if (rc == SP_OK)
             f(vals, tmp, count, op);
-            newrank = r / 2;
-        }
-    } else {
-        newrank = r - rem;
     }
-    if (rc == SP_OK && newrank >= 0) {
-        for (int mask = 1; mask < p2 && rc == SP_OK; mask <<= 1) {
-            int pn = newrank ^ mask;
-            int peer = pn < rem ? pn * 2 + 1 : pn + rem;
-            rc = exchange(c, peer, tag, vals, tmp, bytes);
-            if (rc == SP_OK)
-                f(vals, tmp, count, op);
-        }
-    }
-    if (rc == SP_OK && r < 2 * rem) {
-        long long w = r % 2 ? sp_wait(c, sp_isend(c, r - 1, tag, vals, bytes))
-                            : sp_wait(c, sp_irecv(c, r + 1, tag, vals, bytes));
-        rc = w < 0 ? (int)w : SP_OK;
-    }
+    if (rc == SP_OK)
+        rc = sp_fold_out(c, &fo, vals, bytes, tag);
     free(tmp);
     return rc;
 }

@@ -29,6 +29,24 @@ int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 /* Binomial-tree broadcast of `bytes` from `root`. */
 int sp_bcast(sp_ctx *c, void *buf, size_t bytes, int root, int tag);
 
+/* Folding P ranks onto p2 = 2^floor(log2 P) for power-of-two algorithms
+ * (Thakur, Rabenseifner & Gropp, IJHPCA 2005): with rem = P - p2, ranks below
+ * 2*rem pair up; the even one hands its vector to the odd one and sits out
+ * (newrank = -1) until sp_fold_out hands the result back. */
+typedef struct {
+    int p2, rem, newrank;
+} sp_fold;
+
+typedef void (*sp_combine_fn)(void *buf, const void *in, void *arg);
+
+/* Folds in: sends `buf` or receives into `tmp` and calls combine(buf, tmp). */
+int sp_fold_in(sp_ctx *c, sp_fold *f, void *buf, void *tmp, size_t bytes, int tag, sp_combine_fn combine,
+               void *arg);
+/* The real rank of new rank `nr` (a rank among the p2). */
+int sp_fold_rank(const sp_fold *f, int nr);
+/* Folds out: the odd rank of each pair returns `buf` to the even one. */
+int sp_fold_out(sp_ctx *c, const sp_fold *f, void *buf, size_t bytes, int tag);
+
 typedef enum { SP_OP_SUM, SP_OP_MAX, SP_OP_MIN } sp_op;
 
 /* Allreduce of a few int64 values (recursive doubling; non-powers of two fold

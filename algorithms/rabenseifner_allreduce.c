@@ -9,6 +9,7 @@
  */
 #include "algorithm.h"
 #include "blocks.h"
+#include "collectives.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,45 +20,23 @@
 
 int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io)
 {
-    int P = sp_size(c), r = sp_rank(c);
     uint64_t n = io->n;
     size_t bytes = n * sizeof(float);
-    float *buf = io->result, *tmp = NULL;
-    if (buf) {
-        memcpy(buf, io->acc, bytes);
-        memset(io->acc, 0, bytes);
-        tmp = malloc(bytes ? bytes : 1);
-        if (!tmp)
-            return SP_ERR_MEM;
-    }
-    int p2 = 1;
-    while (p2 * 2 <= P)
-        p2 *= 2;
-    int rem = P - p2, newrank = r - rem, rc = SP_OK;
-    if (r < 2 * rem) {
-        sp_phase(c, "fold-in");
-        if (r % 2 == 0) {
-            long long w = sp_wait(c, sp_isend(c, r + 1, TAG_FOLD, buf, bytes));
-            rc = w < 0 ? (int)w : SP_OK;
-            newrank = -1;
-        } else {
-            long long w = sp_wait(c, sp_irecv(c, r - 1, TAG_FOLD, tmp, bytes));
-            rc = w < 0 ? (int)w : SP_OK;
-            if (buf)
-                for (uint64_t i = 0; i < n; i++)
-                    buf[i] += tmp[i];
-            sp_compute(c, SP_K_DENSE_SUM, (double)n);
-            newrank = r / 2;
-        }
-    }
-    if (newrank >= 0 && p2 > 1) {
+    float *buf = io->result, *tmp;
+    if (sp_dense_begin(io, &tmp) != SP_OK)
+        return SP_ERR_MEM;
+    sp_dense_add_arg arg = {c, n};
+    sp_fold f;
+    sp_phase(c, "fold-in");
+    int rc = sp_fold_in(c, &f, buf, tmp, bytes, TAG_FOLD, sp_dense_add, &arg);
+    int p2 = f.p2, newrank = f.newrank;
+    if (rc == SP_OK && newrank >= 0 && p2 > 1) {
         /* reduce-scatter by recursive halving over p2 blocks: the window
          * [lo, hi) of blocks this rank is responsible for halves each round */
         sp_phase(c, "reduce-scatter");
         int lo = 0, hi = p2;
         for (int mask = p2 / 2; mask >= 1 && rc == SP_OK; mask >>= 1) {
-            int pn = newrank ^ mask;
-            int peer = pn < rem ? pn * 2 + 1 : pn + rem;
+            int peer = sp_fold_rank(&f, newrank ^ mask);
             int mid = lo + (hi - lo) / 2;
             int keep_lo = (newrank & mask) ? mid : lo, keep_hi = (newrank & mask) ? hi : mid;
             int send_lo = (newrank & mask) ? lo : mid, send_hi = (newrank & mask) ? mid : hi;
@@ -77,7 +56,7 @@ int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io)
         sp_phase(c, "allgather");
         for (int mask = 1; mask < p2 && rc == SP_OK; mask <<= 1) {
             int pn = newrank ^ mask;
-            int peer = pn < rem ? pn * 2 + 1 : pn + rem;
+            int peer = sp_fold_rank(&f, pn);
             int my_lo = newrank & ~(mask - 1), peer_lo = pn & ~(mask - 1);
             uint64_t mo = sp_block_off(n, p2, my_lo), ml = sp_block_off(n, p2, my_lo + mask) - mo;
             uint64_t po = sp_block_off(n, p2, peer_lo), pl = sp_block_off(n, p2, peer_lo + mask) - po;
@@ -86,12 +65,9 @@ int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io)
             rc = sp_waitall(c, q, 2, NULL);
         }
     }
-    if (rc == SP_OK && r < 2 * rem) {
-        sp_phase(c, "fold-out");
-        long long w = r % 2 ? sp_wait(c, sp_isend(c, r - 1, TAG_FOLD, buf, bytes))
-                            : sp_wait(c, sp_irecv(c, r + 1, TAG_FOLD, buf, bytes));
-        rc = w < 0 ? (int)w : SP_OK;
-    }
+    sp_phase(c, "fold-out");
+    if (rc == SP_OK)
+        rc = sp_fold_out(c, &f, buf, bytes, TAG_FOLD);
     free(tmp);
     return rc;
 }

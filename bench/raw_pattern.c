@@ -3,11 +3,13 @@
  * or Bruck allgather (TopkA), with no shim: one mailbox per rank, size-only
  * payloads, put_async + get_async + wait per step, nothing recorded.
  *
- *   raw_pattern PLATFORM.xml ring|bruck P BYTES [lv08|cm02]
+ *   raw_pattern PLATFORM.xml ring|bruck P BYTES [lv08|cm02] [ITERS]
  *     ring:  2(P-1) steps of blocks of BYTES (n*4/P) to the right neighbour
  *     bruck: ceil(log2 P) rounds of min(h, P-h) blocks of BYTES (8k each)
+ *   ITERS repetitions, separated by a barrier (as sparsim's iterations).
  */
 #include <simgrid/actor.h>
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
@@ -19,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int P, bruck;
+static int P, bruck, iters = 1;
+static sg_bar_t barrier;
 static long block;
 static sg_mailbox_t *mbox;
 static int dummy;
@@ -38,14 +41,17 @@ static void rank_main(int argc, char **argv)
 {
     (void)argc;
     int me = atoi(argv[0]);
-    if (!bruck) {
-        for (int s = 0; s < 2 * (P - 1); s++)
-            exchange(me, (me + 1) % P, (me - 1 + P) % P, block);
-    } else {
-        for (int held = 1; held < P;) {
-            int cnt = held < P - held ? held : P - held;
-            exchange(me, (me - held + P) % P, (me + held) % P, block * cnt);
-            held += cnt;
+    for (int it = 0; it < iters; it++) {
+        sg_barrier_wait(barrier);
+        if (!bruck) {
+            for (int s = 0; s < 2 * (P - 1); s++)
+                exchange(me, (me + 1) % P, (me - 1 + P) % P, block);
+        } else {
+            for (int held = 1; held < P;) {
+                int cnt = held < P - held ? held : P - held;
+                exchange(me, (me - held + P) % P, (me + held) % P, block * cnt);
+                held += cnt;
+            }
         }
     }
 }
@@ -53,7 +59,7 @@ static void rank_main(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: raw_pattern PLATFORM.xml ring|bruck P BYTES [lv08|cm02]\n");
+        fprintf(stderr, "usage: raw_pattern PLATFORM.xml ring|bruck P BYTES [lv08|cm02] [ITERS]\n");
         return 2;
     }
     const char *plat = argv[1];
@@ -61,6 +67,8 @@ int main(int argc, char **argv)
     P = atoi(argv[3]);
     block = atol(argv[4]);
     const char *model = argc > 5 ? argv[5] : "lv08";
+    if (argc > 6)
+        iters = atoi(argv[6]);
     int sargc = 1;
     char *sargv[] = {"raw_pattern", NULL};
     xbt_log_control_set("root.thresh:warning");
@@ -76,6 +84,7 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "rank-%d", r);
         mbox[r] = sg_mailbox_by_name(name);
     }
+    barrier = sg_barrier_init((unsigned)P);
     for (int r = 0; r < P; r++) {
         snprintf(name, sizeof name, "node-%d", r);
         sg_host_t h = sg_host_by_name(name);
@@ -85,7 +94,7 @@ int main(int argc, char **argv)
         sg_actor_create(name, h, rank_main, 1, av);
     }
     simgrid_run();
-    printf("simulated %.9f s\n", simgrid_get_clock());
+    printf("simulated %.9f s\n", simgrid_get_clock() / iters);
     free(mbox);
     return 0;
 }

@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--n", type=int, default=1 << 20)
     ap.add_argument("--density", type=float, default=0.01)
+    ap.add_argument("--topka-iters", type=int, default=20,
+                    help="iterations of TopkA (one is too short to time against process start-up)")
     a = ap.parse_args()
     sparsim = os.path.join(a.build, "sparsim")
     raw = os.path.join(a.build, "raw_pattern")
@@ -52,14 +54,16 @@ def main():
         with open(plat, "w") as f:
             subprocess.run([sparsim, "platform", "1gbe", "--ranks", str(P)], stdout=f, check=True)
         for algo in a.algos.split(","):
+            iters = 1 if algo == "ring" else a.topka_iters
             if algo == "ring":
                 if a.n % P:
                     sys.exit("--n must be a multiple of every P for the ring pattern")
-                rawcmd = [raw, plat, "ring", str(P), str(4 * a.n // P)]
+                rawcmd = [raw, plat, "ring", str(P), str(4 * a.n // P), "lv08", str(iters)]
             else:
-                rawcmd = [raw, plat, "bruck", str(P), str(8 * k)]
+                rawcmd = [raw, plat, "bruck", str(P), str(8 * k), "lv08", str(iters)]
             base = [sparsim, "run", "--algo", algo, "--ranks", str(P), "--n", str(a.n), "--density",
-                    str(a.density), "--payload", "size", "--no-trace", "--out", os.path.join(tmp, "out")]
+                    str(a.density), "--iters", str(iters), "--payload", "size", "--no-trace", "--out",
+                    os.path.join(tmp, "out")]
             cmds = {"raw": rawcmd, "nocsv": base + ["--no-csv"], "csv": base}
             res = {key: [] for key in cmds}
             sims = {}
@@ -74,8 +78,8 @@ def main():
             if abs(sims["raw"] - sims["nocsv"]) > 1e-5 * sims["raw"]:
                 print("WARNING: simulated times differ: raw %.9g, sparsim %.9g" % (sims["raw"], sims["nocsv"]),
                       file=sys.stderr)
-            rows.append((P, algo, med, rss, sims["raw"], sims["nocsv"]))
-    print("| P | algorithm | simulated s (raw / sparsim) | raw wall s | sparsim wall s, CSV off | ratio | "
+            rows.append((P, "%s x%d" % (algo, iters), med, rss, sims["raw"], sims["nocsv"]))
+    print("| P | algorithm x iterations | simulated s per iteration (raw / sparsim) | raw wall s | sparsim wall s, CSV off | ratio | "
           "sparsim wall s, CSV on | ratio | peak RSS MiB raw / off / on |")
     print("|---|---|---|---|---|---|---|---|---|")
     for P, algo, med, rss, s_raw, s_sp in rows:

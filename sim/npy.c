@@ -4,6 +4,7 @@
  * with a message that says what was found, never silently reinterpreted.
  */
 #include "npy.h"
+#include "../traces/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -180,20 +181,14 @@ int sp_npy_write(const char *path, const float *data, int ndim, const uint64_t *
     memcpy(header + 10, dict, (size_t)len);
     memset(header + 10 + len, ' ', (size_t)pad);
     header[10 + len + pad] = '\n';
-    char part[1100];
-    snprintf(part, sizeof part, "%s.part", path);
-    FILE *f = fopen(part, "wb");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    sp_part_file pf;
+    if (sp_part_open(&pf, path, err, errlen) != 0)
         return -1;
-    }
-    int ok = fwrite(header, 1, (size_t)(10 + len + pad + 1), f) == (size_t)(10 + len + pad + 1) &&
-             fwrite(data, sizeof(float), count, f) == count;
-    if (fclose(f) != 0)
-        ok = 0;
-    if (!ok || rename(part, path) != 0) {
-        remove(part);
-        snprintf(err, errlen, "error writing %s", path);
+    int ok = fwrite(header, 1, (size_t)(10 + len + pad + 1), pf.f) == (size_t)(10 + len + pad + 1) &&
+             fwrite(data, sizeof(float), count, pf.f) == count;
+    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok) {
+        if (!ok)
+            snprintf(err, errlen, "error writing %s", path);
         return -1;
     }
     return 0;

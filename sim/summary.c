@@ -172,16 +172,16 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
         snprintf(err, errlen, "out of memory writing %s", path);
         return -1;
     }
-    char part[1300];
-    snprintf(part, sizeof part, "%s.part", path);
-    FILE *fp = fopen(part, "w");
-    int ok = fp && fputs(text, fp) >= 0 && fputc('\n', fp) != EOF;
-    if (fp && fclose(fp) != 0)
-        ok = 0;
+    sp_part_file pf;
+    if (sp_part_open(&pf, path, err, errlen) != 0) {
+        free(text);
+        return -1;
+    }
+    int ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
     free(text);
-    if (!ok || rename(part, path) != 0) {
-        remove(part);
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok) {
+        if (!ok)
+            snprintf(err, errlen, "error writing %s", path);
         return -1;
     }
     return 0;

@@ -10,13 +10,12 @@
  */
 #include "trace.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct sp_chrome_writer {
-    FILE *f;
-    char *path, *part;
+    sp_part_file pf;
+    FILE *f; /* = pf.f */
     const char *const *phases;
     uint64_t max_msgs, nmsgs, dropped;
     int first;
@@ -45,22 +44,15 @@ sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const
                                  uint64_t max_msgs, char *err, size_t errlen)
 {
     sp_chrome_writer *w = calloc(1, sizeof *w);
-    if (!w)
-        goto oom;
-    w->path = strdup(path);
-    size_t pl = strlen(path) + 6;
-    w->part = malloc(pl);
-    if (!w->path || !w->part)
-        goto oom;
-    snprintf(w->part, pl, "%s.part", path);
-    w->f = fopen(w->part, "w");
-    if (!w->f) {
-        snprintf(err, errlen, "cannot write %s: %s", w->part, strerror(errno));
-        free(w->path);
-        free(w->part);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (sp_part_open(&w->pf, path, err, errlen) != 0) {
         free(w);
         return NULL;
     }
+    w->f = w->pf.f;
     w->phases = phase_names;
     w->max_msgs = max_msgs;
     w->first = 1;
@@ -76,14 +68,6 @@ sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const
                 r, r);
     }
     return w;
-oom:
-    if (w) {
-        free(w->path);
-        free(w->part);
-        free(w);
-    }
-    snprintf(err, errlen, "out of memory");
-    return NULL;
 }
 
 void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e)
@@ -120,25 +104,10 @@ void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e)
 
 int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen)
 {
-    int rc = 0;
     fputs("\n]}\n", w->f);
     if (dropped)
         *dropped = w->dropped;
-    if (ferror(w->f) | (fclose(w->f) != 0)) {
-        snprintf(err, errlen, "error writing %s", w->part);
-        rc = -1;
-        ok = 0;
-    }
-    if (ok) {
-        if (rename(w->part, w->path) != 0) {
-            snprintf(err, errlen, "cannot rename %s: %s", w->part, strerror(errno));
-            rc = -1;
-        }
-    } else {
-        remove(w->part);
-    }
-    free(w->path);
-    free(w->part);
+    int rc = sp_part_close(&w->pf, ok, err, errlen);
     free(w);
     return rc;
 }

@@ -13,8 +13,7 @@
 #include <string.h>
 
 struct sp_csv_writer {
-    FILE *f;
-    char *path, *part;
+    sp_part_file pf;
     const char *const *phases;
     char buf[1 << 16];
     size_t len;
@@ -66,7 +65,7 @@ int sp_format_seconds(char *buf, double t)
 
 static void flush_buf(sp_csv_writer *w)
 {
-    if (w->len && fwrite(w->buf, 1, w->len, w->f) != w->len)
+    if (w->len && fwrite(w->buf, 1, w->len, w->pf.f) != w->len)
         w->failed = 1;
     w->len = 0;
 }
@@ -78,27 +77,12 @@ sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, cha
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    w->path = strdup(path);
-    size_t pl = strlen(path) + 6;
-    w->part = malloc(pl);
-    if (!w->path || !w->part) {
-        free(w->path);
-        free(w->part);
-        free(w);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    snprintf(w->part, pl, "%s.part", path);
-    w->f = fopen(w->part, "w");
-    if (!w->f) {
-        snprintf(err, errlen, "cannot write %s: %s", w->part, strerror(errno));
-        free(w->path);
-        free(w->part);
+    if (sp_part_open(&w->pf, path, err, errlen) != 0) {
         free(w);
         return NULL;
     }
     w->phases = phase_names;
-    fputs(SP_CSV_HEADER "\n", w->f);
+    fputs(SP_CSV_HEADER "\n", w->pf.f);
     return w;
 }
 
@@ -131,23 +115,13 @@ void sp_csv_write(sp_csv_writer *w, const sp_msg_event *e)
 
 int sp_csv_close(sp_csv_writer *w, int ok, char *err, size_t errlen)
 {
-    int rc = 0;
     flush_buf(w);
-    if (fclose(w->f) != 0 || w->failed) {
-        snprintf(err, errlen, "error writing %s", w->part);
+    int failed = w->failed;
+    int rc = sp_part_close(&w->pf, ok && !failed, err, errlen);
+    if (failed && ok) {
+        snprintf(err, errlen, "error writing messages.csv");
         rc = -1;
-        ok = 0;
     }
-    if (ok) {
-        if (rename(w->part, w->path) != 0) {
-            snprintf(err, errlen, "cannot rename %s: %s", w->part, strerror(errno));
-            rc = -1;
-        }
-    } else {
-        remove(w->part);
-    }
-    free(w->path);
-    free(w->part);
     free(w);
     return rc;
 }

@@ -28,6 +28,19 @@ typedef struct {
     double t0, t1;
 } sp_span_event;
 
+/* An output file written under a temporary name (path + ".part") and renamed
+ * into place only when the run succeeded. */
+typedef struct {
+    FILE *f;
+    char *path, *part;
+} sp_part_file;
+
+/* Opens path.part for writing; -1 with a message on failure. */
+int sp_part_open(sp_part_file *pf, const char *path, char *err, size_t errlen);
+/* Closes; renames into place if ok and nothing failed, else removes the
+ * temporary.  Returns 0, or -1 with a message. */
+int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen);
+
 /* ---- messages.csv ------------------------------------------------------ */
 typedef struct sp_csv_writer sp_csv_writer;
 
