@@ -17,11 +17,21 @@
 #include "../sim/shim.h"
 #include <stdint.h>
 
+/* Options of individual algorithms (flags of sparsim run). */
+typedef struct {
+    int gaussian_oktopk;  /* Gaussian-k adjustment: 0 the authors' loop, 1 the Ok-Topk authors' variant */
+    double dsa_dense_at;  /* TopkDSA: all-gather dense once the reduced non-zeros reach this fraction of n */
+    int bucket;           /* destination-rotation bucket size; 0 = min(4, P) */
+} sp_algo_opts;
+
+void sp_algo_opts_defaults(sp_algo_opts *o);
+
 typedef struct {
     uint64_t n; /* gradient length */
     uint64_t k; /* entries a top-k algorithm selects per rank */
     float *acc;
     float *result;
+    const sp_algo_opts *opts;
 } sp_algo_io;
 
 typedef struct sp_algorithm_s {
@@ -42,5 +52,8 @@ int sp_ring_allreduce(sp_ctx *c, sp_algo_io *io);
 int sp_recdoubling_allreduce(sp_ctx *c, sp_algo_io *io);
 int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io);
 int sp_topka(sp_ctx *c, sp_algo_io *io);
+int sp_gtopk(sp_ctx *c, sp_algo_io *io);
+int sp_gaussiank(sp_ctx *c, sp_algo_io *io);
+int sp_topkdsa(sp_ctx *c, sp_algo_io *io);
 
 #endif

@@ -30,7 +30,19 @@ static const sp_algorithm algorithms[] = {
     {"rabenseifner", "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
      sp_rabenseifner_allreduce, 0, 1, dense_extra},
     {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, 1, topka_extra},
+    {"gtopk", "gTop-k: tree reduction keeping the top k at each merge, then broadcast", sp_gtopk, 1, 1, no_extra},
+    {"gaussiank", "Gaussian-k: threshold from a normal fit, allgatherv of the selections", sp_gaussiank, 1, 0,
+     topka_extra},
+    {"topkdsa", "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
+     sp_topkdsa, 1, 0, dense_extra},
 };
+
+void sp_algo_opts_defaults(sp_algo_opts *o)
+{
+    o->gaussian_oktopk = 0;
+    o->dsa_dense_at = 1.0 / 3.0; /* Ok-Topk's TopkDSA code: dense once the total exceeds n/3 */
+    o->bucket = 0;
+}
 
 const sp_algorithm *sp_algorithm_find(const char *name)
 {

@@ -21,4 +21,22 @@ _Static_assert(sizeof(sp_pair) == 8, "sp_pair must be 8 bytes on the wire");
  * index order and returns their count, or 0 on allocation failure with k>0. */
 uint64_t sp_topk_exact(const float *x, uint64_t n, uint64_t k, sp_pair *out);
 
+/* Exact top-k of m pairs by |val| (same total order), written to out in the
+ * input's order (index order if the input is sorted by index).  out may
+ * alias in.  Returns min(k, m), or 0 on allocation failure. */
+uint64_t sp_topk_pairs(const sp_pair *in, uint64_t m, uint64_t k, sp_pair *out);
+
+/* Entries with |x| > thr in index order.  Writes at most `cap` pairs to out
+ * (out may be NULL to count only) and returns how many there are. */
+uint64_t sp_threshold_select(const float *x, uint64_t n, float thr, sp_pair *out, uint64_t cap);
+
+/* Gaussian-k's threshold estimate (Shi et al., arXiv 1911.08772): with mu and
+ * sigma the mean and standard deviation of x, thr = mu + |Phi^-1(rho / 2)| sigma,
+ * Phi^-1 the standard normal percent-point function (GSL). */
+double sp_gaussian_threshold(const float *x, uint64_t n, double density);
+
+/* Merges two index-sorted pair lists, adding values at equal indices; out
+ * holds up to na + nb pairs.  Returns the number written (index-sorted). */
+uint64_t sp_merge_add(const sp_pair *a, uint64_t na, const sp_pair *b, uint64_t nb, sp_pair *out);
+
 #endif

@@ -1,4 +1,6 @@
-/* topk_select.c - exact top-k selection in expected O(n).
+/* topk_select.c - selection kernels: exact top-k in expected O(n), threshold
+ * filtering, the Gaussian-k threshold estimate, and the merge of sparse
+ * vectors.
  *
  * Every entry gets a 64-bit key: the bits of |x| (for non-negative floats
  * the IEEE bit pattern orders like the value) above the complemented index,
@@ -8,6 +10,8 @@
  */
 #include "select.h"
 
+#include <gsl/gsl_cdf.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +64,135 @@ static uint64_t select_desc(uint64_t *keys, uint64_t n, uint64_t kth)
             return pivot;
     }
     return keys[lo];
+}
+
+static inline uint64_t key_of_pair(const sp_pair *p)
+{
+    uint32_t b;
+    memcpy(&b, &p->val, sizeof b);
+    b &= 0x7fffffffu;
+    return ((uint64_t)b << 32) | (uint64_t)(0xffffffffu - (uint32_t)p->idx);
+}
+
+uint64_t sp_topk_pairs(const sp_pair *in, uint64_t m, uint64_t k, sp_pair *out)
+{
+    if (k == 0 || m == 0)
+        return 0;
+    if (k >= m) {
+        if (out != in)
+            memmove(out, in, m * sizeof *out);
+        return m;
+    }
+    uint64_t *keys = malloc(m * sizeof *keys);
+    if (!keys)
+        return 0;
+    for (uint64_t i = 0; i < m; i++)
+        keys[i] = key_of_pair(&in[i]);
+    uint64_t cut = select_desc(keys, m, k - 1);
+    free(keys);
+    uint64_t w = 0;
+    for (uint64_t i = 0; i < m; i++)
+        if (key_of_pair(&in[i]) >= cut)
+            out[w++] = in[i];
+    return w;
+}
+
+/* Threshold filtering is a stream over n floats of which ~1% pass: test 16
+ * at a time with SIMD compares (GCC vector extensions, SSE2 on any x86-64)
+ * and look at single entries only in the rare blocks with a hit.  This keeps
+ * it near the memory-bandwidth floor (bench/selection.c). */
+typedef float sp_v4f __attribute__((vector_size(16)));
+typedef int32_t sp_v4i __attribute__((vector_size(16)));
+
+/* bit j set when |x[j]| > thr, for j < 16 */
+static inline uint32_t block_hits(const float *x, sp_v4f t)
+{
+    const sp_v4i absmask = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+    sp_v4i c[4], any = {0, 0, 0, 0};
+    for (int j = 0; j < 4; j++) {
+        sp_v4f v;
+        memcpy(&v, x + 4 * j, sizeof v);
+        c[j] = (sp_v4f)((sp_v4i)v & absmask) > t;
+        any |= c[j];
+    }
+    uint64_t w[2];
+    memcpy(w, &any, sizeof w);
+    if ((w[0] | w[1]) == 0)
+        return 0; /* the common case: no entry of the block passes */
+    uint32_t bits = 0;
+    for (int j = 0; j < 4; j++)
+        for (int l = 0; l < 4; l++)
+            bits |= (uint32_t)(c[j][l] & 1) << (4 * j + l);
+    return bits;
+}
+
+static inline uint64_t emit(const float *x, uint64_t j, sp_pair *out, uint64_t m, uint64_t cap)
+{
+    if (out && m < cap) {
+        out[m].idx = (int32_t)j;
+        out[m].val = x[j];
+    }
+    return m + 1;
+}
+
+uint64_t sp_threshold_select(const float *x, uint64_t n, float thr, sp_pair *out, uint64_t cap)
+{
+    uint64_t m = 0, i = 0;
+    sp_v4f t = {thr, thr, thr, thr};
+    for (; i + 16 <= n; i += 16)
+        for (uint32_t bits = block_hits(x + i, t); bits; bits &= bits - 1)
+            m = emit(x, i + (uint64_t)__builtin_ctz(bits), out, m, cap);
+    for (; i < n; i++)
+        if (fabsf(x[i]) > thr)
+            m = emit(x, i, out, m, cap);
+    return m;
+}
+
+double sp_gaussian_threshold(const float *x, uint64_t n, double density)
+{
+    if (n == 0)
+        return 0.0;
+    /* one pass, four independent accumulators, around a shift (the first
+     * value) so that the variance does not cancel catastrophically */
+    double shift = x[0], s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+    uint64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; j++) {
+            double d = (double)x[i + j] - shift;
+            s[j] += d;
+            q[j] += d * d;
+        }
+    for (; i < n; i++) {
+        double d = (double)x[i] - shift;
+        s[0] += d;
+        q[0] += d * d;
+    }
+    double sum = s[0] + s[1] + s[2] + s[3], sq = q[0] + q[1] + q[2] + q[3];
+    double mean_d = sum / (double)n;
+    double var = sq / (double)n - mean_d * mean_d;
+    double sigma = sqrt(var > 0 ? var : 0);
+    double z = gsl_cdf_ugaussian_Pinv(density / 2.0);
+    return shift + mean_d + fabs(z) * sigma;
+}
+
+uint64_t sp_merge_add(const sp_pair *a, uint64_t na, const sp_pair *b, uint64_t nb, sp_pair *out)
+{
+    uint64_t i = 0, j = 0, w = 0;
+    while (i < na && j < nb) {
+        if (a[i].idx < b[j].idx)
+            out[w++] = a[i++];
+        else if (b[j].idx < a[i].idx)
+            out[w++] = b[j++];
+        else {
+            out[w].idx = a[i].idx;
+            out[w++].val = a[i++].val + b[j++].val;
+        }
+    }
+    while (i < na)
+        out[w++] = a[i++];
+    while (j < nb)
+        out[w++] = b[j++];
+    return w;
 }
 
 uint64_t sp_topk_exact(const float *x, uint64_t n, uint64_t k, sp_pair *out)

@@ -50,11 +50,29 @@ int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b
         b->words = 2.0 * kd * (Pd - 1);
         b->formula = "2k(P-1)";
         b->source = "Li & Hoefler, PPoPP 2022, Table 1";
+    } else if (strcmp(algo, "gtopk") == 0) {
+        /* Shi et al., ICDCS 2019: reduction 2k log P words, plus the broadcast */
+        b->words = 4.0 * kd * ceil_log2(P);
+        b->formula = "4k ceil(log2 P)";
+        b->source = "Shi et al., ICDCS 2019; Li & Hoefler, PPoPP 2022, Table 1";
+    } else if (strcmp(algo, "gaussiank") == 0) {
+        /* an allgather of about k pairs per rank */
+        b->words = 2.0 * kd * (Pd - 1);
+        b->formula = "2k(P-1) (about: counts vary)";
+        b->source = "Li & Hoefler, PPoPP 2022, Table 1";
+    } else if (strcmp(algo, "topkdsa") == 0) {
+        /* Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1 */
+        b->words = (2.0 * kd + nd) * (Pd - 1) / Pd;
+        b->floor_words = 4.0 * kd * (Pd - 1) / Pd;
+        b->formula = "(2k+n)(P-1)/P, at least 4k(P-1)/P";
+        b->source = "Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1";
+    } else {
+        return -1;
+    }
+    if (strcmp(algo, "ring") && strcmp(algo, "recdoubling") && strcmp(algo, "rabenseifner")) {
         /* sparse lower bound, Li & Hoefler, PPoPP 2022, Theorem 3.1 */
         b->lower_words = 2.0 * kd * (Pd - 1) / Pd;
         b->lower_formula = "2k(P-1)/P";
-    } else {
-        return -1;
     }
     return 0;
 }
@@ -79,5 +97,11 @@ double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double a
     if (strcmp(algo, "topka") == 0)
         /* Bruck allgather: ceil(log2 P) rounds, (P-1) blocks of 8k bytes */
         return ceil_log2(P) * alpha + 8.0 * (double)k * (Pd - 1) * beta;
+    if (strcmp(algo, "gtopk") == 0)
+        /* ceil(log2 P) rounds of one 8k-byte message up the tree and down again */
+        return 2.0 * ceil_log2(P) * (alpha + 8.0 * (double)k * beta);
+    if (strcmp(algo, "gaussiank") == 0)
+        /* counts, then about k pairs per rank, both by Bruck's allgather */
+        return 2.0 * ceil_log2(P) * alpha + 8.0 * (Pd - 1) * beta + 8.0 * (double)k * (Pd - 1) * beta;
     return -1.0;
 }

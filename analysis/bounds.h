@@ -13,6 +13,7 @@ typedef struct {
     double words;        /* the algorithm's own closed-form volume per rank */
     const char *formula; /* as printed, e.g. "2n(P-1)/P" */
     const char *source;  /* citation */
+    double floor_words;  /* the algorithm's own best case, where it has one (TopkDSA), else 0 */
     double lower_words;  /* lower bound for its class (dense or sparse) */
     const char *lower_formula;
 } sp_bound;

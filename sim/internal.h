@@ -30,6 +30,7 @@ typedef struct sp_runstate {
     const sp_device *dev;
     sp_csv_writer *csv;
     sp_chrome_writer *chrome;
+    sp_algo_opts opts;
     const float *grad_file_data; /* I x P x n from --grad-file, or NULL */
     int grad_file_iters;
     int failed;
@@ -51,6 +52,8 @@ struct sp_ctx {
     uint64_t ph_sent[SP_MAX_PHASES]; /* current iteration, by phase */
     uint64_t ph_recv[SP_MAX_PHASES];
     uint64_t it_msgs, it_bytes;      /* current iteration, sent by this rank */
+    double stat_val[SP_MAX_STATS];   /* current iteration, sp_stat */
+    unsigned char stat_set[SP_MAX_STATS];
 };
 
 /* Interns a phase name; returns its id (creates it on first use). */

@@ -36,6 +36,12 @@ void sp_plan_defaults(sp_plan *p)
     p->write_csv = 1;
     p->write_trace = 1;
     p->trace_msgs = 200000;
+    p->warmup = 0;
+    sp_algo_opts_defaults(&p->opts);
+    p->grad_layers = 16;
+    p->grad_spread = 10.0;
+    p->grad_shared = 0.5;
+    p->grad_persistence = 0.5;
 }
 
 uint64_t sp_plan_k(const sp_plan *p)
@@ -51,7 +57,8 @@ void sp_plan_print_help(const char *prog)
            "the other) and writes what every message did.\n"
            "\n"
            "options (a JSON --config file takes the same names as keys; flags override it):\n"
-           "  --algo NAME       algorithm: ring, recdoubling, rabenseifner, topka; a comma\n"
+           "  --algo NAME       algorithm: ring, recdoubling, rabenseifner, topka, gtopk,\n"
+           "                    gaussiank, topkdsa; a comma\n"
            "                    list; or 'all' for every one (default: all)\n"
            "  --ranks P         number of ranks, 1..%d (default: 64)\n"
            "  --platform NAME   1gbe (1 Gbps Ethernet crossbar), daint (Cray Aries\n"
@@ -75,6 +82,23 @@ void sp_plan_print_help(const char *prog)
            "  --payload MODE    exact (real values travel; results checked), size (only\n"
            "                    sizes travel, for scale), auto (exact when it fits in\n"
            "                    memory) (default: auto)\n"
+           "  --warmup W        run the first W iterations as dense ring allreduce\n"
+           "                    (as the reference codes warm up) (default: 0)\n"
+           "  --gaussian-variant authors|oktopk\n"
+           "                    Gaussian-k threshold adjustment: the Gaussian-k authors'\n"
+           "                    loop (x0.5 / x1.5, 3 passes, band [2k/3, 4k/3]) or the\n"
+           "                    Ok-Topk authors' (x/÷1.02, 20 passes, band [3k/4, 5k/4])\n"
+           "                    (default: authors)\n"
+           "  --dsa-dense-at F  TopkDSA all-gathers densely once the reduced non-zeros\n"
+           "                    reach F x n (default: 1/3, as in Ok-Topk's TopkDSA code)\n"
+           "  --bucket B        steps per bucket of destination-rotation exchanges\n"
+           "                    (default: 0 = min(4, P))\n"
+           "  synthetic gradients (sim/workload.c documents the model):\n"
+           "  --grad-layers L   contiguous layers with their own scale (default: 16)\n"
+           "  --grad-spread S   layer scales log-uniform in [1/S, S] (default: 10)\n"
+           "  --grad-shared F   variance fraction shared by all ranks (default: 0.5)\n"
+           "  --grad-persistence F\n"
+           "                    variance fraction repeated across iterations (default: 0.5)\n"
            "  --no-csv          do not write messages.csv\n"
            "  --no-trace        do not write trace.json\n"
            "  --trace-msgs N    at most N message events in trace.json (default: 200000)\n"
@@ -227,6 +251,68 @@ static int set_option(sp_plan *p, const char *name, const char *v, char *err, si
             return -1;
         }
         p->trace_msgs = u;
+        return 0;
+    }
+    if (strcmp(name, "warmup") == 0) {
+        if (parse_u64(v, &u, 0) != 0 || u > 1000000) {
+            snprintf(err, errlen, "--warmup must be a non-negative integer, got '%s'", v);
+            return -1;
+        }
+        p->warmup = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "gaussian-variant") == 0) {
+        if (strcmp(v, "authors") == 0)
+            p->opts.gaussian_oktopk = 0;
+        else if (strcmp(v, "oktopk") == 0)
+            p->opts.gaussian_oktopk = 1;
+        else {
+            snprintf(err, errlen, "--gaussian-variant must be authors or oktopk, got '%s'", v);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "dsa-dense-at") == 0) {
+        if (parse_double(v, &d) != 0 || !(d > 0.0 && d <= 1.0)) {
+            snprintf(err, errlen, "--dsa-dense-at must be a fraction in (0, 1], got '%s'", v);
+            return -1;
+        }
+        p->opts.dsa_dense_at = d;
+        return 0;
+    }
+    if (strcmp(name, "bucket") == 0) {
+        if (parse_u64(v, &u, 0) != 0 || u > 1000000) {
+            snprintf(err, errlen, "--bucket must be a non-negative integer (0: min(4, P)), got '%s'", v);
+            return -1;
+        }
+        p->opts.bucket = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "grad-layers") == 0) {
+        if (parse_u64(v, &u, 0) != 0 || u < 1 || u > 256) {
+            snprintf(err, errlen, "--grad-layers must be an integer in 1..256, got '%s'", v);
+            return -1;
+        }
+        p->grad_layers = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "grad-spread") == 0) {
+        if (parse_double(v, &d) != 0 || d < 1.0) {
+            snprintf(err, errlen, "--grad-spread must be a number >= 1, got '%s'", v);
+            return -1;
+        }
+        p->grad_spread = d;
+        return 0;
+    }
+    if (strcmp(name, "grad-shared") == 0 || strcmp(name, "grad-persistence") == 0) {
+        if (parse_double(v, &d) != 0 || d < 0.0 || d > 1.0) {
+            snprintf(err, errlen, "--%s must be a number in [0, 1], got '%s'", name, v);
+            return -1;
+        }
+        if (name[5] == 's')
+            p->grad_shared = d;
+        else
+            p->grad_persistence = d;
         return 0;
     }
     snprintf(err, errlen, "unknown option '--%s' (see --help)", name);

@@ -7,6 +7,7 @@
 #ifndef SPARSIM_PLAN_H
 #define SPARSIM_PLAN_H
 
+#include "../algorithms/algorithm.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,11 @@ typedef struct {
     int write_trace;        /* trace.json */
     uint64_t trace_msgs;    /* cap on message events in trace.json */
     int quiet;              /* no human summary on stdout */
+    int warmup;             /* first iterations run as dense ring allreduce */
+    sp_algo_opts opts;
+    /* synthetic gradient generator (sim/workload.c says what each controls) */
+    int grad_layers;
+    double grad_spread, grad_shared, grad_persistence;
     /* set by sp_plan_parse when the user gave them explicitly */
     int n_given, iters_given, ranks_given;
 } sp_plan;

@@ -73,6 +73,18 @@ static void fold_iteration(sp_ctx *c, double t0, double t1)
     }
     st->msgs += c->it_msgs;
     st->bytes += c->it_bytes;
+    for (int i = 0; i < rep->nstats; i++) {
+        if (!c->stat_set[i])
+            continue;
+        double v = c->stat_val[i];
+        if (st->stat_count[i] == 0 || v < st->stat_min[i])
+            st->stat_min[i] = v;
+        if (st->stat_count[i] == 0 || v > st->stat_max[i])
+            st->stat_max[i] = v;
+        st->stat_sum[i] += v;
+        st->stat_count[i]++;
+        rep->stat_last[(size_t)i * (size_t)rep->nranks + (size_t)c->rank] = v;
+    }
     rep->rank_sent[c->rank] += sent;
     rep->rank_recv[c->rank] += recv;
     rep->total_msgs += c->it_msgs;
@@ -118,6 +130,7 @@ void sp_rank_main(sp_ctx *c)
         memset(c->phase_time, 0, sizeof c->phase_time);
         memset(c->ph_sent, 0, sizeof c->ph_sent);
         memset(c->ph_recv, 0, sizeof c->ph_recv);
+        memset(c->stat_set, 0, sizeof c->stat_set);
         c->it_msgs = c->it_bytes = 0;
         c->iter = it;
         c->phase = other;
@@ -125,15 +138,25 @@ void sp_rank_main(sp_ctx *c)
         c->phase_t0 = t0;
         if (acc)
             add_gradient(c, acc);
-        sp_algo_io io = {n, rep->k, acc, result};
-        int rc = g_algo->run(c, &io);
+        sp_algo_io io = {n, rep->k, acc, result, &rs->opts};
+        /* dense warm-up, as the reference codes do before sparsifying */
+        int warm = it < p->warmup;
+        int rc = warm ? sp_ring_allreduce(c, &io) : g_algo->run(c, &io);
         if (rc != SP_OK) {
-            sp_fail(rs, "%s failed on rank %d in iteration %d (error %d)", g_algo->name, c->rank, it, rc);
+            sp_fail(rs, "%s failed on rank %d in iteration %d (error %d)", warm ? "ring (warm-up)" : g_algo->name,
+                    c->rank, it, rc);
             break;
         }
         sp_phase_close(c);
         fold_iteration(c, t0, c->be->now(c));
+        rep->iters[it].dense_warmup = warm;
+        if (result && c->rank == 0 && rep->result_sum)
+            for (uint64_t i = 0; i < n; i++)
+                rep->result_sum[i] += result[i];
     }
+    if (acc && rep->residual_sum && !rs->failed)
+        for (uint64_t i = 0; i < n; i++)
+            rep->residual_sum[i] += acc[i];
     if (!rs->failed && result) {
         if (!rep->result) {
             rep->result = malloc(n * sizeof *rep->result);
@@ -157,6 +180,9 @@ void sp_report_free(sp_report *rep)
     free(rep->rank_sent);
     free(rep->rank_recv);
     free(rep->result);
+    free(rep->result_sum);
+    free(rep->residual_sum);
+    free(rep->stat_last);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -184,12 +210,16 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     plan = *plan_in;
     memset(rep, 0, sizeof *rep);
     g_algo = algo;
-    sp_synth_defaults(&g_synth);
+    g_synth.layers = plan.grad_layers;
+    g_synth.scale_spread = plan.grad_spread;
+    g_synth.shared = plan.grad_shared;
+    g_synth.persistence = plan.grad_persistence;
     sp_runstate rs;
     memset(&rs, 0, sizeof rs);
     rs.plan = &plan;
     rs.rep = rep;
     rs.dev = sp_device_find(plan.device);
+    rs.opts = plan.opts;
     sp_npy grads = {0};
     if (plan.grad_file[0]) {
         if (sp_npy_read(plan.grad_file, &grads, err, errlen) != 0)
@@ -256,8 +286,12 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     else
         exact = need <= EXACT_MEMORY_BUDGET || plan.grad_file[0] || plan.dump_result[0];
     if (!exact && !g_algo->size_only_ok) {
-        snprintf(err, errlen, "%s needs exact payloads, which need %.1f GiB here; lower --ranks or --n",
-                 g_algo->name, need / (1024.0 * 1024 * 1024));
+        if (plan.payload == SP_PAYLOAD_SIZE)
+            snprintf(err, errlen, "%s needs exact payloads (its message sizes depend on the data); drop --payload size",
+                     g_algo->name);
+        else
+            snprintf(err, errlen, "%s needs exact payloads, which need %.1f GiB here; lower --ranks or --n",
+                     g_algo->name, need / (1024.0 * 1024 * 1024));
         sp_npy_free(&grads);
         return 2;
     }
@@ -269,7 +303,12 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     rep->iters = calloc((size_t)plan.iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
     rep->rank_recv = calloc((size_t)P, sizeof *rep->rank_recv);
-    if (!rep->iters || !rep->rank_sent || !rep->rank_recv) {
+    rep->stat_last = calloc((size_t)P * SP_MAX_STATS, sizeof *rep->stat_last);
+    if (exact) {
+        rep->result_sum = calloc(plan.n, sizeof *rep->result_sum);
+        rep->residual_sum = calloc(plan.n, sizeof *rep->residual_sum);
+    }
+    if (!rep->iters || !rep->rank_sent || !rep->rank_recv || !rep->stat_last || (exact && (!rep->result_sum || !rep->residual_sum))) {
         snprintf(err, errlen, "out of memory");
         sp_npy_free(&grads);
         return 1;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define SP_MAX_PHASES 16
+#define SP_MAX_STATS 16
 
 /* Per-iteration figures, reduced over ranks. */
 typedef struct {
@@ -21,6 +22,9 @@ typedef struct {
     uint64_t phase_recv_max[SP_MAX_PHASES];
     uint64_t msgs;                         /* messages in this iteration */
     uint64_t bytes;                        /* bytes in this iteration, all ranks */
+    double stat_min[SP_MAX_STATS], stat_max[SP_MAX_STATS], stat_sum[SP_MAX_STATS];
+    int stat_count[SP_MAX_STATS];          /* ranks that recorded it */
+    int dense_warmup;                      /* this iteration ran the dense warm-up */
 } sp_iter_stats;
 
 typedef struct {
@@ -29,10 +33,15 @@ typedef struct {
     int exact;                    /* payloads carried real data */
     const char *phase_names[SP_MAX_PHASES];
     int nphases;
+    const char *stat_names[SP_MAX_STATS];
+    int nstats;
     sp_iter_stats *iters;         /* niters */
     uint64_t *rank_sent, *rank_recv; /* per rank, whole run (bytes) */
     uint64_t total_msgs, total_bytes;
     float *result;                /* exact mode: global result of the last iteration (n) */
+    double *result_sum;           /* exact mode: sum over iterations of the global result (n) */
+    double *residual_sum;         /* exact mode: sum over ranks of the final residual (n) */
+    double *stat_last;            /* [stat * nranks + rank]: value in the last iteration that set it */
     double wall_seconds;
     uint64_t trace_dropped;
     /* platform facts for the alpha-beta prediction */

@@ -104,6 +104,25 @@ void sp_deliver(sp_ctx *c, const sp_msg_event *e)
         sp_chrome_msg(c->run->chrome, e);
 }
 
+void sp_stat(sp_ctx *c, const char *name, double value)
+{
+    sp_report *rep = c->run->rep;
+    int id = -1;
+    for (int i = 0; i < rep->nstats; i++)
+        if (rep->stat_names[i] == name || strcmp(rep->stat_names[i], name) == 0) {
+            id = i;
+            break;
+        }
+    if (id < 0) {
+        if (rep->nstats == SP_MAX_STATS)
+            return; /* silently capped: statistics are reports, not results */
+        id = rep->nstats++;
+        rep->stat_names[id] = name;
+    }
+    c->stat_val[id] = value;
+    c->stat_set[id] = 1;
+}
+
 void sp_fail(sp_runstate *rs, const char *fmt, ...)
 {
     if (rs->failed)

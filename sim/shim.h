@@ -65,4 +65,11 @@ double sp_now(const sp_ctx *c);
  * for the whole run (a literal).  Messages carry the sender's phase. */
 void sp_phase(sp_ctx *c, const char *name);
 
+/* Records a figure of this rank in this iteration (a selected count, a
+ * threshold, rounds of an adjustment loop, ...).  The run reports, per
+ * iteration and name, its minimum, mean and maximum over the ranks that
+ * recorded it.  `name` must be a literal.  A second call with the same name
+ * in one iteration replaces the value. */
+void sp_stat(sp_ctx *c, const char *name, double value);
+
 #endif

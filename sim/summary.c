@@ -86,6 +86,14 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
     cJSON_AddNumberToObject(cfg, "seed", (double)p->seed);
     cJSON_AddStringToObject(cfg, "grad-file", p->grad_file);
     cJSON_AddStringToObject(cfg, "payload", rep->exact ? "exact" : "size");
+    cJSON_AddNumberToObject(cfg, "warmup", p->warmup);
+    cJSON_AddStringToObject(cfg, "gaussian-variant", p->opts.gaussian_oktopk ? "oktopk" : "authors");
+    cJSON_AddNumberToObject(cfg, "dsa-dense-at", p->opts.dsa_dense_at);
+    cJSON_AddNumberToObject(cfg, "bucket", p->opts.bucket);
+    cJSON_AddNumberToObject(cfg, "grad-layers", p->grad_layers);
+    cJSON_AddNumberToObject(cfg, "grad-spread", p->grad_spread);
+    cJSON_AddNumberToObject(cfg, "grad-shared", p->grad_shared);
+    cJSON_AddNumberToObject(cfg, "grad-persistence", p->grad_persistence);
     cJSON_AddStringToObject(root, "backend", "simgrid");
     cJSON_AddNumberToObject(root, "k", (double)rep->k);
     cJSON *plat = cJSON_AddObjectToObject(root, "platform");
@@ -108,6 +116,19 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
         cJSON_AddNumberToObject(o, "volume_bytes", (double)iter_volume(rep, it));
         cJSON_AddNumberToObject(o, "messages", (double)st->msgs);
         cJSON_AddNumberToObject(o, "bytes", (double)st->bytes);
+        if (st->dense_warmup)
+            cJSON_AddBoolToObject(o, "dense_warmup", 1);
+        if (rep->nstats) {
+            cJSON *so = cJSON_AddObjectToObject(o, "stats");
+            for (int i = 0; i < rep->nstats; i++) {
+                if (!st->stat_count[i])
+                    continue;
+                cJSON *x = cJSON_AddObjectToObject(so, rep->stat_names[i]);
+                cJSON_AddNumberToObject(x, "min", st->stat_min[i]);
+                cJSON_AddNumberToObject(x, "mean", st->stat_sum[i] / st->stat_count[i]);
+                cJSON_AddNumberToObject(x, "max", st->stat_max[i]);
+            }
+        }
         cJSON *po = cJSON_AddObjectToObject(o, "phases");
         for (int ph = 0; ph < rep->nphases; ph++) {
             if (!phase_used(rep, ph))
@@ -139,6 +160,8 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
         cJSON_AddNumberToObject(bo, "words", b.words);
         cJSON_AddNumberToObject(bo, "bytes", 4.0 * b.words);
         cJSON_AddNumberToObject(bo, "ratio", b.words > 0 ? (double)f.vol_max / (4.0 * b.words) : 0);
+        if (b.floor_words > 0)
+            cJSON_AddNumberToObject(bo, "floor_words", b.floor_words);
         cJSON_AddStringToObject(bo, "lower_formula", b.lower_formula);
         cJSON_AddNumberToObject(bo, "lower_words", b.lower_words);
         cJSON_AddNumberToObject(bo, "lower_bytes", 4.0 * b.lower_words);

@@ -270,6 +270,11 @@ ParameterizedTestParameters(bad_input, one_clear_line)
         {"npy garbage", {"--grad-file", "@garbage.npy", "--ranks", "4"}, "not a NumPy"},
         {"npy missing", {"--grad-file", "/nonexistent/g.npy"}, "cannot read"},
         {"daint too large", {"--platform", "daint", "--ranks", "7000", "--payload", "size"}, "at most 6144"},
+        {"gaussian variant", {"--gaussian-variant", "fast"}, "--gaussian-variant"},
+        {"dsa dense point", {"--dsa-dense-at", "0"}, "--dsa-dense-at"},
+        {"grad shared", {"--grad-shared", "2"}, "--grad-shared"},
+        {"warmup negative", {"--warmup", "-1"}, "--warmup"},
+        {"size-only sparse", {"--algo", "gaussiank", "--payload", "size"}, "needs exact payloads"},
     };
     return cr_make_param_array(bad_case, cases, sizeof cases / sizeof cases[0]);
 }

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,12 @@ struct combo {
 
 /* reference top-k: sort all indices by |value| descending, index ascending */
 static const float *g_sort_vals;
+static int by_index(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    return i < j ? -1 : (i > j);
+}
+
 static int by_mag(const void *a, const void *b)
 {
     int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
@@ -31,31 +38,123 @@ static int by_mag(const void *a, const void *b)
     return i < j ? -1 : (i > j);
 }
 
+/* indices of the exact top-k of a[0..n), sorted by index */
+static void topk_indices(const float *a, uint64_t n, uint64_t k, int32_t *order)
+{
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = (int32_t)i;
+    g_sort_vals = a;
+    qsort(order, n, sizeof *order, by_mag);
+    qsort(order, k, sizeof *order, by_index);
+}
+
+/* the Gaussian-k threshold and the authors' adjustment, the plain way */
+static float gaussian_thr(const float *a, uint64_t n, uint64_t k)
+{
+    double mu = 0, ss = 0;
+    for (uint64_t i = 0; i < n; i++)
+        mu += a[i];
+    mu /= (double)n;
+    for (uint64_t i = 0; i < n; i++)
+        ss += (a[i] - mu) * (a[i] - mu);
+    float thr = (float)(mu + fabs(gsl_cdf_ugaussian_Pinv((double)k / (double)n / 2.0)) * sqrt(ss / (double)n));
+    for (int pass = 0; pass < 3; pass++) {
+        uint64_t m = 0;
+        for (uint64_t i = 0; i < n; i++)
+            m += fabsf(a[i]) > thr;
+        if (pass == 2 || (3 * m >= 2 * k && 3 * m <= 4 * k))
+            break;
+        thr = 3 * m < 2 * k ? thr * 0.5f : thr * 1.5f;
+    }
+    return thr;
+}
+
+/* The expected global result of the last iteration, with each algorithm's
+ * residual rule applied in between. */
 static void reference(const struct combo *c, const sp_plan *p, uint64_t k, double *ref, double *scale)
 {
     uint64_t n = p->n;
+    int P = c->P;
     sp_synth_params sp;
     sp_synth_defaults(&sp);
-    int dense = strcmp(c->algo, "topka") != 0;
-    float *acc = calloc(n * (size_t)c->P, sizeof *acc); /* per-rank residual + gradient */
+    int dense = !strcmp(c->algo, "ring") || !strcmp(c->algo, "recdoubling") || !strcmp(c->algo, "rabenseifner");
+    float *acc = calloc(n * (size_t)P, sizeof *acc); /* per-rank residual + gradient */
     int32_t *order = malloc(n * sizeof *order);
+    int32_t *sel = malloc((size_t)P * k * sizeof *sel); /* gtopk: each rank's local top-k */
+    double *part = calloc(n * (size_t)P, sizeof *part); /* gtopk: partial sums held by tree nodes */
+    unsigned char *has = calloc(n * (size_t)P, 1);
     for (int it = 0; it < c->iters; it++) {
         memset(ref, 0, n * sizeof *ref);
         memset(scale, 0, n * sizeof *scale);
-        for (int r = 0; r < c->P; r++) {
+        for (int r = 0; r < P; r++)
+            sp_synth_add(&sp, p->seed, r, it, n, acc + (size_t)r * n);
+        if (!strcmp(c->algo, "gtopk")) {
+            memset(part, 0, n * (size_t)P * sizeof *part);
+            memset(has, 0, n * (size_t)P);
+            for (int r = 0; r < P; r++) {
+                float *a = acc + (size_t)r * n;
+                topk_indices(a, n, k, order);
+                memcpy(sel + (size_t)r * k, order, k * sizeof *order);
+                for (uint64_t j = 0; j < k; j++) {
+                    part[(size_t)r * n + sel[(size_t)r * k + j]] = a[sel[(size_t)r * k + j]];
+                    has[(size_t)r * n + sel[(size_t)r * k + j]] = 1;
+                }
+            }
+            /* the tree: the union of two nodes' entries, summed, cut to the top k */
+            float *tmp = malloc(n * sizeof *tmp);
+            for (int step = 1; step < P; step <<= 1)
+                for (int r = 0; r + step < P; r += 2 * step) {
+                    double *x = part + (size_t)r * n, *y = part + (size_t)(r + step) * n;
+                    unsigned char *hx = has + (size_t)r * n, *hy = has + (size_t)(r + step) * n;
+                    for (uint64_t i = 0; i < n; i++) {
+                        x[i] = (float)((float)x[i] + (float)y[i]);
+                        hx[i] |= hy[i];
+                        tmp[i] = hx[i] ? (float)x[i] : 0.0f;
+                    }
+                    /* keep the k largest among the union; entries outside it never win
+                     * since union >= k and ties go to the smaller index */
+                    for (uint64_t i = 0; i < n; i++)
+                        order[i] = (int32_t)i;
+                    g_sort_vals = tmp;
+                    qsort(order, n, sizeof *order, by_mag);
+                    memset(hx, 0, n);
+                    for (uint64_t j = 0; j < k; j++)
+                        hx[order[j]] = 1;
+                    for (uint64_t i = 0; i < n; i++)
+                        if (!hx[i])
+                            x[i] = 0;
+                }
+            free(tmp);
+            for (uint64_t i = 0; i < n; i++)
+                if (has[i]) {
+                    ref[i] = part[i];
+                    for (int r = 0; r < P; r++)
+                        scale[i] += fabs(acc[(size_t)r * n + i]);
+                }
+            for (int r = 0; r < P; r++)
+                for (uint64_t j = 0; j < k; j++)
+                    if (has[sel[(size_t)r * k + j]])
+                        acc[(size_t)r * n + sel[(size_t)r * k + j]] = 0;
+            continue;
+        }
+        for (int r = 0; r < P; r++) {
             float *a = acc + (size_t)r * n;
-            sp_synth_add(&sp, p->seed, r, it, n, a);
             if (dense) {
                 for (uint64_t i = 0; i < n; i++) {
                     ref[i] += a[i];
                     scale[i] += fabs(a[i]);
                     a[i] = 0;
                 }
-            } else {
+            } else if (!strcmp(c->algo, "gaussiank")) {
+                float thr = gaussian_thr(a, n, k);
                 for (uint64_t i = 0; i < n; i++)
-                    order[i] = (int32_t)i;
-                g_sort_vals = a;
-                qsort(order, n, sizeof *order, by_mag);
+                    if (fabsf(a[i]) > thr) {
+                        ref[i] += a[i];
+                        scale[i] += fabs(a[i]);
+                        a[i] = 0;
+                    }
+            } else { /* topka, topkdsa: the sum of the local exact top-k */
+                topk_indices(a, n, k, order);
                 for (uint64_t j = 0; j < k; j++) {
                     ref[order[j]] += a[order[j]];
                     scale[order[j]] += fabs(a[order[j]]);
@@ -66,6 +165,9 @@ static void reference(const struct combo *c, const sp_plan *p, uint64_t k, doubl
     }
     free(acc);
     free(order);
+    free(sel);
+    free(part);
+    free(has);
 }
 
 ParameterizedTestParameters(results, equal_reference)
@@ -76,6 +178,11 @@ ParameterizedTestParameters(results, equal_reference)
         {"recdoubling", 8, 2},  {"recdoubling", 13, 2}, {"rabenseifner", 1, 2}, {"rabenseifner", 2, 2},
         {"rabenseifner", 5, 2}, {"rabenseifner", 8, 2}, {"rabenseifner", 13, 2}, {"topka", 1, 3},
         {"topka", 2, 3},        {"topka", 5, 3},        {"topka", 8, 3},        {"topka", 13, 3},
+        {"gtopk", 1, 3},        {"gtopk", 2, 3},        {"gtopk", 3, 3},        {"gtopk", 5, 3},
+        {"gtopk", 8, 3},        {"gtopk", 13, 3},       {"gaussiank", 1, 3},    {"gaussiank", 2, 3},
+        {"gaussiank", 3, 3},    {"gaussiank", 5, 3},    {"gaussiank", 8, 3},    {"gaussiank", 13, 3},
+        {"topkdsa", 1, 3},      {"topkdsa", 2, 3},      {"topkdsa", 3, 3},      {"topkdsa", 5, 3},
+        {"topkdsa", 8, 3},      {"topkdsa", 13, 3},     {"topka", 3, 3},
     };
     return cr_make_param_array(struct combo, params, sizeof params / sizeof params[0]);
 }
@@ -110,5 +217,112 @@ ParameterizedTest(struct combo *c, results, equal_reference)
     cr_assert_gt(nonzero, 0, "the result is all zeros");
     free(ref);
     free(scale);
+    sp_report_free(&rep);
+}
+
+/* ---- error feedback: nothing is lost or created -------------------------- */
+
+struct mass_case {
+    char algo[16];
+    int P, iters, warmup;
+};
+
+ParameterizedTestParameters(results, residual_preserves_mass)
+{
+    static struct mass_case params[] = {
+        {"ring", 5, 3, 0},      {"topka", 5, 4, 0},     {"gtopk", 2, 4, 0},     {"gaussiank", 5, 4, 0},
+        {"topkdsa", 7, 4, 0},   {"topka", 4, 4, 2},     {"gtopk", 2, 5, 2},
+    };
+    return cr_make_param_array(struct mass_case, params, sizeof params / sizeof params[0]);
+}
+
+/* sum over iterations and ranks of the gradients = sum of the global results
+ * + sum over ranks of the final residuals.
+ * gTop-k only for P = 2: its published rule (a local entry is consumed when
+ * its index is in the global top-k) loses the contribution of a rank whose
+ * entry was cut at one merge while the same index survived through another
+ * subtree; that needs two subtrees, so P >= 3 (see gtopk_rule_loses_mass). */
+ParameterizedTest(struct mass_case *c, results, residual_preserves_mass)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.algo, sizeof p.algo, "%s", c->algo);
+    p.ranks = c->P;
+    p.n = 2000;
+    p.density = 0.02;
+    p.iters = c->iters;
+    p.warmup = c->warmup;
+    p.out[0] = '\0';
+    p.payload = SP_PAYLOAD_EXACT;
+    sp_report rep;
+    char err[512] = "";
+    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
+    sp_synth_params sp;
+    sp_synth_defaults(&sp);
+    float *g = calloc(p.n, sizeof *g);
+    double *want = calloc(p.n, sizeof *want), *mag = calloc(p.n, sizeof *mag);
+    for (int it = 0; it < c->iters; it++)
+        for (int r = 0; r < c->P; r++) {
+            memset(g, 0, p.n * sizeof *g);
+            sp_synth_add(&sp, p.seed, r, it, p.n, g);
+            for (uint64_t i = 0; i < p.n; i++) {
+                want[i] += g[i];
+                mag[i] += fabs(g[i]);
+            }
+        }
+    double delivered = 0;
+    for (uint64_t i = 0; i < p.n; i++) {
+        double got = rep.result_sum[i] + rep.residual_sum[i];
+        cr_assert(fabs(got - want[i]) <= 1e-4 * mag[i] + 1e-6, "%s: entry %llu: results + residuals = %.9g, gradients %.9g",
+                  c->algo, (unsigned long long)i, got, want[i]);
+        delivered += fabs(rep.result_sum[i]);
+    }
+    cr_assert_gt(delivered, 0);
+    for (int it = 0; it < c->iters; it++)
+        cr_assert_eq(rep.iters[it].dense_warmup, it < c->warmup);
+    free(g);
+    free(want);
+    free(mag);
+    sp_report_free(&rep);
+}
+
+/* gTop-k's residual rule, as published, is not mass-preserving at P >= 3:
+ * check that this simulator reproduces that (the loss is real, not a bug of
+ * ours) and that what is lost never exceeds what the ranks consumed. */
+Test(results, gtopk_rule_loses_mass)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.algo, sizeof p.algo, "gtopk");
+    p.ranks = 8;
+    p.n = 2000;
+    p.density = 0.02;
+    p.iters = 3;
+    p.out[0] = '\0';
+    p.payload = SP_PAYLOAD_EXACT;
+    sp_report rep;
+    char err[512] = "";
+    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
+    sp_synth_params sp;
+    sp_synth_defaults(&sp);
+    float *g = calloc(p.n, sizeof *g);
+    double *want = calloc(p.n, sizeof *want);
+    for (int it = 0; it < p.iters; it++)
+        for (int r = 0; r < p.ranks; r++) {
+            memset(g, 0, p.n * sizeof *g);
+            sp_synth_add(&sp, p.seed, r, it, p.n, g);
+            for (uint64_t i = 0; i < p.n; i++)
+                want[i] += g[i];
+        }
+    int leaks = 0;
+    for (uint64_t i = 0; i < p.n; i++) {
+        double got = rep.result_sum[i] + rep.residual_sum[i];
+        if (fabs(got - want[i]) > 1e-4 * (fabs(want[i]) + 1))
+            leaks++;
+    }
+    cr_assert_gt(leaks, 0, "expected the published rule to lose some contributions at P = 8");
+    cr_assert_lt(leaks, (int)(p.iters * 0.02 * p.n), "more entries lost than selected");
+    free(g);
+    free(want);
     sp_report_free(&rep);
 }

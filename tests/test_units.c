@@ -169,3 +169,64 @@ Test(device, none_is_free_and_fit_is_used)
     cr_assert(t > 0.07 && t < 0.08);
     cr_assert_null(sp_device_find("tpu"));
 }
+
+Test(select, threshold_matches_a_plain_loop)
+{
+    unsigned seed = 99;
+    for (int trial = 0; trial < 100; trial++) {
+        uint64_t n = (uint64_t)(rand_r(&seed) % 700); /* tails of every length */
+        float *x = malloc((n + 1) * sizeof *x);
+        for (uint64_t i = 0; i < n; i++)
+            x[i] = ((float)(rand_r(&seed) % 2001) - 1000.0f) / 100.0f;
+        float thr = (float)(rand_r(&seed) % 1000) / 100.0f;
+        uint64_t want = 0;
+        for (uint64_t i = 0; i < n; i++)
+            want += fabsf(x[i]) > thr;
+        sp_pair *out = malloc((want + 1) * sizeof *out);
+        cr_assert_eq(sp_threshold_select(x, n, thr, NULL, 0), want);
+        cr_assert_eq(sp_threshold_select(x, n, thr, out, want), want);
+        uint64_t m = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (fabsf(x[i]) > thr) {
+                cr_assert_eq(out[m].idx, (int32_t)i);
+                cr_assert_eq(out[m].val, x[i]);
+                m++;
+            }
+        /* a short buffer is filled, the count is still the full one */
+        if (want > 1)
+            cr_assert_eq(sp_threshold_select(x, n, thr, out, want / 2), want);
+        free(x);
+        free(out);
+    }
+}
+
+Test(select, gaussian_threshold_formula)
+{
+    /* +-1 alternating: mean 0, deviation 1; rho = 0.05: |Phi^-1(0.025)| = 1.959964 */
+    float x[1000];
+    for (int i = 0; i < 1000; i++)
+        x[i] = i % 2 ? 1.0f : -1.0f;
+    cr_assert(fabs(sp_gaussian_threshold(x, 1000, 0.05) - 1.959964) < 1e-5);
+    /* shifted by 1000: the mean moves, the deviation stays */
+    for (int i = 0; i < 1000; i++)
+        x[i] += 1000.0f;
+    cr_assert(fabs(sp_gaussian_threshold(x, 1000, 0.05) - 1001.959964) < 1e-3);
+}
+
+Test(select, merge_adds_common_indices)
+{
+    sp_pair a[] = {{1, 1.0f}, {4, 2.0f}, {9, 3.0f}}, b[] = {{0, 5.0f}, {4, -2.5f}, {10, 1.0f}}, out[6];
+    uint64_t m = sp_merge_add(a, 3, b, 3, out);
+    cr_assert_eq(m, 5);
+    int32_t idx[] = {0, 1, 4, 9, 10};
+    float val[] = {5.0f, 1.0f, -0.5f, 3.0f, 1.0f};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(out[i].idx, idx[i]);
+        cr_assert_eq(out[i].val, val[i]);
+    }
+    /* top 2 of those by |value|, kept in index order */
+    sp_pair top[2];
+    cr_assert_eq(sp_topk_pairs(out, 5, 2, top), 2);
+    cr_assert_eq(top[0].idx, 0);
+    cr_assert_eq(top[1].idx, 9);
+}

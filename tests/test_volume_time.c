@@ -119,3 +119,126 @@ Test(timing, ring_alpha_beta_daint)
     cr_assert(fabs(got - expect) <= 0.01 * expect, "simulated %.9g s, formula %.9g s", got, expect);
     sp_report_free(&rep);
 }
+
+static int phase_id(const sp_report *rep, const char *name)
+{
+    for (int i = 0; i < rep->nphases; i++)
+        if (strcmp(rep->phase_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+ParameterizedTestParameters(volume, gtopk_messages)
+{
+    static int Ps[] = {2, 3, 5, 8, 13};
+    return cr_make_param_array(int, Ps, sizeof Ps / sizeof Ps[0]);
+}
+
+/* gTop-k: P-1 messages up the tree and P-1 down, each k pairs of 8 bytes */
+ParameterizedTest(int *P, volume, gtopk_messages)
+{
+    sp_report rep = run("gtopk", *P, 5000, 0.01, SP_PAYLOAD_EXACT, "1gbe");
+    cr_assert_eq(rep.total_msgs, 2ull * (uint64_t)(*P - 1));
+    cr_assert_eq(rep.total_bytes, 2ull * (uint64_t)(*P - 1) * 8ull * rep.k);
+    sp_report_free(&rep);
+}
+
+static sp_report run_uniform(const char *algo, int P, uint64_t n, double density, int oktopk)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.algo, sizeof p.algo, "%s", algo);
+    snprintf(p.network, sizeof p.network, "cm02");
+    p.ranks = P;
+    p.n = n;
+    p.density = density;
+    p.iters = 2;
+    p.out[0] = '\0';
+    p.payload = SP_PAYLOAD_EXACT;
+    p.grad_spread = 1.0; /* no layer skew: selections spread over the index space */
+    p.grad_shared = 0.0;
+    p.opts.gaussian_oktopk = oktopk;
+    sp_report rep;
+    char err[512] = "";
+    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "run failed: %s", err);
+    return rep;
+}
+
+ParameterizedTestParameters(volume, topkdsa_band)
+{
+    static int Ps[] = {2, 3, 5, 8, 13};
+    return cr_make_param_array(int, Ps, sizeof Ps / sizeof Ps[0]);
+}
+
+/* TopkDSA: between 4k(P-1)/P and (2k+n)(P-1)/P words per rank, counts aside */
+ParameterizedTest(int *P, volume, topkdsa_band)
+{
+    sp_report rep = run_uniform("topkdsa", *P, 26000, 0.02, 0);
+    int counts = phase_id(&rep, "counts");
+    double k = (double)rep.k, n = (double)rep.n, Pd = *P;
+    for (int it = 0; it < rep.niters; it++) {
+        double bytes = 0;
+        for (int ph = 0; ph < rep.nphases; ph++)
+            if (ph != counts)
+                bytes += (double)rep.iters[it].phase_volume[ph];
+        double words = bytes / 4.0;
+        cr_assert(words >= 4.0 * k * (Pd - 1) / Pd && words <= (2.0 * k + n) * (Pd - 1) / Pd,
+                  "P=%d iteration %d: %.0f words outside [%.0f, %.0f]", *P, it, words, 4.0 * k * (Pd - 1) / Pd,
+                  (2.0 * k + n) * (Pd - 1) / Pd);
+    }
+    sp_report_free(&rep);
+}
+
+/* the dense switch: with --dsa-dense-at small, the allgather carries floats */
+Test(volume, topkdsa_switches_to_dense)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.algo, sizeof p.algo, "topkdsa");
+    p.ranks = 4;
+    p.n = 4000;
+    p.density = 0.05;
+    p.out[0] = '\0';
+    p.payload = SP_PAYLOAD_EXACT;
+    p.opts.dsa_dense_at = 0.01;
+    sp_report rep;
+    char err[512] = "";
+    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
+    int ag = phase_id(&rep, "allgather");
+    /* every rank receives the other three regions of 1000 floats */
+    cr_assert_eq(rep.iters[0].phase_recv_max[ag], 3 * 1000 * 4);
+    sp_report_free(&rep);
+}
+
+struct band_case {
+    int P, oktopk;
+};
+
+ParameterizedTestParameters(gaussiank, count_in_band_or_loop_at_limit)
+{
+    static struct band_case c[] = {{2, 0}, {5, 0}, {8, 0}, {2, 1}, {5, 1}, {8, 1}};
+    return cr_make_param_array(struct band_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct band_case *c, gaussiank, count_in_band_or_loop_at_limit)
+{
+    sp_report rep = run_uniform("gaussiank", c->P, 20000, 0.01, c->oktopk);
+    int sel = -1, rounds = -1;
+    for (int i = 0; i < rep.nstats; i++) {
+        if (strcmp(rep.stat_names[i], "selected") == 0)
+            sel = i;
+        if (strcmp(rep.stat_names[i], "adjust_rounds") == 0)
+            rounds = i;
+    }
+    cr_assert(sel >= 0 && rounds >= 0);
+    double k = (double)rep.k;
+    double lo = c->oktopk ? 0.75 * k : 2.0 * k / 3.0, hi = c->oktopk ? 1.25 * k : 4.0 * k / 3.0;
+    int limit = c->oktopk ? 21 : 3;
+    for (int r = 0; r < c->P; r++) {
+        double m = rep.stat_last[(size_t)sel * (size_t)c->P + (size_t)r];
+        double nr = rep.stat_last[(size_t)rounds * (size_t)c->P + (size_t)r];
+        cr_assert((m >= lo && m <= hi) || nr == limit, "rank %d selected %.0f (band [%.0f, %.0f]) after %.0f rounds", r,
+                  m, lo, hi, nr);
+    }
+    sp_report_free(&rep);
+}

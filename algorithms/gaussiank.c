@@ -1,0 +1,126 @@
+/* gaussiank.c - Gaussian-k (Shi, Chu, Cheung & See, arXiv 1911.08772): the
+ * selection threshold is estimated from a normal fit of the gradient instead
+ * of an exact top-k, then the variable-size selections are all-gathered.
+ *
+ * thr = mu + |Phi^-1(rho/2)| sigma over acc (sp_gaussian_threshold); entries
+ * with |acc| > thr are selected.  Adjustment loops (--gaussian-variant):
+ *   authors: up to 3 counts; below 2k/3 halve thr, above 4k/3 multiply by
+ *            1.5, else stop; after the third count its selection is used
+ *            (GaussianK-SGD's compressor);
+ *   oktopk:  below 3k/4 divide by 1.02, above 5k/4 multiply by 1.02, up to
+ *            20 steps (the Ok-Topk authors' Gaussiank baseline).
+ * Communication: an allgather of the counts, then an allgatherv of the
+ * (int32, float32) pairs: about 2k(P-1) words per rank (Li & Hoefler,
+ * PPoPP 2022, Table 1).  Residual: selected entries are consumed.
+ * Reports "selected", "threshold" and "adjust_rounds" (sp_stat).
+ */
+#include "algorithm.h"
+#include "collectives.h"
+#include "select.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_COUNTS 400
+#define TAG_PAIRS 401
+
+/* the threshold after the variant's adjustment loop; *rounds = counts done */
+static float adjust(sp_ctx *c, const float *acc, uint64_t n, uint64_t k, float thr, int oktopk, int *rounds)
+{
+    double kd = (double)k;
+    *rounds = 0;
+    if (!oktopk) {
+        for (int pass = 0; pass < 3; pass++) {
+            uint64_t m = sp_threshold_select(acc, n, thr, NULL, 0);
+            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            (*rounds)++;
+            if (pass == 2 || ((double)m >= 2.0 * kd / 3.0 && (double)m <= 4.0 * kd / 3.0))
+                break;
+            thr = (double)m < 2.0 * kd / 3.0 ? thr * 0.5f : thr * 1.5f;
+        }
+        return thr;
+    }
+    uint64_t m = sp_threshold_select(acc, n, thr, NULL, 0);
+    sp_compute(c, SP_K_THRESHOLD, (double)n);
+    *rounds = 1;
+    if ((double)m < 3.0 * kd / 4.0) {
+        for (int i = 0; i < 20 && (double)m < 3.0 * kd / 4.0; i++) {
+            thr /= 1.02f;
+            m = sp_threshold_select(acc, n, thr, NULL, 0);
+            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            (*rounds)++;
+        }
+    } else if ((double)m > 5.0 * kd / 4.0) {
+        for (int i = 0; i < 20 && (double)m > 5.0 * kd / 4.0; i++) {
+            thr *= 1.02f;
+            m = sp_threshold_select(acc, n, thr, NULL, 0);
+            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            (*rounds)++;
+        }
+    }
+    return thr;
+}
+
+int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
+{
+    int P = sp_size(c);
+    uint64_t n = io->n, k = io->k;
+    sp_pair *sel = NULL, *all = NULL;
+    uint64_t *counts = NULL;
+    size_t *bytes = NULL;
+    int rc = SP_OK;
+    if (!io->acc)
+        return SP_ERR_ARG; /* the selection depends on the data: exact payloads only */
+
+    sp_phase(c, "select");
+    float thr = (float)sp_gaussian_threshold(io->acc, n, (double)k / (double)n);
+    sp_compute(c, SP_K_DENSE_SUM, 2.0 * (double)n); /* mean and deviation: two passes */
+    int rounds;
+    thr = adjust(c, io->acc, n, k, thr, io->opts && io->opts->gaussian_oktopk, &rounds);
+    uint64_t m = sp_threshold_select(io->acc, n, thr, NULL, 0);
+    sel = malloc((m ? m : 1) * sizeof *sel);
+    counts = malloc((size_t)P * sizeof *counts);
+    bytes = malloc((size_t)P * sizeof *bytes);
+    if (!sel || !counts || !bytes) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
+    sp_threshold_select(io->acc, n, thr, sel, m);
+    sp_compute(c, SP_K_THRESHOLD, (double)n);
+    for (uint64_t j = 0; j < m; j++)
+        io->acc[sel[j].idx] = 0.0f;
+    sp_stat(c, "selected", (double)m);
+    sp_stat(c, "threshold", thr);
+    sp_stat(c, "adjust_rounds", rounds);
+
+    sp_phase(c, "counts");
+    rc = sp_allgather(c, &m, sizeof m, counts, TAG_COUNTS);
+    if (rc)
+        goto out;
+    sp_phase(c, "allgather");
+    uint64_t total = 0;
+    for (int j = 0; j < P; j++) {
+        bytes[j] = counts[j] * sizeof(sp_pair);
+        total += counts[j];
+    }
+    all = malloc((total ? total : 1) * sizeof *all);
+    if (!all) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
+    rc = sp_allgatherv(c, sel, bytes, all, TAG_PAIRS);
+    if (rc)
+        goto out;
+
+    sp_phase(c, "sum");
+    memset(io->result, 0, n * sizeof(float));
+    for (uint64_t j = 0; j < total; j++)
+        io->result[all[j].idx] += all[j].val;
+    sp_compute(c, SP_K_SCATTER_ADD, (double)total);
+out:
+    free(sel);
+    free(all);
+    free(counts);
+    free(bytes);
+    return rc;
+}
