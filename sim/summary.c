@@ -257,6 +257,22 @@ void sp_print_summary(const sp_plan *p, const sp_report *rep)
     if (pred > 0)
         printf("  alpha-beta prediction (alpha %.3g s, %.4g B/s): %.6g s; simulated/predicted = %.4f\n",
                rep->alpha, rep->beta > 0 ? 1.0 / rep->beta : 0.0, pred, f.t_mean / pred);
+    for (int i = 0; i < rep->nstats; i++) {
+        double mn = 0, mean = 0, mx = 0;
+        int its = 0;
+        for (int it = 0; it < rep->niters; it++) {
+            const sp_iter_stats *st = &rep->iters[it];
+            if (!st->stat_count[i])
+                continue;
+            mn += st->stat_min[i];
+            mean += st->stat_sum[i] / st->stat_count[i];
+            mx += st->stat_max[i];
+            its++;
+        }
+        if (its)
+            printf("  %s over ranks (averaged over %d iteration%s): min %.6g, mean %.6g, max %.6g\n",
+                   rep->stat_names[i], its, its == 1 ? "" : "s", mn / its, mean / its, mx / its);
+    }
     printf("  messages: %llu; wall time %.3f s\n", (unsigned long long)rep->total_msgs, rep->wall_seconds);
     if (rep->trace_dropped)
         printf("  trace.json: %llu message events left out (raise --trace-msgs to keep them)\n",

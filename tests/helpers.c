@@ -1,6 +1,10 @@
 /* helpers.c - running the real binary and small file helpers for tests. */
 #define _GNU_SOURCE
 #include "helpers.h"
+#include "../sim/workload.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -93,4 +97,47 @@ int t_count_lines(const char *s)
     for (; s && *s; s++)
         n += *s == '\n';
     return n;
+}
+
+void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density)
+{
+    sp_plan_defaults(p);
+    snprintf(p->algo, sizeof p->algo, "%s", algo);
+    snprintf(p->network, sizeof p->network, "cm02");
+    p->ranks = P;
+    p->n = n;
+    p->density = density;
+    p->out[0] = '\0';
+    p->payload = SP_PAYLOAD_EXACT;
+}
+
+sp_report t_run_ok(const sp_plan *p)
+{
+    sp_report rep;
+    char err[512] = "";
+    int rc = sp_run(p, &rep, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s P=%d: run failed: %s", p->algo, p->ranks, err);
+    return rep;
+}
+
+double *t_gradient_sum(const sp_plan *p, double **mag)
+{
+    sp_synth_params sp = {p->grad_layers, p->grad_spread, p->grad_shared, p->grad_persistence};
+    float *g = malloc(p->n * sizeof *g);
+    double *sum = calloc(p->n, sizeof *sum), *m = calloc(p->n, sizeof *m);
+    for (int it = 0; it < p->iters; it++)
+        for (int r = 0; r < p->ranks; r++) {
+            memset(g, 0, p->n * sizeof *g);
+            sp_synth_add(&sp, p->seed, r, it, p->n, g);
+            for (uint64_t i = 0; i < p->n; i++) {
+                sum[i] += g[i];
+                m[i] += fabs(g[i]);
+            }
+        }
+    free(g);
+    if (mag)
+        *mag = m;
+    else
+        free(m);
+    return sum;
 }

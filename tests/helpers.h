@@ -27,4 +27,17 @@ int t_write_file(const char *path, const char *text);
 /* number of '\n' in s */
 int t_count_lines(const char *s);
 
+#include "../sim/run.h"
+
+/* A plan for an in-process run: exact payloads, the cm02 network, no output
+ * files. */
+void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density);
+
+/* Runs the plan in this process and fails the test if the run fails. */
+sp_report t_run_ok(const sp_plan *p);
+
+/* Sum over iterations and ranks of the synthetic gradients of plan p, and
+ * of their magnitudes (mag may be NULL).  The caller frees. */
+double *t_gradient_sum(const sp_plan *p, double **mag);
+
 #endif

@@ -190,20 +190,10 @@ ParameterizedTestParameters(results, equal_reference)
 ParameterizedTest(struct combo *c, results, equal_reference)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "%s", c->algo);
-    p.ranks = c->P;
-    p.n = 1000 + (uint64_t)c->P; /* not a multiple of P */
-    p.density = 0.03;
+    t_plan(&p, c->algo, c->P, 1000 + (uint64_t)c->P /* not a multiple of P */, 0.03);
     p.iters = c->iters;
     p.seed = 7;
-    p.out[0] = '\0';
-    p.payload = SP_PAYLOAD_EXACT;
-    snprintf(p.network, sizeof p.network, "cm02");
-    sp_report rep;
-    char err[512] = "";
-    int rc = sp_run(&p, &rep, err, sizeof err);
-    cr_assert_eq(rc, 0, "run failed: %s", err);
+    sp_report rep = t_run_ok(&p);
     cr_assert_not_null(rep.result);
     double *ref = malloc(p.n * sizeof *ref), *scale = malloc(p.n * sizeof *scale);
     reference(c, &p, rep.k, ref, scale);
@@ -245,31 +235,11 @@ ParameterizedTestParameters(results, residual_preserves_mass)
 ParameterizedTest(struct mass_case *c, results, residual_preserves_mass)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "%s", c->algo);
-    p.ranks = c->P;
-    p.n = 2000;
-    p.density = 0.02;
+    t_plan(&p, c->algo, c->P, 2000, 0.02);
     p.iters = c->iters;
     p.warmup = c->warmup;
-    p.out[0] = '\0';
-    p.payload = SP_PAYLOAD_EXACT;
-    sp_report rep;
-    char err[512] = "";
-    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
-    sp_synth_params sp;
-    sp_synth_defaults(&sp);
-    float *g = calloc(p.n, sizeof *g);
-    double *want = calloc(p.n, sizeof *want), *mag = calloc(p.n, sizeof *mag);
-    for (int it = 0; it < c->iters; it++)
-        for (int r = 0; r < c->P; r++) {
-            memset(g, 0, p.n * sizeof *g);
-            sp_synth_add(&sp, p.seed, r, it, p.n, g);
-            for (uint64_t i = 0; i < p.n; i++) {
-                want[i] += g[i];
-                mag[i] += fabs(g[i]);
-            }
-        }
+    sp_report rep = t_run_ok(&p);
+    double *mag, *want = t_gradient_sum(&p, &mag);
     double delivered = 0;
     for (uint64_t i = 0; i < p.n; i++) {
         double got = rep.result_sum[i] + rep.residual_sum[i];
@@ -280,7 +250,6 @@ ParameterizedTest(struct mass_case *c, results, residual_preserves_mass)
     cr_assert_gt(delivered, 0);
     for (int it = 0; it < c->iters; it++)
         cr_assert_eq(rep.iters[it].dense_warmup, it < c->warmup);
-    free(g);
     free(want);
     free(mag);
     sp_report_free(&rep);
@@ -292,28 +261,10 @@ ParameterizedTest(struct mass_case *c, results, residual_preserves_mass)
 Test(results, gtopk_rule_loses_mass)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "gtopk");
-    p.ranks = 8;
-    p.n = 2000;
-    p.density = 0.02;
+    t_plan(&p, "gtopk", 8, 2000, 0.02);
     p.iters = 3;
-    p.out[0] = '\0';
-    p.payload = SP_PAYLOAD_EXACT;
-    sp_report rep;
-    char err[512] = "";
-    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
-    sp_synth_params sp;
-    sp_synth_defaults(&sp);
-    float *g = calloc(p.n, sizeof *g);
-    double *want = calloc(p.n, sizeof *want);
-    for (int it = 0; it < p.iters; it++)
-        for (int r = 0; r < p.ranks; r++) {
-            memset(g, 0, p.n * sizeof *g);
-            sp_synth_add(&sp, p.seed, r, it, p.n, g);
-            for (uint64_t i = 0; i < p.n; i++)
-                want[i] += g[i];
-        }
+    sp_report rep = t_run_ok(&p);
+    double *want = t_gradient_sum(&p, NULL);
     int leaks = 0;
     for (uint64_t i = 0; i < p.n; i++) {
         double got = rep.result_sum[i] + rep.residual_sum[i];
@@ -322,7 +273,6 @@ Test(results, gtopk_rule_loses_mass)
     }
     cr_assert_gt(leaks, 0, "expected the published rule to lose some contributions at P = 8");
     cr_assert_lt(leaks, (int)(p.iters * 0.02 * p.n), "more entries lost than selected");
-    free(g);
     free(want);
     sp_report_free(&rep);
 }

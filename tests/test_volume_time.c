@@ -14,20 +14,10 @@ static sp_report run(const char *algo, int P, uint64_t n, double density, sp_pay
                      const char *platform)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "%s", algo);
+    t_plan(&p, algo, P, n, density);
     snprintf(p.platform, sizeof p.platform, "%s", platform);
-    snprintf(p.network, sizeof p.network, "cm02");
-    p.ranks = P;
-    p.n = n;
-    p.density = density;
-    p.out[0] = '\0';
     p.payload = mode;
-    sp_report rep;
-    char err[512] = "";
-    int rc = sp_run(&p, &rep, err, sizeof err);
-    cr_assert_eq(rc, 0, "run failed: %s", err);
-    return rep;
+    return t_run_ok(&p);
 }
 
 ParameterizedTestParameters(volume, ring_total)
@@ -146,22 +136,12 @@ ParameterizedTest(int *P, volume, gtopk_messages)
 static sp_report run_uniform(const char *algo, int P, uint64_t n, double density, int oktopk)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "%s", algo);
-    snprintf(p.network, sizeof p.network, "cm02");
-    p.ranks = P;
-    p.n = n;
-    p.density = density;
+    t_plan(&p, algo, P, n, density);
     p.iters = 2;
-    p.out[0] = '\0';
-    p.payload = SP_PAYLOAD_EXACT;
     p.grad_spread = 1.0; /* no layer skew: selections spread over the index space */
     p.grad_shared = 0.0;
     p.opts.gaussian_oktopk = oktopk;
-    sp_report rep;
-    char err[512] = "";
-    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "run failed: %s", err);
-    return rep;
+    return t_run_ok(&p);
 }
 
 ParameterizedTestParameters(volume, topkdsa_band)
@@ -193,17 +173,9 @@ ParameterizedTest(int *P, volume, topkdsa_band)
 Test(volume, topkdsa_switches_to_dense)
 {
     sp_plan p;
-    sp_plan_defaults(&p);
-    snprintf(p.algo, sizeof p.algo, "topkdsa");
-    p.ranks = 4;
-    p.n = 4000;
-    p.density = 0.05;
-    p.out[0] = '\0';
-    p.payload = SP_PAYLOAD_EXACT;
+    t_plan(&p, "topkdsa", 4, 4000, 0.05);
     p.opts.dsa_dense_at = 0.01;
-    sp_report rep;
-    char err[512] = "";
-    cr_assert_eq(sp_run(&p, &rep, err, sizeof err), 0, "%s", err);
+    sp_report rep = t_run_ok(&p);
     int ag = phase_id(&rep, "allgather");
     /* every rank receives the other three regions of 1000 floats */
     cr_assert_eq(rep.iters[0].phase_recv_max[ag], 3 * 1000 * 4);
