@@ -22,7 +22,26 @@ typedef struct {
     int gaussian_oktopk;  /* Gaussian-k adjustment: 0 the authors' loop, 1 the Ok-Topk authors' variant */
     double dsa_dense_at;  /* TopkDSA: all-gather dense once the reduced non-zeros reach this fraction of n */
     int bucket;           /* destination-rotation bucket size; 0 = min(4, P) */
+    /* Ok-Topk (oktopk.c) */
+    int oktopk_preset;    /* index into the presets: 0 vgg16, 1 lstm, 2 bert */
+    int tau;              /* region repartition interval; 0 = 64 */
+    int tau_prime;        /* exact threshold recompute interval; 0 = the preset's */
+    int balance;          /* data balancing before the allgatherv: -1 the preset's, 0 off, 1 on */
+    int separate;         /* indices and values as two messages (the authors' code) instead of pairs */
 } sp_algo_opts;
+
+/* Ok-Topk's presets: the authors' settings per model (Li & Hoefler, PPoPP 2022,
+ * and their code), see oktopk.c. */
+typedef struct {
+    const char *name;
+    double density;
+    int tau_prime, warmup, balance;
+    double local_a, local_s;                 /* local feedback: c < a k: thr /= s; c > 5k/4: thr *= s */
+    double glob_lo, glob_div, glob_hi, glob_mul; /* global: T < lo k: thr /= div; T > hi k: thr *= mul */
+} sp_oktopk_preset;
+
+const sp_oktopk_preset *sp_oktopk_preset_find(const char *name, int *index);
+const sp_oktopk_preset *sp_oktopk_preset_at(int index);
 
 void sp_algo_opts_defaults(sp_algo_opts *o);
 
@@ -55,5 +74,6 @@ int sp_topka(sp_ctx *c, sp_algo_io *io);
 int sp_gtopk(sp_ctx *c, sp_algo_io *io);
 int sp_gaussiank(sp_ctx *c, sp_algo_io *io);
 int sp_topkdsa(sp_ctx *c, sp_algo_io *io);
+int sp_oktopk(sp_ctx *c, sp_algo_io *io);
 
 #endif

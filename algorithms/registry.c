@@ -35,6 +35,8 @@ static const sp_algorithm algorithms[] = {
      topka_extra},
     {"topkdsa", "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
      sp_topkdsa, 1, 0, dense_extra},
+    {"oktopk", "Ok-Topk (Li & Hoefler): balanced split-and-reduce, balancing, allgatherv, threshold reuse", sp_oktopk,
+     1, 0, topka_extra},
 };
 
 void sp_algo_opts_defaults(sp_algo_opts *o)
@@ -42,6 +44,11 @@ void sp_algo_opts_defaults(sp_algo_opts *o)
     o->gaussian_oktopk = 0;
     o->dsa_dense_at = 1.0 / 3.0; /* Ok-Topk's TopkDSA code: dense once the total exceeds n/3 */
     o->bucket = 0;
+    o->oktopk_preset = 2; /* bert: the preset with data balancing, as the paper describes Ok-Topk */
+    o->tau = 0;
+    o->tau_prime = 0;
+    o->balance = -1;
+    o->separate = 0;
 }
 
 const sp_algorithm *sp_algorithm_find(const char *name)

@@ -4,38 +4,84 @@
 #include "rotation.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+int sp_post_pairs(sp_ctx *c, int dst, int tag, const sp_pair *p, uint64_t cnt, int separate, sp_req **q,
+                  void **scratch)
+{
+    *scratch = NULL;
+    if (!separate) {
+        q[0] = sp_isend(c, dst, tag, p, cnt * sizeof(sp_pair));
+        return 1;
+    }
+    int32_t *idx = NULL;
+    float *val = NULL;
+    if (p && cnt) {
+        unsigned char *buf = malloc(cnt * 8);
+        if (buf) {
+            idx = (int32_t *)buf;
+            val = (float *)(buf + cnt * 4);
+            for (uint64_t i = 0; i < cnt; i++) {
+                idx[i] = p[i].idx;
+                val[i] = p[i].val;
+            }
+            *scratch = buf;
+        }
+    }
+    q[0] = sp_isend(c, dst, tag, idx, cnt * 4);
+    q[1] = sp_isend(c, dst, tag + 1, val, cnt * 4);
+    return 2;
+}
+
+int sp_post_recv_pairs(sp_ctx *c, int src, int tag, sp_pair *p, uint64_t cnt, int separate, sp_req **q,
+                       void **scratch)
+{
+    *scratch = NULL;
+    if (!separate) {
+        q[0] = sp_irecv(c, src, tag, p, cnt * sizeof(sp_pair));
+        return 1;
+    }
+    unsigned char *buf = p && cnt ? malloc(cnt * 8) : NULL;
+    *scratch = buf;
+    q[0] = sp_irecv(c, src, tag, buf, cnt * 4);
+    q[1] = sp_irecv(c, src, tag + 1, buf ? buf + cnt * 4 : NULL, cnt * 4);
+    return 2;
+}
+
+void sp_unpack_pairs(sp_pair *p, uint64_t cnt, void *scratch)
+{
+    if (!scratch || !p)
+        return;
+    const int32_t *idx = scratch;
+    const float *val = (const float *)((const unsigned char *)scratch + cnt * 4);
+    for (uint64_t i = 0; i < cnt; i++) {
+        p[i].idx = idx[i];
+        p[i].val = val[i];
+    }
+}
 
 int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_cnt, const uint64_t *recv_cnt,
-                         int bucket, int tag, int exact, sp_consume_fn consume, void *arg)
+                         int bucket, int tag, int exact, int separate, sp_consume_fn consume, void *arg)
 {
     int P = sp_size(c), r = sp_rank(c);
     int b = bucket > 0 ? bucket : (P < 4 ? P : 4);
     if (P == 1)
         return SP_OK;
-    sp_req **q = malloc(2 * (size_t)b * sizeof *q);
+    sp_req **q = malloc(4 * (size_t)b * sizeof *q);
+    void **scr = calloc(2 * (size_t)b, sizeof *scr);
     sp_pair **cur = calloc((size_t)b, sizeof *cur), **prev = calloc((size_t)b, sizeof *prev);
     int *cur_src = calloc((size_t)b, sizeof *cur_src), *prev_src = calloc((size_t)b, sizeof *prev_src);
-    if (!q || !cur || !prev || !cur_src || !prev_src) {
-        free(q);
-        free(cur);
-        free(prev);
-        free(cur_src);
-        free(prev_src);
-        return SP_ERR_MEM;
-    }
-    int rc = SP_OK, nprev = 0;
+    int rc = q && scr && cur && prev && cur_src && prev_src ? SP_OK : SP_ERR_MEM;
+    int nprev = 0;
     for (int t0 = 1; t0 < P && rc == SP_OK; t0 += b) {
         int nq = 0, ncur = 0;
         for (int t = t0; t < t0 + b && t < P; t++) {
             int dst = (r + t) % P, src = (r - t + P) % P;
             cur_src[ncur] = src;
             cur[ncur] = exact && recv_cnt[src] ? malloc(recv_cnt[src] * sizeof(sp_pair)) : NULL;
-            if (exact && recv_cnt[src] && !cur[ncur]) {
-                rc = SP_ERR_MEM;
-                break;
-            }
-            q[nq++] = sp_irecv(c, src, tag, cur[ncur], recv_cnt[src] * sizeof(sp_pair));
-            q[nq++] = sp_isend(c, dst, tag, exact ? send[dst] : NULL, send_cnt[dst] * sizeof(sp_pair));
+            nq += sp_post_recv_pairs(c, src, tag, cur[ncur], recv_cnt[src], separate, q + nq, &scr[2 * ncur]);
+            nq += sp_post_pairs(c, dst, tag, exact ? send[dst] : NULL, send_cnt[dst], separate, q + nq,
+                                &scr[2 * ncur + 1]);
             ncur++;
         }
         /* overlap: consume the previous bucket while this one is in flight */
@@ -44,9 +90,13 @@ int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_c
             free(prev[i]);
             prev[i] = NULL;
         }
-        int w = sp_waitall(c, q, nq, NULL);
-        if (rc == SP_OK)
-            rc = w;
+        rc = sp_waitall(c, q, nq, NULL);
+        for (int i = 0; i < ncur; i++) {
+            sp_unpack_pairs(cur[i], recv_cnt[cur_src[i]], scr[2 * i]);
+            free(scr[2 * i]);
+            free(scr[2 * i + 1]);
+            scr[2 * i] = scr[2 * i + 1] = NULL;
+        }
         sp_pair **tp = prev;
         prev = cur;
         cur = tp;
@@ -61,6 +111,7 @@ int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_c
         free(prev[i]);
     }
     free(q);
+    free(scr);
     free(cur);
     free(prev);
     free(cur_src);

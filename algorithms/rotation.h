@@ -18,9 +18,21 @@ typedef void (*sp_consume_fn)(const sp_pair *pairs, uint64_t count, int src, voi
 /* send[j] / send_cnt[j]: the block for rank j (send[j] may be NULL in
  * size-only mode); recv_cnt[j]: pairs to receive from j.  bucket <= 0 means
  * min(4, P).  One message of pairs per peer (the papers' cost model counts
- * one message per peer).  With exact = 0 only sizes travel and
- * consume(NULL, count, src, arg) is called. */
+ * one message per peer), or with separate = 1 an index and a value message
+ * (tags tag and tag + 1), as the Ok-Topk authors' code sends them.  With
+ * exact = 0 only sizes travel and consume(NULL, count, src, arg) is called. */
 int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_cnt, const uint64_t *recv_cnt,
-                         int bucket, int tag, int exact, sp_consume_fn consume, void *arg);
+                         int bucket, int tag, int exact, int separate, sp_consume_fn consume, void *arg);
+
+/* Posts a block of pairs to `dst` as one message (tag), or as an index and
+ * a value message (tag, tag + 1) when separate; `q` gets 1 or 2 requests,
+ * and *scratch an allocation to free after the wait. Returns requests posted. */
+int sp_post_pairs(sp_ctx *c, int dst, int tag, const sp_pair *p, uint64_t cnt, int separate, sp_req **q,
+                  void **scratch);
+/* The receiving side: into `p` directly (one message), or into scratch
+ * buffers that sp_unpack_pairs zips into `p` after the wait. */
+int sp_post_recv_pairs(sp_ctx *c, int src, int tag, sp_pair *p, uint64_t cnt, int separate, sp_req **q,
+                       void **scratch);
+void sp_unpack_pairs(sp_pair *p, uint64_t cnt, void *scratch);
 
 #endif

@@ -100,7 +100,8 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
 
     sp_phase(c, "reduce-scatter");
     scatter_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts ? io->opts->bucket : 0, TAG_RS, 1, scatter_add, &st);
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts ? io->opts->bucket : 0, TAG_RS, 1, 0, scatter_add,
+                              &st);
     if (rc)
         goto out;
     uint64_t mine = 0;

@@ -66,6 +66,11 @@ int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b
         b->floor_words = 4.0 * kd * (Pd - 1) / Pd;
         b->formula = "(2k+n)(P-1)/P, at least 4k(P-1)/P";
         b->source = "Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1";
+    } else if (strcmp(algo, "oktopk") == 0) {
+        /* Li & Hoefler, PPoPP 2022, Eq. 3 */
+        b->words = 6.0 * kd * (Pd - 1) / Pd;
+        b->formula = "6k(P-1)/P";
+        b->source = "Li & Hoefler, PPoPP 2022, Eq. 3";
     } else {
         return -1;
     }

@@ -52,6 +52,7 @@ struct sp_ctx {
     uint64_t ph_sent[SP_MAX_PHASES]; /* current iteration, by phase */
     uint64_t ph_recv[SP_MAX_PHASES];
     uint64_t it_msgs, it_bytes;      /* current iteration, sent by this rank */
+    void *algo_state;                /* sp_rank_state */
     double stat_val[SP_MAX_STATS];   /* current iteration, sp_stat */
     unsigned char stat_set[SP_MAX_STATS];
 };

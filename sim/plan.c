@@ -58,7 +58,7 @@ void sp_plan_print_help(const char *prog)
            "\n"
            "options (a JSON --config file takes the same names as keys; flags override it):\n"
            "  --algo NAME       algorithm: ring, recdoubling, rabenseifner, topka, gtopk,\n"
-           "                    gaussiank, topkdsa; a comma\n"
+           "                    gaussiank, topkdsa, oktopk; a comma\n"
            "                    list; or 'all' for every one (default: all)\n"
            "  --ranks P         number of ranks, 1..%d (default: 64)\n"
            "  --platform NAME   1gbe (1 Gbps Ethernet crossbar), daint (Cray Aries\n"
@@ -93,6 +93,21 @@ void sp_plan_print_help(const char *prog)
            "                    reach F x n (default: 1/3, as in Ok-Topk's TopkDSA code)\n"
            "  --bucket B        steps per bucket of destination-rotation exchanges\n"
            "                    (default: 0 = min(4, P))\n"
+           "  Ok-Topk:\n"
+           "  --oktopk-preset vgg16|lstm|bert\n"
+           "                    the authors' settings per model: density (0.02, 0.02,\n"
+           "                    0.01) and warm-up (512, 128, 0) unless given, tau' (32,\n"
+           "                    32, 128), feedback factors, balancing (off, off, on)\n"
+           "                    (default: bert's factors, without changing density or\n"
+           "                    warm-up)\n"
+           "  --tau N           iterations between space repartitions (default: 64)\n"
+           "  --tau-prime N     iterations between exact threshold recomputations\n"
+           "                    (default: the preset's)\n"
+           "  --balance on|off  data balancing before the allgatherv (default: preset)\n"
+           "  --packing pairs|separate\n"
+           "                    one message of (index, value) pairs per peer, or the\n"
+           "                    authors' separate index and value messages\n"
+           "                    (default: pairs)\n"
            "  synthetic gradients (sim/workload.c documents the model):\n"
            "  --grad-layers L   contiguous layers with their own scale (default: 16)\n"
            "  --grad-spread S   layer scales log-uniform in [1/S, S] (default: 10)\n"
@@ -213,6 +228,7 @@ static int set_option(sp_plan *p, const char *name, const char *v, char *err, si
             return -1;
         }
         p->density = d;
+        p->density_given = 1;
         return 0;
     }
     if (strcmp(name, "iters") == 0) {
@@ -259,6 +275,7 @@ static int set_option(sp_plan *p, const char *name, const char *v, char *err, si
             return -1;
         }
         p->warmup = (int)u;
+        p->warmup_given = 1;
         return 0;
     }
     if (strcmp(name, "gaussian-variant") == 0) {
@@ -286,6 +303,41 @@ static int set_option(sp_plan *p, const char *name, const char *v, char *err, si
             return -1;
         }
         p->opts.bucket = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "oktopk-preset") == 0) {
+        if (!sp_oktopk_preset_find(v, &p->opts.oktopk_preset)) {
+            snprintf(err, errlen, "--oktopk-preset must be vgg16, lstm or bert, got '%s'", v);
+            return -1;
+        }
+        p->preset_given = 1;
+        return 0;
+    }
+    if (strcmp(name, "tau") == 0 || strcmp(name, "tau-prime") == 0) {
+        if (parse_u64(v, &u, 0) != 0 || u < 1 || u > 1000000) {
+            snprintf(err, errlen, "--%s must be a positive integer, got '%s'", name, v);
+            return -1;
+        }
+        if (strcmp(name, "tau") == 0)
+            p->opts.tau = (int)u;
+        else
+            p->opts.tau_prime = (int)u;
+        return 0;
+    }
+    if (strcmp(name, "balance") == 0) {
+        if (strcmp(v, "on") && strcmp(v, "off")) {
+            snprintf(err, errlen, "--balance must be on or off, got '%s'", v);
+            return -1;
+        }
+        p->opts.balance = strcmp(v, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "packing") == 0) {
+        if (strcmp(v, "pairs") && strcmp(v, "separate")) {
+            snprintf(err, errlen, "--packing must be pairs or separate, got '%s'", v);
+            return -1;
+        }
+        p->opts.separate = strcmp(v, "separate") == 0;
         return 0;
     }
     if (strcmp(name, "grad-layers") == 0) {
@@ -499,6 +551,13 @@ int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
 
 int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
 {
+    if (p->preset_given) { /* a named preset brings its density and warm-up, unless given */
+        const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
+        if (!p->density_given)
+            p->density = pre->density;
+        if (!p->warmup_given)
+            p->warmup = pre->warmup;
+    }
     if (strcmp(p->algo, "all") != 0) {
         char buf[sizeof p->algo];
         snprintf(buf, sizeof buf, "%s", p->algo);

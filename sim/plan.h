@@ -37,7 +37,7 @@ typedef struct {
     int grad_layers;
     double grad_spread, grad_shared, grad_persistence;
     /* set by sp_plan_parse when the user gave them explicitly */
-    int n_given, iters_given, ranks_given;
+    int n_given, iters_given, ranks_given, density_given, warmup_given, preset_given;
 } sp_plan;
 
 void sp_plan_defaults(sp_plan *p);

@@ -172,6 +172,8 @@ void sp_rank_main(sp_ctx *c)
     }
     free(acc);
     free(result);
+    free(c->algo_state);
+    c->algo_state = NULL;
 }
 
 void sp_report_free(sp_report *rep)

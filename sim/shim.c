@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int sp_rank(const sp_ctx *c) { return c->rank; }
@@ -102,6 +103,15 @@ void sp_deliver(sp_ctx *c, const sp_msg_event *e)
         sp_csv_write(c->run->csv, e);
     if (c->run->chrome)
         sp_chrome_msg(c->run->chrome, e);
+}
+
+int sp_iter(const sp_ctx *c) { return c->iter; }
+
+void *sp_rank_state(sp_ctx *c, size_t bytes)
+{
+    if (!c->algo_state)
+        c->algo_state = calloc(1, bytes ? bytes : 1);
+    return c->algo_state;
 }
 
 void sp_stat(sp_ctx *c, const char *name, double value)

@@ -65,6 +65,14 @@ double sp_now(const sp_ctx *c);
  * for the whole run (a literal).  Messages carry the sender's phase. */
 void sp_phase(sp_ctx *c, const char *name);
 
+/* The iteration this rank is in (0-based, counting warm-up iterations). */
+int sp_iter(const sp_ctx *c);
+
+/* State that an algorithm keeps across iterations (thresholds, regions):
+ * `bytes` zeroed bytes on the first call of a run, the same block on every
+ * later call of this rank; the driver frees it at the end.  Plain data only. */
+void *sp_rank_state(sp_ctx *c, size_t bytes);
+
 /* Records a figure of this rank in this iteration (a selected count, a
  * threshold, rounds of an adjustment loop, ...).  The run reports, per
  * iteration and name, its minimum, mean and maximum over the ranks that

@@ -90,6 +90,12 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
     cJSON_AddStringToObject(cfg, "gaussian-variant", p->opts.gaussian_oktopk ? "oktopk" : "authors");
     cJSON_AddNumberToObject(cfg, "dsa-dense-at", p->opts.dsa_dense_at);
     cJSON_AddNumberToObject(cfg, "bucket", p->opts.bucket);
+    cJSON_AddStringToObject(cfg, "oktopk-preset", sp_oktopk_preset_at(p->opts.oktopk_preset)->name);
+    cJSON_AddNumberToObject(cfg, "tau", p->opts.tau ? p->opts.tau : 64);
+    cJSON_AddNumberToObject(cfg, "tau-prime", p->opts.tau_prime ? p->opts.tau_prime
+                                                                 : sp_oktopk_preset_at(p->opts.oktopk_preset)->tau_prime);
+    cJSON_AddNumberToObject(cfg, "balance", p->opts.balance);
+    cJSON_AddStringToObject(cfg, "packing", p->opts.separate ? "separate" : "pairs");
     cJSON_AddNumberToObject(cfg, "grad-layers", p->grad_layers);
     cJSON_AddNumberToObject(cfg, "grad-spread", p->grad_spread);
     cJSON_AddNumberToObject(cfg, "grad-shared", p->grad_shared);

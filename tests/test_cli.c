@@ -275,6 +275,10 @@ ParameterizedTestParameters(bad_input, one_clear_line)
         {"grad shared", {"--grad-shared", "2"}, "--grad-shared"},
         {"warmup negative", {"--warmup", "-1"}, "--warmup"},
         {"size-only sparse", {"--algo", "gaussiank", "--payload", "size"}, "needs exact payloads"},
+        {"oktopk preset", {"--algo", "oktopk", "--oktopk-preset", "gpt"}, "--oktopk-preset"},
+        {"oktopk tau", {"--algo", "oktopk", "--tau", "0"}, "--tau"},
+        {"oktopk balance", {"--algo", "oktopk", "--balance", "yes"}, "--balance"},
+        {"oktopk packing", {"--algo", "oktopk", "--packing", "zip"}, "--packing"},
     };
     return cr_make_param_array(bad_case, cases, sizeof cases / sizeof cases[0]);
 }

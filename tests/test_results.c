@@ -137,6 +137,41 @@ static void reference(const struct combo *c, const sp_plan *p, uint64_t k, doubl
                         acc[(size_t)r * n + sel[(size_t)r * k + j]] = 0;
             continue;
         }
+        if (!strcmp(c->algo, "oktopk")) {
+            /* every iteration exact (tau' = 1): local top-k per rank, summed
+             * where selected, the global top k of those sums; a rank's
+             * selected entry leaves its residual if it is in the global k */
+            double *sum = calloc(n, sizeof *sum);
+            float *sumf = calloc(n, sizeof *sumf);
+            unsigned char *any = calloc(n, 1), *glob = calloc(n, 1);
+            for (int r = 0; r < P; r++) {
+                topk_indices(acc + (size_t)r * n, n, k, order);
+                memcpy(sel + (size_t)r * k, order, k * sizeof *order);
+                for (uint64_t j = 0; j < k; j++) {
+                    sumf[order[j]] += acc[(size_t)r * n + order[j]];
+                    scale[order[j]] += fabs(acc[(size_t)r * n + order[j]]);
+                    any[order[j]] = 1;
+                }
+            }
+            for (uint64_t i = 0; i < n; i++)
+                if (!any[i])
+                    sumf[i] = 0;
+            topk_indices(sumf, n, k, order);
+            for (uint64_t j = 0; j < k; j++)
+                if (any[order[j]]) {
+                    glob[order[j]] = 1;
+                    ref[order[j]] = sumf[order[j]];
+                }
+            for (int r = 0; r < P; r++)
+                for (uint64_t j = 0; j < k; j++)
+                    if (glob[sel[(size_t)r * k + j]])
+                        acc[(size_t)r * n + sel[(size_t)r * k + j]] = 0;
+            free(sum);
+            free(sumf);
+            free(any);
+            free(glob);
+            continue;
+        }
         for (int r = 0; r < P; r++) {
             float *a = acc + (size_t)r * n;
             if (dense) {
@@ -182,7 +217,9 @@ ParameterizedTestParameters(results, equal_reference)
         {"gtopk", 8, 3},        {"gtopk", 13, 3},       {"gaussiank", 1, 3},    {"gaussiank", 2, 3},
         {"gaussiank", 3, 3},    {"gaussiank", 5, 3},    {"gaussiank", 8, 3},    {"gaussiank", 13, 3},
         {"topkdsa", 1, 3},      {"topkdsa", 2, 3},      {"topkdsa", 3, 3},      {"topkdsa", 5, 3},
-        {"topkdsa", 8, 3},      {"topkdsa", 13, 3},     {"topka", 3, 3},
+        {"topkdsa", 8, 3},      {"topkdsa", 13, 3},     {"topka", 3, 3},        {"oktopk", 1, 3},
+        {"oktopk", 2, 3},       {"oktopk", 3, 3},       {"oktopk", 7, 3},       {"oktopk", 8, 3},
+        {"oktopk", 16, 3},
     };
     return cr_make_param_array(struct combo, params, sizeof params / sizeof params[0]);
 }
@@ -193,6 +230,7 @@ ParameterizedTest(struct combo *c, results, equal_reference)
     t_plan(&p, c->algo, c->P, 1000 + (uint64_t)c->P /* not a multiple of P */, 0.03);
     p.iters = c->iters;
     p.seed = 7;
+    p.opts.tau_prime = 1; /* Ok-Topk: every iteration recomputes its thresholds exactly */
     sp_report rep = t_run_ok(&p);
     cr_assert_not_null(rep.result);
     double *ref = malloc(p.n * sizeof *ref), *scale = malloc(p.n * sizeof *scale);
@@ -221,7 +259,8 @@ ParameterizedTestParameters(results, residual_preserves_mass)
 {
     static struct mass_case params[] = {
         {"ring", 5, 3, 0},      {"topka", 5, 4, 0},     {"gtopk", 2, 4, 0},     {"gaussiank", 5, 4, 0},
-        {"topkdsa", 7, 4, 0},   {"topka", 4, 4, 2},     {"gtopk", 2, 5, 2},
+        {"topkdsa", 7, 4, 0},   {"topka", 4, 4, 2},     {"gtopk", 2, 5, 2},     {"oktopk", 7, 6, 0},
+        {"oktopk", 5, 6, 2},
     };
     return cr_make_param_array(struct mass_case, params, sizeof params / sizeof params[0]);
 }

@@ -1,0 +1,471 @@
+/* oktopk.c - Ok-Topk (Li & Hoefler, PPoPP 2022): sparse allreduce with fewer
+ * than 6k words per rank, asymptotically optimal, with reused thresholds.
+ *
+ * Per rank and iteration (Algorithm 2 of the paper, as the authors' code runs it):
+ *  1. Local threshold: exact (the k-th largest |acc|) every tau' iterations;
+ *     in between the previous one, raised by x1.03 up to 5 times while more
+ *     than 4k/3 entries pass.  Selection: |acc| > thr_local.
+ *  2. Space repartition every tau iterations (64): each rank's boundaries at
+ *     the i/P quantiles of its selected indices, averaged over ranks by a
+ *     small allreduce, define P regions, kept until the next repartition.
+ *     Fewer selected entries than ranks (the authors' code does not guard
+ *     it): that rank proposes equal regions instead.
+ *  3. Split and reduce: counts by alltoall, then point to point with
+ *     destination rotation in buckets of b steps (rotation.c), the
+ *     scatter-add of bucket c-1 overlapping the transfers of bucket c.
+ *     Eq. 1: (P-1) alpha + 2k(P-1)/P beta.
+ *  4. Global selection: every tau' iterations all reduced non-zeros are
+ *     all-gathered and the exact top k kept, which sets thr_global; in
+ *     between the entries of my region above thr_global, their counts
+ *     all-gathered, data balanced so that rank j holds floor(T/P) or
+ *     ceil(T/P) of the T entries (off in the authors' VGG and LSTM code),
+ *     and an allgatherv of the blocks.  Eq. 2: at most
+ *     (P + 2 log P) alpha + 4k(P-1)/P beta.  Total (Eq. 3): 6k(P-1)/P words.
+ *  5. Feedback for the next iteration: thr_local by the local count,
+ *     thr_global by the global count T, with the preset's factors.
+ *  Residual: only local selections that entered the global result leave it.
+ *
+ * Reports (sp_stat): local_selected, thr_local, raised (x1.03 steps taken),
+ * region_nnz (imbalance after
+ * repartition), global_count (this rank's c_r before balancing), balanced
+ * (its block after), global_total (T), thr_global, recompute.
+ */
+#include "algorithm.h"
+#include "collectives.h"
+#include "rotation.h"
+#include "select.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_COUNTS 600
+#define TAG_SPLIT 602 /* and 603 for separate values */
+#define TAG_GCOUNTS 604
+#define TAG_BAL 606   /* and 607 */
+#define TAG_AG 608    /* and 609 */
+#define TAG_REPART 610
+
+/* Presets from the authors' scripts and allreducer code (see the table in
+ * Li & Hoefler's repository: VGG-16/CIFAR-10, LSTM/AN4, BERT/Wikipedia). */
+static const sp_oktopk_preset presets[] = {
+    {"vgg16", 0.02, 32, 512, 0, 2.0 / 3.0, 1.012, 2.0 / 3.0, 1.008, 4.0 / 3.0, 1.008},
+    {"lstm", 0.02, 32, 128, 0, 3.0 / 4.0, 1.012, 2.0 / 3.0, 1.01, 4.0 / 3.0, 1.008},
+    {"bert", 0.01, 128, 0, 1, 4.0 / 5.0, 1.025, 4.0 / 5.0, 1.036, 5.0 / 4.0, 1.025},
+};
+
+const sp_oktopk_preset *sp_oktopk_preset_find(const char *name, int *index)
+{
+    for (int i = 0; i < (int)(sizeof presets / sizeof presets[0]); i++)
+        if (strcmp(presets[i].name, name) == 0) {
+            if (index)
+                *index = i;
+            return &presets[i];
+        }
+    return NULL;
+}
+
+const sp_oktopk_preset *sp_oktopk_preset_at(int index)
+{
+    if (index < 0 || index >= (int)(sizeof presets / sizeof presets[0]))
+        index = 2;
+    return &presets[index];
+}
+
+typedef struct {
+    int init, have_regions;
+    float thr_local, thr_global;
+    int64_t bounds[]; /* P + 1 region boundaries */
+} okstate;
+
+typedef struct {
+    float *region;
+    unsigned char *touched;
+    int64_t off;
+    sp_ctx *c;
+} reduce_state;
+
+static void scatter_add(const sp_pair *p, uint64_t cnt, int src, void *arg)
+{
+    (void)src;
+    reduce_state *s = arg;
+    if (p)
+        for (uint64_t i = 0; i < cnt; i++) {
+            int64_t at = (int64_t)p[i].idx - s->off;
+            s->region[at] += p[i].val;
+            s->touched[at] = 1;
+        }
+    sp_compute(s->c, SP_K_SCATTER_ADD, (double)cnt);
+}
+
+/* the largest float below the k-th largest |x| among sel: |x| > it keeps the k */
+static float threshold_below(const sp_pair *sel, uint64_t m)
+{
+    float t = INFINITY;
+    for (uint64_t j = 0; j < m; j++)
+        if (fabsf(sel[j].val) < t)
+            t = fabsf(sel[j].val);
+    return m ? nextafterf(t, 0.0f) : 0.0f;
+}
+
+/* step 2: boundaries from the averaged local quantiles */
+static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, uint64_t n)
+{
+    int P = sp_size(c);
+    st->bounds[0] = 0;
+    st->bounds[P] = (int64_t)n;
+    if (P > 1) {
+        int64_t *b = malloc((size_t)(P - 1) * sizeof *b);
+        if (!b)
+            return SP_ERR_MEM;
+        uint64_t chunk = m / (uint64_t)P;
+        for (int i = 1; i < P; i++)
+            b[i - 1] = chunk ? sel[(uint64_t)i * chunk].idx : (int64_t)((uint64_t)i * (n / (uint64_t)P));
+        int rc = sp_allreduce_i64(c, b, P - 1, SP_OP_SUM, TAG_REPART);
+        for (int i = 1; i < P && rc == SP_OK; i++) {
+            int64_t g = b[i - 1] / P;
+            if (g < st->bounds[i - 1])
+                g = st->bounds[i - 1];
+            st->bounds[i] = g > (int64_t)n ? (int64_t)n : g;
+        }
+        free(b);
+        if (rc)
+            return rc;
+    }
+    st->have_regions = 1;
+    return SP_OK;
+}
+
+/* an allgatherv of pair blocks (counts known), as pairs or as two arrays */
+static int allgatherv_pairs(sp_ctx *c, const sp_pair *mine, const uint64_t *counts, sp_pair *all, int separate)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    size_t *bytes = malloc((size_t)P * sizeof *bytes);
+    if (!bytes)
+        return SP_ERR_MEM;
+    uint64_t total = 0;
+    for (int j = 0; j < P; j++)
+        total += counts[j];
+    int rc;
+    if (!separate) {
+        for (int j = 0; j < P; j++)
+            bytes[j] = counts[j] * sizeof(sp_pair);
+        rc = sp_allgatherv(c, mine, bytes, all, TAG_AG);
+    } else {
+        int32_t *idx = malloc((counts[r] + 1) * 4), *allidx = malloc((total + 1) * 4);
+        float *val = malloc((counts[r] + 1) * 4), *allval = malloc((total + 1) * 4);
+        rc = idx && allidx && val && allval ? SP_OK : SP_ERR_MEM;
+        if (rc == SP_OK) {
+            for (uint64_t i = 0; i < counts[r]; i++) {
+                idx[i] = mine[i].idx;
+                val[i] = mine[i].val;
+            }
+            for (int j = 0; j < P; j++)
+                bytes[j] = counts[j] * 4;
+            rc = sp_allgatherv(c, idx, bytes, allidx, TAG_AG);
+            if (rc == SP_OK)
+                rc = sp_allgatherv(c, val, bytes, allval, TAG_AG + 1);
+            for (uint64_t i = 0; i < total && rc == SP_OK; i++) {
+                all[i].idx = allidx[i];
+                all[i].val = allval[i];
+            }
+        }
+        free(idx);
+        free(allidx);
+        free(val);
+        free(allval);
+    }
+    free(bytes);
+    return rc;
+}
+
+/* step 4, balancing: rank j ends up with entries [B_j, B_j + q_j) of the
+ * virtual rank-order concatenation of all G_r */
+static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair *out, int separate)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    uint64_t *O = malloc(((size_t)P + 1) * sizeof *O), *B = malloc(((size_t)P + 1) * sizeof *B);
+    sp_req **q = malloc(4 * (size_t)P * sizeof *q);
+    void **scr = calloc(2 * (size_t)P, sizeof *scr);
+    if (!O || !B || !q || !scr) {
+        free(O);
+        free(B);
+        free(q);
+        free(scr);
+        return SP_ERR_MEM;
+    }
+    O[0] = B[0] = 0;
+    for (int j = 0; j < P; j++)
+        O[j + 1] = O[j] + counts[j];
+    uint64_t T = O[P];
+    for (int j = 0; j < P; j++)
+        B[j + 1] = B[j] + T / (uint64_t)P + ((uint64_t)j < T % (uint64_t)P ? 1 : 0);
+    int nq = 0, ns = 0;
+    struct {
+        uint64_t at, cnt;
+        void *scratch;
+    } *pend = malloc((size_t)P * sizeof *pend);
+    int npend = 0;
+    for (int j = 0; j < P && pend; j++) {
+        /* what I receive from j: its range cut by my target */
+        uint64_t lo = O[j] > B[r] ? O[j] : B[r], hi = O[j + 1] < B[r + 1] ? O[j + 1] : B[r + 1];
+        if (hi <= lo)
+            continue;
+        if (j == r) {
+            memcpy(out + (lo - B[r]), g + (lo - O[r]), (hi - lo) * sizeof *out);
+            continue;
+        }
+        pend[npend].at = lo - B[r];
+        pend[npend].cnt = hi - lo;
+        nq += sp_post_recv_pairs(c, j, TAG_BAL, out + (lo - B[r]), hi - lo, separate, q + nq, &pend[npend].scratch);
+        npend++;
+    }
+    for (int j = 0; j < P && pend; j++) {
+        /* what I send to j: my range cut by its target */
+        uint64_t lo = O[r] > B[j] ? O[r] : B[j], hi = O[r + 1] < B[j + 1] ? O[r + 1] : B[j + 1];
+        if (hi <= lo || j == r)
+            continue;
+        nq += sp_post_pairs(c, j, TAG_BAL, g + (lo - O[r]), hi - lo, separate, q + nq, &scr[ns++]);
+    }
+    int rc = pend ? sp_waitall(c, q, nq, NULL) : SP_ERR_MEM;
+    for (int i = 0; i < npend; i++) {
+        sp_unpack_pairs(out + pend[i].at, pend[i].cnt, pend[i].scratch);
+        free(pend[i].scratch);
+    }
+    for (int i = 0; i < ns; i++)
+        free(scr[i]);
+    free(pend);
+    free(O);
+    free(B);
+    free(q);
+    free(scr);
+    return rc;
+}
+
+int sp_oktopk(sp_ctx *c, sp_algo_io *io)
+{
+    int P = sp_size(c), r = sp_rank(c), it = sp_iter(c);
+    uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
+    if (!io->acc)
+        return SP_ERR_ARG; /* selections depend on the data: exact payloads only */
+    sp_algo_opts dflt;
+    sp_algo_opts_defaults(&dflt);
+    const sp_algo_opts *o = io->opts ? io->opts : &dflt;
+    const sp_oktopk_preset *pre = sp_oktopk_preset_at(o->oktopk_preset);
+    int tau = o->tau > 0 ? o->tau : 64, taup = o->tau_prime > 0 ? o->tau_prime : pre->tau_prime;
+    int do_balance = o->balance >= 0 ? o->balance : pre->balance, sep = o->separate;
+    okstate *st = sp_rank_state(c, sizeof(okstate) + ((size_t)P + 1) * sizeof(int64_t));
+    if (!st)
+        return SP_ERR_MEM;
+    int recompute = !st->init || it % taup == 0;
+    double kd = (double)k;
+
+    sp_pair *sel = NULL, *gsel = NULL, *gall = NULL, *mine_bal = NULL;
+    sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
+    uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
+    uint64_t *gcnt = calloc((size_t)P, sizeof *gcnt);
+    reduce_state rs = {NULL, NULL, 0, c};
+    int rc = blocks && scnt && rcnt && gcnt ? SP_OK : SP_ERR_MEM;
+    if (rc)
+        goto out;
+
+    /* 1. local threshold and selection */
+    sp_phase(c, "threshold");
+    if (recompute) {
+        sp_pair *top = malloc(k * sizeof *top);
+        if (!top || sp_topk_exact(io->acc, n, k, top) != k) {
+            free(top);
+            rc = SP_ERR_MEM;
+            goto out;
+        }
+        st->thr_local = threshold_below(top, k);
+        free(top);
+        sp_compute(c, SP_K_TOPK, (double)n);
+    } else {
+        int raised = 0;
+        for (int pass = 0; pass < 5; pass++) {
+            uint64_t cnt = sp_threshold_select(io->acc, n, st->thr_local, NULL, 0);
+            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            if ((double)cnt <= 4.0 * kd / 3.0)
+                break;
+            st->thr_local *= 1.03f;
+            raised++;
+        }
+        sp_stat(c, "raised", raised);
+    }
+    uint64_t m = sp_threshold_select(io->acc, n, st->thr_local, NULL, 0);
+    sel = malloc((m ? m : 1) * sizeof *sel);
+    if (!sel) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
+    sp_threshold_select(io->acc, n, st->thr_local, sel, m);
+    sp_compute(c, SP_K_THRESHOLD, (double)n);
+    sp_stat(c, "local_selected", (double)m);
+    sp_stat(c, "thr_local", st->thr_local);
+
+    /* 2. regions */
+    if (!st->have_regions || it % tau == 0) {
+        sp_phase(c, "repartition");
+        rc = repartition(c, st, sel, m, n);
+        if (rc)
+            goto out;
+    }
+    int64_t off = st->bounds[r], len = st->bounds[r + 1] - st->bounds[r];
+    rs.region = calloc((size_t)(len ? len : 1), sizeof(float));
+    rs.touched = calloc((size_t)(len ? len : 1), 1);
+    rs.off = off;
+    if (!rs.region || !rs.touched) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
+    for (uint64_t j = 0, reg = 0; j < m; j++) {
+        while ((int64_t)sel[j].idx >= st->bounds[reg + 1])
+            reg++;
+        if (!scnt[reg])
+            blocks[reg] = sel + j;
+        scnt[reg]++;
+    }
+
+    /* 3. split and reduce */
+    sp_phase(c, "counts");
+    rc = sp_alltoall_counts(c, scnt, rcnt, TAG_COUNTS);
+    if (rc)
+        goto out;
+    sp_phase(c, "split-reduce");
+    scatter_add(blocks[r], scnt[r], r, &rs);
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, 1, sep, scatter_add, &rs);
+    if (rc)
+        goto out;
+    uint64_t nnz = 0;
+    for (int64_t i = 0; i < len; i++)
+        nnz += rs.touched[i];
+    sp_stat(c, "region_nnz", (double)nnz);
+    /* local feedback for the next iteration */
+    if ((double)m < pre->local_a * kd)
+        st->thr_local /= (float)pre->local_s;
+    else if ((double)m > 5.0 * kd / 4.0)
+        st->thr_local *= (float)pre->local_s;
+
+    /* 4. global selection */
+    uint64_t cr = 0, T = 0;
+    float thr_used = st->thr_global;
+    if (recompute) {
+        sp_phase(c, "counts");
+        gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
+        if (!gsel) {
+            rc = SP_ERR_MEM;
+            goto out;
+        }
+        for (int64_t i = 0; i < len; i++)
+            if (rs.touched[i]) {
+                gsel[cr].idx = (int32_t)(off + i);
+                gsel[cr++].val = rs.region[i];
+            }
+        rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
+        if (rc)
+            goto out;
+        uint64_t all = 0;
+        for (int j = 0; j < P; j++)
+            all += gcnt[j];
+        gall = malloc((all ? all : 1) * sizeof *gall);
+        if (!gall) {
+            rc = SP_ERR_MEM;
+            goto out;
+        }
+        sp_phase(c, "allgatherv");
+        rc = allgatherv_pairs(c, gsel, gcnt, gall, sep);
+        if (rc)
+            goto out;
+        sp_phase(c, "threshold");
+        T = sp_topk_pairs(gall, all, k < all ? k : all, gall);
+        sp_compute(c, SP_K_TOPK, (double)all);
+        st->thr_global = threshold_below(gall, T);
+        thr_used = st->thr_global;
+    } else {
+        sp_phase(c, "threshold");
+        gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
+        if (!gsel) {
+            rc = SP_ERR_MEM;
+            goto out;
+        }
+        for (int64_t i = 0; i < len; i++)
+            if (rs.touched[i] && fabsf(rs.region[i]) > st->thr_global) {
+                gsel[cr].idx = (int32_t)(off + i);
+                gsel[cr++].val = rs.region[i];
+            }
+        sp_compute(c, SP_K_THRESHOLD, (double)len);
+        sp_phase(c, "counts");
+        rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
+        if (rc)
+            goto out;
+        for (int j = 0; j < P; j++)
+            T += gcnt[j];
+        gall = malloc((T ? T : 1) * sizeof *gall);
+        if (!gall) {
+            rc = SP_ERR_MEM;
+            goto out;
+        }
+        const sp_pair *block = gsel;
+        if (do_balance) {
+            sp_phase(c, "balance");
+            uint64_t q = T / (uint64_t)P + ((uint64_t)r < T % (uint64_t)P ? 1 : 0);
+            mine_bal = malloc((q ? q : 1) * sizeof *mine_bal);
+            if (!mine_bal) {
+                rc = SP_ERR_MEM;
+                goto out;
+            }
+            rc = balance(c, gsel, gcnt, mine_bal, sep);
+            if (rc)
+                goto out;
+            for (int j = 0; j < P; j++)
+                gcnt[j] = T / (uint64_t)P + ((uint64_t)j < T % (uint64_t)P ? 1 : 0);
+            block = mine_bal;
+            sp_stat(c, "balanced", (double)q);
+        }
+        sp_phase(c, "allgatherv");
+        rc = allgatherv_pairs(c, block, gcnt, gall, sep);
+        if (rc)
+            goto out;
+        /* global feedback for the next iteration */
+        if ((double)T < pre->glob_lo * kd)
+            st->thr_global /= (float)pre->glob_div;
+        else if ((double)T > pre->glob_hi * kd)
+            st->thr_global *= (float)pre->glob_mul;
+    }
+    sp_stat(c, "global_count", (double)cr);
+    sp_stat(c, "global_total", (double)T);
+    sp_stat(c, "thr_global", thr_used);
+    sp_stat(c, "recompute", recompute);
+    st->init = 1;
+
+    /* 5. the result, and the residual: only what entered it leaves */
+    sp_phase(c, "update");
+    memset(io->result, 0, n * sizeof(float));
+    for (uint64_t j = 0; j < T; j++)
+        io->result[gall[j].idx] = gall[j].val;
+    sp_compute(c, SP_K_SCATTER_ADD, (double)T);
+    for (uint64_t i = 0, j = 0; i < m && j < T;) { /* both sorted by index */
+        if (sel[i].idx < gall[j].idx)
+            i++;
+        else if (gall[j].idx < sel[i].idx)
+            j++;
+        else {
+            io->acc[sel[i].idx] = 0.0f;
+            i++;
+            j++;
+        }
+    }
+out:
+    free(sel);
+    free(gsel);
+    free(gall);
+    free(mine_bal);
+    free(blocks);
+    free(scnt);
+    free(rcnt);
+    free(gcnt);
+    free(rs.region);
+    free(rs.touched);
+    return rc;
+}
