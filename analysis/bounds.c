@@ -105,6 +105,13 @@ double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double a
     if (strcmp(algo, "gtopk") == 0)
         /* ceil(log2 P) rounds of one 8k-byte message up the tree and down again */
         return 2.0 * ceil_log2(P) * (alpha + 8.0 * (double)k * beta);
+    if (strcmp(algo, "oktopk") == 0)
+        /* Li & Hoefler, PPoPP 2022, Eq. 3: (2P + 2 log P) alpha + 6k(P-1)/P words */
+        return (2.0 * Pd + 2.0 * ceil_log2(P)) * alpha + 4.0 * 6.0 * (double)k * (Pd - 1) / Pd * beta;
+    if (strcmp(algo, "topkdsa") == 0)
+        /* Renggli et al., SC 2019 (as Table 1 of Li & Hoefler): (P + 2 log P) alpha, and
+         * the sparse end of its bandwidth term, 4k(P-1)/P words */
+        return (Pd + 2.0 * ceil_log2(P)) * alpha + 4.0 * 4.0 * (double)k * (Pd - 1) / Pd * beta;
     if (strcmp(algo, "gaussiank") == 0)
         /* counts, then about k pairs per rank, both by Bruck's allgather */
         return 2.0 * ceil_log2(P) * alpha + 8.0 * (Pd - 1) * beta + 8.0 * (double)k * (Pd - 1) * beta;

@@ -2,7 +2,9 @@
 # Installs what sparsim needs from Debian 12's packages, only what is missing.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libcjson-dev libcriterion-dev)
+packages=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libcjson-dev libcriterion-dev
+          python3 python3-matplotlib python3-pandas python3-nbformat python3-nbconvert python3-ipykernel
+          jupyter-nbconvert jupyter-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,6 +9,8 @@
  */
 #include "plan.h"
 #include "run.h"
+#include "cli.h"
+#include "../analysis/analyze.h"
 #include "../algorithms/algorithm.h"
 #include "../topologies/device.h"
 #include "../topologies/platform.h"
@@ -25,6 +27,10 @@ int sp_mkdirs(const char *path, char *err, size_t errlen);
 static void usage(FILE *f)
 {
     fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
+               "       sparsim sweep [options] runs over lists of algorithms, ranks, n, densities,\n"
+               "                               platforms, one CSV row each (sparsim sweep --help)\n"
+               "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
+               "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
                "       sparsim list            list algorithms, platforms and device profiles\n"
                "       sparsim platform NAME [--ranks P]   print a built-in platform as SimGrid XML\n"
                "       sparsim --version\n");
@@ -82,97 +88,6 @@ static int cmd_list(void)
     return 0;
 }
 
-static int run_one(const sp_plan *p)
-{
-    sp_report rep;
-    char err[600] = "";
-    int rc = sp_run(p, &rep, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        sp_report_free(&rep);
-        return rc;
-    }
-    if (!p->quiet)
-        sp_print_summary(p, &rep);
-    sp_report_free(&rep);
-    return 0;
-}
-
-static double jnum(cJSON *o, const char *a, const char *b)
-{
-    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b && x)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsNumber(x) ? x->valuedouble : -1;
-}
-
-static const char *jstr(cJSON *o, const char *a, const char *b)
-{
-    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b && x)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsString(x) ? x->valuestring : "-";
-}
-
-static cJSON *read_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    cJSON *j = NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-        buf[len] = '\0';
-        j = cJSON_Parse(buf);
-    }
-    free(buf);
-    fclose(f);
-    return j;
-}
-
-static void remove_partial_outputs(const char *dir)
-{
-    const char *names[] = {"messages.csv.part", "trace.json.part", "summary.json.part"};
-    char path[2200];
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        remove(path);
-    }
-}
-
-/* Runs one plan in a child process: a SimGrid engine runs once per process,
- * and a crash inside the engine must become one clear line, not a core dump
- * with half-written files. */
-static int run_in_child(const sp_plan *p)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "sparsim: cannot start a run: fork failed\n");
-        return 1;
-    }
-    if (pid == 0) {
-        int rc = run_one(p);
-        fflush(NULL);
-        _exit(rc);
-    }
-    int st = 0;
-    if (waitpid(pid, &st, 0) < 0) {
-        fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
-        return 1;
-    }
-    if (WIFSIGNALED(st)) {
-        remove_partial_outputs(p->out);
-        fprintf(stderr, "sparsim: the simulation of %s crashed (signal %d); partial outputs removed\n", p->algo,
-                WTERMSIG(st));
-        return 1;
-    }
-    return WEXITSTATUS(st);
-}
-
 /* several algorithms: one child process each, then a comparison table */
 static int run_many(const sp_plan *base, char names[][64], int count)
 {
@@ -189,7 +104,7 @@ static int run_many(const sp_plan *base, char names[][64], int count)
             return 2;
         }
         p.quiet = 1;
-        int rc = run_in_child(&p);
+        int rc = sp_cli_run_in_child(&p);
         if (rc != 0)
             return rc;
     }
@@ -211,21 +126,21 @@ static int run_many(const sp_plan *base, char names[][64], int count)
     }
     for (int i = 0; i < count; i++) {
         snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
-        cJSON *j = read_json(path);
+        cJSON *j = sp_json_read(path);
         if (!j) {
             fprintf(stderr, "sparsim: cannot read %s\n", path);
             fclose(csv);
             return 1;
         }
-        double t = jnum(j, "time_per_iter_s", "mean"), vol = jnum(j, "volume", "bytes_per_iter_max");
-        double bw = jnum(j, "bound", "words"), ratio = jnum(j, "bound", "ratio");
-        double smax = jnum(j, "ranks", "sent_bytes_max"), rmax = jnum(j, "ranks", "recv_bytes_max");
-        double msgs = jnum(j, "messages", NULL), k = jnum(j, "k", NULL), wall = jnum(j, "wall_seconds", NULL);
-        const char *formula = jstr(j, "bound", "formula");
+        double t = sp_json_num(j, "time_per_iter_s", "mean"), vol = sp_json_num(j, "volume", "bytes_per_iter_max");
+        double bw = sp_json_num(j, "bound", "words"), ratio = sp_json_num(j, "bound", "ratio");
+        double smax = sp_json_num(j, "ranks", "sent_bytes_max"), rmax = sp_json_num(j, "ranks", "recv_bytes_max");
+        double msgs = sp_json_num(j, "messages", NULL), k = sp_json_num(j, "k", NULL), wall = sp_json_num(j, "wall_seconds", NULL);
+        const char *formula = sp_json_str(j, "bound", "formula");
         fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,\"%s\",%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n",
-                names[i], base->ranks, (unsigned long long)jnum(j, "config", "n"), base->density, k,
-                base->platform, base->network, base->device, (int)jnum(j, "config", "iters"),
-                jstr(j, "config", "payload"), t, vol, formula, 4.0 * bw, ratio, smax, rmax, msgs, wall);
+                names[i], base->ranks, (unsigned long long)sp_json_num(j, "config", "n"), base->density, k,
+                base->platform, base->network, base->device, (int)sp_json_num(j, "config", "iters"),
+                sp_json_str(j, "config", "payload"), t, vol, formula, 4.0 * bw, ratio, smax, rmax, msgs, wall);
         if (!base->quiet) {
             printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f\n", names[i], t, vol, 4.0 * bw, ratio, smax,
                    msgs);
@@ -269,7 +184,7 @@ static int cmd_run(int argc, char **argv)
     }
     if (count == 1) {
         snprintf(p.algo, sizeof p.algo, "%s", names[0]);
-        return run_in_child(&p);
+        return sp_cli_run_in_child(&p);
     }
     if (p.dump_result[0] || p.grad_file[0] == '\0') {
         if (p.dump_result[0]) {
@@ -292,6 +207,12 @@ int main(int argc, char **argv)
         return cmd_list();
     if (strcmp(argv[1], "platform") == 0)
         return cmd_platform(argc - 2, argv + 2);
+    if (strcmp(argv[1], "sweep") == 0)
+        return sp_cmd_sweep(argc - 2, argv + 2);
+    if (strcmp(argv[1], "crossover") == 0)
+        return sp_cmd_crossover(argc - 2, argv + 2);
+    if (strcmp(argv[1], "analyze") == 0)
+        return sp_cmd_analyze(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) {
         printf("sparsim 0.1.0\n");
         return 0;

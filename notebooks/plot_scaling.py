@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Scaling plots from a sparsim sweep CSV (sparsim sweep --out FILE).
+
+For every (platform, n, density) in the sweep, four figures:
+  volume-*.png     bytes per rank and iteration (as the bounds count it) against P,
+                   log-log, with each algorithm's closed-form bound dashed
+  time-*.png       simulated time per iteration against P, per algorithm
+  phases-*.png     stacked phase breakdown per algorithm at the largest P
+  crossover-*.png  each sparse algorithm's time over the fastest dense one's
+                   against P; below 1 it wins, the crossing is the crossover
+
+Used by notebooks/scaling.ipynb and runnable on its own:
+  /usr/bin/python3 notebooks/plot_scaling.py SWEEP.csv --out DIR
+"""
+import argparse
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+DENSE = ("ring", "recdoubling", "rabenseifner")
+COLORS = {
+    "ring": "#4c72b0", "recdoubling": "#8172b2", "rabenseifner": "#64b5cd", "topka": "#dd8452",
+    "gtopk": "#55a868", "gaussiank": "#c44e52", "topkdsa": "#937860", "oktopk": "#da8bc3",
+}
+
+
+def load(path):
+    """The finished rows of a sweep CSV, with phase times split into a dict."""
+    df = pd.read_csv(path)
+    df = df[df["status"] == "ok"].copy()
+    if df.empty:
+        raise ValueError("%s has no finished run" % path)
+
+    def phases(text):
+        out = {}
+        if isinstance(text, str):
+            for item in text.split(";"):
+                name, _, val = item.rpartition(":")
+                if name:
+                    out[name] = float(val)
+        return out
+
+    df["phases"] = df["phase_times"].map(phases)
+    return df
+
+
+def groups(df):
+    """(platform, n, density) -> rows, in a stable order."""
+    keys = df[["platform", "n", "density"]].drop_duplicates().sort_values(["platform", "n", "density"])
+    for _, k in keys.iterrows():
+        sub = df[(df.platform == k.platform) & (df.n == k.n) & (df.density == k.density)]
+        yield (k.platform, int(k.n), float(k.density)), sub
+
+
+def tag(key):
+    platform, n, density = key
+    return "%s-n%d-d%g" % (os.path.basename(str(platform)).replace(".xml", ""), n, density)
+
+
+def title(key, what):
+    platform, n, density = key
+    return "%s: %s, n = %d, density %g" % (what, os.path.basename(str(platform)), n, density)
+
+
+def plot_volume(key, sub, out):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for algo, g in sub.groupby("algo"):
+        g = g.sort_values("ranks")
+        c = COLORS.get(algo)
+        ax.plot(g.ranks, g.volume_bytes, "o-", color=c, label=algo)
+        if g.bound_bytes.notna().all():
+            ax.plot(g.ranks, g.bound_bytes, "--", color=c, alpha=0.6, linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("ranks P")
+    ax.set_ylabel("bytes per rank and iteration")
+    ax.set_title(title(key, "volume (dashed: closed-form bounds)"), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    path = os.path.join(out, "volume-%s.png" % tag(key))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_time(key, sub, out):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for algo, g in sub.groupby("algo"):
+        g = g.sort_values("ranks")
+        ax.plot(g.ranks, g.time_per_iter_mean_s, "o-", color=COLORS.get(algo), label=algo)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("ranks P")
+    ax.set_ylabel("simulated time per iteration (s)")
+    ax.set_title(title(key, "time per iteration"), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    path = os.path.join(out, "time-%s.png" % tag(key))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_phases(key, sub, out):
+    P = sub.ranks.max()
+    at = sub[sub.ranks == P].sort_values("algo")
+    names = []
+    for ph in at.phases:
+        for name in ph:
+            if name not in names:
+                names.append(name)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bottom = [0.0] * len(at)
+    cmap = plt.get_cmap("tab20")
+    for i, name in enumerate(names):
+        vals = [ph.get(name, 0.0) for ph in at.phases]
+        ax.bar(list(at.algo), vals, bottom=bottom, label=name, color=cmap(i % 20))
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel("time per iteration (s), largest rank's time per phase")
+    ax.set_title(title(key, "phases at P = %d" % P), fontsize=10)
+    ax.tick_params(axis="x", rotation=30)
+    ax.legend(fontsize=7, ncol=2)
+    path = os.path.join(out, "phases-%s.png" % tag(key))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_crossover(key, sub, out):
+    dense = sub[sub.algo.isin(DENSE)]
+    if dense.empty:
+        return None
+    best = dense.groupby("ranks").time_per_iter_mean_s.min()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for algo, g in sub[~sub.algo.isin(DENSE)].groupby("algo"):
+        g = g.sort_values("ranks")
+        g = g[g.ranks.isin(best.index)]
+        ratio = g.time_per_iter_mean_s.values / best.loc[g.ranks].values
+        ax.plot(g.ranks, ratio, "o-", color=COLORS.get(algo), label=algo)
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("ranks P")
+    ax.set_ylabel("time / fastest dense allreduce")
+    ax.set_title(title(key, "sparse over dense (below 1: sparse wins)"), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    path = os.path.join(out, "crossover-%s.png" % tag(key))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_all(csv_path, out):
+    """Writes every figure of the sweep to `out`; returns their paths."""
+    os.makedirs(out, exist_ok=True)
+    df = load(csv_path)
+    paths = []
+    for key, sub in groups(df):
+        for f in (plot_volume, plot_time, plot_phases, plot_crossover):
+            p = f(key, sub, out)
+            if p:
+                paths.append(p)
+    return paths
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv", help="a sweep CSV (sparsim sweep --out)")
+    ap.add_argument("--out", default=".", help="folder for the PNG files (default: here)")
+    a = ap.parse_args()
+    try:
+        paths = plot_all(a.csv, a.out)
+    except (OSError, ValueError, KeyError) as e:
+        print("plot_scaling: %s" % e, file=sys.stderr)
+        return 1
+    for p in paths:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+/* child_run.c - what the commands share: one run in a child process, and
+ * reading the JSON files runs leave behind.
+ *
+ * A SimGrid engine runs once per process, so every run of a multi-run
+ * command (several algorithms, sweeps, crossover searches) gets a child;
+ * a crash inside the engine becomes one clear line instead of a core dump.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int sp_cli_run_one(const sp_plan *p)
+{
+    sp_report rep;
+    char err[600] = "";
+    int rc = sp_run(p, &rep, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        sp_report_free(&rep);
+        return rc;
+    }
+    if (!p->quiet)
+        sp_print_summary(p, &rep);
+    sp_report_free(&rep);
+    return 0;
+}
+
+double sp_json_num(cJSON *o, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b && x)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+const char *sp_json_str(cJSON *o, const char *a, const char *b)
+{
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b && x)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsString(x) ? x->valuestring : "-";
+}
+
+cJSON *sp_json_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    cJSON *j = NULL;
+    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+        buf[len] = '\0';
+        j = cJSON_Parse(buf);
+    }
+    free(buf);
+    fclose(f);
+    return j;
+}
+
+static void remove_partial_outputs(const char *dir)
+{
+    const char *names[] = {"messages.csv.part", "trace.json.part", "summary.json.part"};
+    char path[2200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        remove(path);
+    }
+}
+
+/* Runs one plan in a child process: a SimGrid engine runs once per process,
+ * and a crash inside the engine must become one clear line, not a core dump
+ * with half-written files. */
+int sp_cli_run_in_child(const sp_plan *p)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "sparsim: cannot start a run: fork failed\n");
+        return 1;
+    }
+    if (pid == 0) {
+        int rc = sp_cli_run_one(p);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) < 0) {
+        fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
+        return 1;
+    }
+    if (WIFSIGNALED(st)) {
+        remove_partial_outputs(p->out);
+        fprintf(stderr, "sparsim: the simulation of %s crashed (signal %d); partial outputs removed\n", p->algo,
+                WTERMSIG(st));
+        return 1;
+    }
+    return WEXITSTATUS(st);
+}
+

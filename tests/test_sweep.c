@@ -1,0 +1,146 @@
+/* test_sweep.c - sweep, analyze and crossover through the binary: one row per
+ * run, resuming, refusing to overwrite, analysis against the closed forms,
+ * and a crossover whose two sides really are on either side. */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *in(const char *dir, const char *name)
+{
+    static char buf[4][512];
+    static int slot;
+    char *p = buf[slot++ % 4];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+Test(sweep, rows_resume_and_refuse_to_overwrite)
+{
+    const char *dir = t_tmpdir();
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s", in(dir, "s.csv"));
+    const char *a1[] = {"sweep", "--algo", "ring,topka", "--ranks", "2,3", "--n", "1000", "--out", csv, NULL};
+    t_proc p = t_run(a1);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(csv, NULL);
+    cr_assert_eq(t_count_lines(text), 1 + 4);
+    cr_assert(strncmp(text, "algo,ranks,n,density,k,platform", 31) == 0);
+    cr_assert(strstr(text, "\ntopka,3,1000,0.01,10,1gbe,"), "%s", text);
+    free(text);
+
+    /* the same file again without --resume: refused, untouched */
+    p = t_run(a1);
+    cr_assert(p.exited && p.status == 2);
+    cr_assert(strstr(p.err, "--resume"), "%s", p.err);
+    t_proc_free(&p);
+
+    /* drop the last row as an interrupted sweep would, then resume with one
+     * more rank count: only the missing three runs happen */
+    text = t_read_file(csv, NULL);
+    char *last = text + strlen(text) - 1;
+    while (last > text && last[-1] != '\n')
+        last--;
+    *last = '\0';
+    t_write_file(csv, text);
+    free(text);
+    const char *a2[] = {"sweep", "--algo", "ring,topka", "--ranks", "2,3,4", "--n", "1000", "--out", csv, "--resume",
+                        NULL};
+    p = t_run(a2);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert(strstr(p.out, "3 runs (0 failed), 3 already"), "%s", p.out);
+    t_proc_free(&p);
+    text = t_read_file(csv, NULL);
+    cr_assert_eq(t_count_lines(text), 1 + 6);
+    free(text);
+}
+
+Test(sweep, config_file_with_lists)
+{
+    const char *dir = t_tmpdir();
+    t_write_file(in(dir, "c.json"), "{\"algos\": [\"ring\", \"gtopk\"], \"ranks\": [2, 4], \"n\": 2000, "
+                                    "\"platforms\": \"1gbe,daint\", \"iters\": 1}");
+    const char *a[] = {"sweep", "--config", in(dir, "c.json"), "--out", in(dir, "s.csv"), NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(in(dir, "s.csv"), NULL);
+    cr_assert_eq(t_count_lines(text), 1 + 8);
+    cr_assert(strstr(text, "\ngtopk,4,2000,0.01,20,daint,lv08,none,1,"), "%s", text);
+    free(text);
+}
+
+Test(sweep, bad_lists_are_refused_before_running)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"sweep", "--ranks", "2,0", "--out", in(dir, "s.csv"), NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 2);
+    cr_assert_eq(t_count_lines(p.err), 1);
+    cr_assert(strstr(p.err, "--ranks"), "%s", p.err);
+    cr_assert_null(t_read_file(in(dir, "s.csv"), NULL), "a CSV was written");
+    t_proc_free(&p);
+}
+
+Test(analyze, sweep_csv_and_run_folder)
+{
+    const char *dir = t_tmpdir();
+    const char *a1[] = {"sweep", "--algo", "ring,gtopk", "--ranks", "4", "--n", "4000", "--network", "cm02", "--iters",
+                        "1", "--out", in(dir, "s.csv"), NULL};
+    t_proc p = t_run(a1);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    const char *a2[] = {"analyze", in(dir, "s.csv"), NULL};
+    p = t_run(a2);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    /* on cm02 without contention both match their closed forms exactly */
+    cr_assert(strstr(p.out, "ring") && strstr(p.out, "2n(P-1)/P") && strstr(p.out, "Patarasuk & Yuan"), "%s", p.out);
+    cr_assert(strstr(p.out, "4k ceil(log2 P)") && strstr(p.out, "Shi et al."), "%s", p.out);
+    int ones = 0;
+    for (const char *s = p.out; (s = strstr(s, " 1.000")); s++)
+        ones++;
+    cr_assert_geq(ones, 4, "volume and time ratios of 1.000 expected:\n%s", p.out);
+    t_proc_free(&p);
+
+    const char *a3[] = {"run", "--algo", "topka,oktopk", "--ranks", "4", "--n", "4000", "--out", in(dir, "runs"),
+                        "--quiet", NULL};
+    p = t_run(a3);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    const char *a4[] = {"analyze", in(dir, "runs"), NULL};
+    p = t_run(a4);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert(strstr(p.out, "topka") && strstr(p.out, "oktopk") && strstr(p.out, "6k(P-1)/P"), "%s", p.out);
+    cr_assert(strstr(p.out, "Theorem 3.1"), "%s", p.out);
+    t_proc_free(&p);
+
+    const char *a5[] = {"analyze", in(dir, "nothing-here"), NULL};
+    p = t_run(a5);
+    cr_assert(p.exited && p.status == 2);
+    cr_assert_eq(t_count_lines(p.err), 1);
+    t_proc_free(&p);
+}
+
+Test(crossover, both_sides_of_the_crossing)
+{
+    const char *a[] = {"crossover", "--algo", "oktopk", "--n", "16384", "--max-ranks", "64", "--network", "cm02",
+                       "--iters", "1", NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    const char *s = strstr(p.out, "stops beating dense at P = ");
+    cr_assert_not_null(s, "%s", p.out);
+    int cross, lo, hi;
+    double ts_lo, td_lo, ts_hi, td_hi;
+    char d1[32], d2[32];
+    int got = sscanf(s, "stops beating dense at P = %d: P = %d %lf s vs %31s %lf s; P = %d %lf s vs %31s %lf s", &cross,
+                     &lo, &ts_lo, d1, &td_lo, &hi, &ts_hi, d2, &td_hi);
+    cr_assert_eq(got, 9, "%s", p.out);
+    cr_assert_eq(hi, cross);
+    cr_assert_eq(lo, cross - 1);
+    cr_assert_lt(ts_lo, td_lo, "below the crossover the sparse algorithm must win");
+    cr_assert_geq(ts_hi, td_hi, "at the crossover it must not");
+    t_proc_free(&p);
+}
