@@ -90,6 +90,7 @@ typedef struct {
     int nposted;
     envelope *unexp_head, *unexp_tail;
     int waiting_remaining;
+    int waiting_recvs; /* waited receives not complete yet */
     int finished;
     struct freenode *free_req, *free_get; /* recycled by the rank that uses them: stays in its cache */
 } sg_rank;
@@ -209,8 +210,11 @@ static void complete_req(sg_rank *s, sp_req *r, long long result)
 {
     r->done = 1;
     r->result = result;
-    if (r->waited)
+    if (r->waited) {
         s->waiting_remaining--;
+        if (!r->is_send)
+            s->waiting_recvs--;
+    }
 }
 
 static void copy_into(sp_req *r, const envelope *e)
@@ -313,6 +317,27 @@ static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
     }
 }
 
+/* Which pending comm can be waited for alone without missing an event that
+ * needs a reaction (only a completed get does: it may bring an unexpected
+ * message, after which another get must be posted at once)?  With one get
+ * pending and a waited receive still open, that get must complete before
+ * the wait can end; with no get pending, any waited send.  Otherwise -1,
+ * and the caller waits for any.  A plain wait is much cheaper in SimGrid
+ * than a wait for any (bench/README.md). */
+static long single_waitable(sg_rank *s)
+{
+    if (s->ngets_pending == 1 && s->waiting_recvs > 0) {
+        for (size_t i = 0; i < s->nact; i++)
+            if (s->act_is_get[i])
+                return (long)i;
+    } else if (s->ngets_pending == 0) {
+        for (size_t i = 0; i < s->nact; i++)
+            if (!s->act_is_get[i] && ((sp_req *)s->act_owner[i])->waited)
+                return (long)i;
+    }
+    return -1;
+}
+
 /* wait for one of the rank's pending comms and process it; -1: nothing is
  * pending, -2: the engine found that nothing can ever complete (deadlock) */
 static int progress(sp_ctx *c)
@@ -321,7 +346,11 @@ static int progress(sp_ctx *c)
     if (s->nact == 0)
         return -1;
     double fin = 0, *finp = c->run->csv || c->run->chrome ? &fin : NULL;
-    long pos = s->nact == 1 ? spg_wait_one(s->act[0], finp) : spg_wait_any(s->act, s->nact, finp);
+    long pos = single_waitable(s);
+    if (pos >= 0)
+        pos = spg_wait_one(s->act[pos], finp) == 0 ? pos : -1;
+    else
+        pos = spg_wait_any(s->act, s->nact, finp);
     if (pos < 0)
         return -2;
     void *owner = s->act_owner[pos];
@@ -412,10 +441,12 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
 {
     sg_rank *s = RS(c);
     s->waiting_remaining = 0;
+    s->waiting_recvs = 0;
     for (int i = 0; i < n; i++)
         if (reqs[i] && !reqs[i]->done) {
             reqs[i]->waited = 1;
             s->waiting_remaining++;
+            s->waiting_recvs += !reqs[i]->is_send;
         }
     while (s->waiting_remaining > 0) {
         int pr = progress(c);
