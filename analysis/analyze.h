@@ -3,5 +3,6 @@
 #define SPARSIM_ANALYZE_H
 
 int sp_cmd_analyze(int argc, char **argv);
+int sp_cmd_compare(int argc, char **argv);
 
 #endif

@@ -619,7 +619,10 @@ static int check_platform_in_child(const char *path, char *err, size_t errlen)
     return -1;
 }
 
-int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen)
+const char *sp_backend_name(void) { return "simgrid"; }
+int sp_backend_is_root(void) { return 1; }
+
+int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
 {
     const sp_plan *plan = rs->plan;
     int P = plan->ranks;

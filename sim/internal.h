@@ -38,6 +38,8 @@ typedef struct sp_runstate {
     int ranks_done_iter;          /* ranks that folded the current iteration */
     const float *first_result;    /* last iteration: first finishing rank's result */
     int first_result_rank;
+    /* set by backends that gather the timeline at the end instead of streaming it */
+    void (*on_span)(sp_ctx *c, const sp_span_event *e);
 } sp_runstate;
 
 struct sp_ctx {
@@ -72,7 +74,12 @@ void sp_fail(sp_runstate *rs, const char *fmt, ...);
 /* The per-rank program every backend runs. */
 void sp_rank_main(sp_ctx *c);
 
-/* Backends: 0 on success, 2 for bad input (platform), 1 for a failed run. */
-int sp_simgrid_run(sp_runstate *rs, char *err, size_t errlen);
+/* The backend linked into this program (backend_simgrid.c or backend_mpi.c):
+ * runs the ranks; 0 on success, 2 for bad input (platform), 1 for a failed
+ * run.  Every process calls it; on MPI only the root's report is complete. */
+int sp_backend_run(sp_runstate *rs, char *err, size_t errlen);
+const char *sp_backend_name(void);
+/* 1 in the process that writes the outputs */
+int sp_backend_is_root(void);
 
 #endif

@@ -31,6 +31,7 @@ static void usage(FILE *f)
                "                               platforms, one CSV row each (sparsim sweep --help)\n"
                "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
                "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
+               "       sparsim compare RUN_A RUN_B  same messages? times side by side\n"
                "       sparsim list            list algorithms, platforms and device profiles\n"
                "       sparsim platform NAME [--ranks P]   print a built-in platform as SimGrid XML\n"
                "       sparsim --version\n");
@@ -213,6 +214,8 @@ int main(int argc, char **argv)
         return sp_cmd_crossover(argc - 2, argv + 2);
     if (strcmp(argv[1], "analyze") == 0)
         return sp_cmd_analyze(argc - 2, argv + 2);
+    if (strcmp(argv[1], "compare") == 0)
+        return sp_cmd_compare(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) {
         printf("sparsim 0.1.0\n");
         return 0;

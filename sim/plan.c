@@ -67,7 +67,8 @@ void sp_plan_print_help(const char *prog)
            "  --network MODEL   cm02 (pure alpha-beta with max-min sharing: matches the\n"
            "                    closed forms), lv08 (SimGrid's default TCP-calibrated\n"
            "                    model), smpi (piecewise MPI model) (default: lv08)\n"
-           "  --device NAME     device profile for local kernels: none, p100, p102\n"
+           "  --device NAME     device profile for local kernels: none, p100, p102, or a\n"
+           "                    JSON file (sparsim-mpi calibrate writes one)\n"
            "                    (default: none, local compute is free)\n"
            "  --n N             gradient length in floats; K, M, G suffixes are powers of\n"
            "                    1024 (default: 1M)\n"
@@ -579,10 +580,8 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         snprintf(err, errlen, "--network must be cm02, lv08 or smpi, got '%s'", p->network);
         return -1;
     }
-    if (!sp_device_find(p->device)) {
-        snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102)", p->device);
+    if (!sp_device_find(p->device) && !sp_device_load(p->device, err, errlen))
         return -1;
-    }
     if (!sp_platform_is_builtin(p->platform) && access(p->platform, R_OK) != 0) {
         snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)", p->platform,
                  strerror(errno));

@@ -221,6 +221,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     rs.plan = &plan;
     rs.rep = rep;
     rs.dev = sp_device_find(plan.device);
+    if (!rs.dev && !(rs.dev = sp_device_load(plan.device, err, errlen)))
+        return 2;
     rs.opts = plan.opts;
     sp_npy grads = {0};
     if (plan.grad_file[0]) {
@@ -317,7 +319,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     }
 
     char path[1200];
-    int write_outputs = plan.out[0] != '\0';
+    int write_outputs = plan.out[0] != '\0' && sp_backend_is_root();
     if (write_outputs) {
         if (sp_mkdirs(plan.out, err, errlen) != 0) {
             sp_npy_free(&grads);
@@ -351,7 +353,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
 
     double w0 = now_wall();
     char rerr[512] = "";
-    int rc = sp_simgrid_run(&rs, rerr, sizeof rerr);
+    int rc = sp_backend_run(&rs, rerr, sizeof rerr);
     rep->wall_seconds = now_wall() - w0;
     sp_npy_free(&grads);
     int ok = rc == 0 && !rs.failed;
@@ -373,7 +375,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         if (sp_write_summary(&plan, rep, path, err, errlen) != 0)
             return 1;
     }
-    if (plan.dump_result[0]) {
+    if (plan.dump_result[0] && sp_backend_is_root()) {
         uint64_t shape[1] = {plan.n};
         if (!rep->result) {
             snprintf(err, errlen, "no result to dump");

@@ -74,9 +74,12 @@ static void close_phase(sp_ctx *c, double now)
 {
     double dt = now - c->phase_t0;
     c->phase_time[c->phase] += dt;
-    if (dt > 0 && c->run->chrome) {
+    if (dt > 0 && (c->run->chrome || c->run->on_span)) {
         sp_span_event s = {c->iter, c->phase, c->rank, c->phase_t0, now};
-        sp_chrome_span(c->run->chrome, &s);
+        if (c->run->on_span)
+            c->run->on_span(c, &s);
+        else
+            sp_chrome_span(c->run->chrome, &s);
     }
     c->phase_t0 = now;
 }

@@ -100,7 +100,7 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
     cJSON_AddNumberToObject(cfg, "grad-spread", p->grad_spread);
     cJSON_AddNumberToObject(cfg, "grad-shared", p->grad_shared);
     cJSON_AddNumberToObject(cfg, "grad-persistence", p->grad_persistence);
-    cJSON_AddStringToObject(root, "backend", "simgrid");
+    cJSON_AddStringToObject(root, "backend", sp_backend_name());
     cJSON_AddNumberToObject(root, "k", (double)rep->k);
     cJSON *plat = cJSON_AddObjectToObject(root, "platform");
     cJSON_AddNumberToObject(plat, "alpha_s", rep->alpha);
@@ -237,7 +237,8 @@ void sp_print_summary(const sp_plan *p, const sp_report *rep)
            "payloads\n",
            p->algo, p->platform, p->network, p->device, p->ranks, (unsigned long long)p->n, p->density,
            (unsigned long long)rep->k, p->iters, p->iters == 1 ? "" : "s", rep->exact ? "exact" : "size-only");
-    printf("  simulated time per iteration: %.6g s (min %.6g, max %.6g)\n", f.t_mean, f.t_min, f.t_max);
+    printf("  %s time per iteration: %.6g s (min %.6g, max %.6g)\n",
+           strcmp(sp_backend_name(), "mpi") ? "simulated" : "measured", f.t_mean, f.t_min, f.t_max);
     printf("  %-16s %14s %16s\n", "phase", "time (s)", "volume/rank");
     for (int ph = 0; ph < rep->nphases; ph++) {
         if (!phase_used(rep, ph))

@@ -22,6 +22,8 @@ typedef struct {
 
 const sp_device *sp_device_find(const char *name);
 const sp_device *sp_device_list(int *count);
+/* A profile from a JSON file; NULL with a one-line message on error. */
+const sp_device *sp_device_load(const char *path, char *err, size_t errlen);
 
 /* Seconds for kernel `k` over `size` units (see sp_kernel in shim.h). */
 double sp_device_time(const sp_device *d, sp_kernel k, double size);

@@ -6,7 +6,9 @@
  */
 #include "device.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const sp_device devices[] = {
@@ -30,6 +32,41 @@ const sp_device *sp_device_find(const char *name)
         if (strcmp(devices[i].name, name) == 0)
             return &devices[i];
     return NULL;
+}
+
+/* A profile from a JSON file (as sparsim-mpi calibrate writes): keys name,
+ * description, launch, mem_bw, topk_coeff, scatter_bw (seconds, bytes/s). */
+const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
+{
+    static sp_device loaded;
+    static char name[64], desc[160];
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, or a JSON file)", path);
+        return NULL;
+    }
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    const char *keys[] = {"launch", "mem_bw", "topk_coeff", "scatter_bw"};
+    double v[4];
+    for (int i = 0; i < 4; i++) {
+        cJSON *x = j ? cJSON_GetObjectItemCaseSensitive(j, keys[i]) : NULL;
+        if (!cJSON_IsNumber(x) || x->valuedouble < 0) {
+            snprintf(err, errlen, "device profile %s: \"%s\" must be a non-negative number", path, keys[i]);
+            cJSON_Delete(j);
+            return NULL;
+        }
+        v[i] = x->valuedouble;
+    }
+    cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name"), *ds = cJSON_GetObjectItemCaseSensitive(j, "description");
+    snprintf(name, sizeof name, "%s", cJSON_IsString(nm) ? nm->valuestring : path);
+    snprintf(desc, sizeof desc, "%s", cJSON_IsString(ds) ? ds->valuestring : "from a file");
+    cJSON_Delete(j);
+    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], path};
+    return &loaded;
 }
 
 const sp_device *sp_device_list(int *count)

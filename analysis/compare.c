@@ -1,0 +1,167 @@
+/* compare.c - `sparsim compare RUN_A RUN_B`: are two runs the same messages,
+ * and how do their times compare?
+ *
+ * The message lists (iter, phase, src, dst, tag, bytes) of the two
+ * messages.csv files are put in one canonical order (by iteration, sender,
+ * receiver, tag, then the sender's posting order) and compared entry by
+ * entry; the first difference is shown.  Then the time per iteration and per
+ * phase of the two summary.json files, side by side with their ratio A/B.
+ * Exit status: 0 the message lists match, 1 they differ, 2 bad input.
+ */
+#include "analyze.h"
+#include "../traces/trace.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const sp_msg_list *l;
+    size_t i;
+} ref;
+
+static int cmp(const void *a, const void *b)
+{
+    const ref *x = a, *y = b;
+    const sp_msg_event *p = &x->l->ev[x->i], *q = &y->l->ev[y->i];
+    if (p->iter != q->iter)
+        return p->iter < q->iter ? -1 : 1;
+    if (p->src != q->src)
+        return p->src < q->src ? -1 : 1;
+    if (p->dst != q->dst)
+        return p->dst < q->dst ? -1 : 1;
+    if (p->tag != q->tag)
+        return p->tag < q->tag ? -1 : 1;
+    if (p->t_post != q->t_post)
+        return p->t_post < q->t_post ? -1 : 1;
+    return x->i < y->i ? -1 : (x->i > y->i);
+}
+
+static ref *canonical(const sp_msg_list *l)
+{
+    ref *r = malloc((l->n ? l->n : 1) * sizeof *r);
+    for (size_t i = 0; i < l->n; i++)
+        r[i] = (ref){l, i};
+    qsort(r, l->n, sizeof *r, cmp);
+    return r;
+}
+
+static void show(const char *label, const sp_msg_list *l, const sp_msg_event *e)
+{
+    printf("  %s: iter %d, phase %s, %d -> %d, tag %d, %llu bytes\n", label, e->iter, l->phase_names[e->phase], e->src,
+           e->dst, e->tag, (unsigned long long)e->bytes);
+}
+
+static cJSON *load_summary(const char *dir)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    cJSON *j = NULL;
+    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+        buf[len] = '\0';
+        j = cJSON_Parse(buf);
+    }
+    free(buf);
+    fclose(f);
+    return j;
+}
+
+static void compare_times(const char *a, const char *b)
+{
+    cJSON *ja = load_summary(a), *jb = load_summary(b);
+    if (!ja || !jb) {
+        printf("times: no summary.json in %s\n", !ja ? a : b);
+        cJSON_Delete(ja);
+        cJSON_Delete(jb);
+        return;
+    }
+    cJSON *ia = cJSON_GetObjectItem(ja, "iterations"), *ib = cJSON_GetObjectItem(jb, "iterations");
+    int n = cJSON_GetArraySize(ia) < cJSON_GetArraySize(ib) ? cJSON_GetArraySize(ia) : cJSON_GetArraySize(ib);
+    const char *ba = cJSON_GetStringValue(cJSON_GetObjectItem(ja, "backend"));
+    const char *bb = cJSON_GetStringValue(cJSON_GetObjectItem(jb, "backend"));
+    printf("times (A: %s, B: %s; ratio A/B):\n", ba ? ba : "?", bb ? bb : "?");
+    printf("  %-18s %14s %14s %8s\n", "", "A (s)", "B (s)", "A/B");
+    for (int it = 0; it < n; it++) {
+        double ta = cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), "time_s")->valuedouble;
+        double tb = cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), "time_s")->valuedouble;
+        printf("  iteration %-8d %14.6g %14.6g %8.3f\n", it, ta, tb, tb > 0 ? ta / tb : 0.0);
+    }
+    /* phases: mean over the common iterations */
+    cJSON *pa = cJSON_GetObjectItem(ja, "phases"), *nm;
+    cJSON_ArrayForEach(nm, pa)
+    {
+        double ta = 0, tb = 0;
+        int found = 0;
+        for (int it = 0; it < n; it++) {
+            cJSON *xa = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), "phases"), nm->valuestring);
+            cJSON *xb = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), "phases"), nm->valuestring);
+            if (xa)
+                ta += cJSON_GetObjectItem(xa, "time_s")->valuedouble / n;
+            if (xb) {
+                tb += cJSON_GetObjectItem(xb, "time_s")->valuedouble / n;
+                found = 1;
+            }
+        }
+        if (found)
+            printf("  phase %-12.12s %14.6g %14.6g %8.3f\n", nm->valuestring, ta, tb, tb > 0 ? ta / tb : 0.0);
+    }
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+}
+
+int sp_cmd_compare(int argc, char **argv)
+{
+    if (argc != 2) {
+        int help = argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"));
+        fprintf(help ? stdout : stderr,
+                "usage: sparsim compare RUN_A RUN_B   (two --out folders, from any backends)\n"
+                "Compares the message lists (iter, phase, src, dst, tag, bytes) and the times per\n"
+                "iteration and phase.  Exit status: 0 the lists match, 1 they differ, 2 bad input.\n");
+        return help ? 0 : 2;
+    }
+    sp_msg_list la, lb;
+    char err[600], path[2048];
+    snprintf(path, sizeof path, "%s/messages.csv", argv[0]);
+    if (sp_csv_read(path, &la, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/messages.csv", argv[1]);
+    if (sp_csv_read(path, &lb, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        sp_msg_list_free(&la);
+        return 2;
+    }
+    ref *ra = canonical(&la), *rb = canonical(&lb);
+    size_t n = la.n < lb.n ? la.n : lb.n, diff = (size_t)-1;
+    for (size_t i = 0; i < n && diff == (size_t)-1; i++) {
+        const sp_msg_event *p = &la.ev[ra[i].i], *q = &lb.ev[rb[i].i];
+        if (p->iter != q->iter || p->src != q->src || p->dst != q->dst || p->tag != q->tag || p->bytes != q->bytes ||
+            strcmp(la.phase_names[p->phase], lb.phase_names[q->phase]) != 0)
+            diff = i;
+    }
+    int same = diff == (size_t)-1 && la.n == lb.n;
+    if (same)
+        printf("message lists: identical (%zu messages)\n", la.n);
+    else if (diff != (size_t)-1) {
+        printf("message lists: differ at message %zu of %zu (canonical order)\n", diff, n);
+        show("A", &la, &la.ev[ra[diff].i]);
+        show("B", &lb, &lb.ev[rb[diff].i]);
+    } else {
+        printf("message lists: A has %zu messages, B %zu; the first %zu agree\n", la.n, lb.n, n);
+    }
+    compare_times(argv[0], argv[1]);
+    free(ra);
+    free(rb);
+    sp_msg_list_free(&la);
+    sp_msg_list_free(&lb);
+    return same ? 0 : 1;
+}
