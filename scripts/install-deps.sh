@@ -3,8 +3,9 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libcjson-dev libcriterion-dev
-          python3 python3-matplotlib python3-pandas python3-nbformat python3-nbconvert python3-ipykernel
-          jupyter-nbconvert jupyter-client)
+          libopenmpi-dev openmpi-bin
+          python3 python3-numpy python3-matplotlib python3-pandas python3-nbformat python3-nbconvert
+          python3-ipykernel jupyter-nbconvert jupyter-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""The real-MPI backend under mpirun --oversubscribe (run by ctest).
+
+- results equal the dense reference (numpy's sum) for P = 1..5, from a gradient file;
+- every algorithm gives bit-identical results and the same message list as the
+  SimGrid backend with the same inputs (P = 3 and 4);
+- the SMPI build (smpicc, smpirun) sends the same messages too;
+- failures: -np against --ranks, and a receive never matched, end the job with one
+  clear line and no complete-looking output.
+
+usage: test_mpi.py SPARSIM SPARSIM_MPI SOURCE_DIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SPARSIM, SPARSIM_MPI, SRC = sys.argv[1:4]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""),
+           ASAN_OPTIONS="detect_leaks=0")  # under a sanitizer build: the MPI library's own leaks are not ours
+ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
+failures = []
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def mpirun(P, args, timeout=120):
+    return run(["mpirun", "--quiet", "--oversubscribe", "-np", str(P), SPARSIM_MPI] + args, timeout)
+
+
+def write_npy(path, a):
+    np.save(path, a.astype(np.float32))
+
+
+tmp = tempfile.mkdtemp(prefix="sparsim-mpi-test-")
+try:
+    rng = np.random.default_rng(5)
+    n = 1001
+    # dense algorithms against numpy, P = 1..5
+    for P in range(1, 6):
+        g = rng.standard_normal((P, n)).astype(np.float32) * rng.uniform(0.1, 10, size=n).astype(np.float32)
+        gf = os.path.join(tmp, "g%d.npy" % P)
+        write_npy(gf, g)
+        ref = g.astype(np.float64).sum(axis=0)
+        for algo in ("ring", "recdoubling", "rabenseifner"):
+            out = os.path.join(tmp, "mpi-%s-%d" % (algo, P))
+            r = mpirun(P, ["run", "--algo", algo, "--ranks", str(P), "--grad-file", gf, "--dump-result",
+                           out + ".npy", "--out", out, "--quiet"])
+            check(r.returncode == 0, "%s P=%d under mpirun: %s" % (algo, P, r.stderr.strip()))
+            if r.returncode == 0:
+                res = np.load(out + ".npy")
+                check(np.allclose(res, ref, rtol=1e-5, atol=1e-5),
+                      "%s P=%d: MPI result differs from the dense sum (max error %g)"
+                      % (algo, P, float(np.max(np.abs(res - ref)))))
+                check(os.path.exists(os.path.join(out, "summary.json")), "%s P=%d: no summary.json" % (algo, P))
+
+    # every algorithm: same result bits and same messages as the simulator
+    for P in (3, 4):
+        g = rng.standard_normal((2, P, 4099)).astype(np.float32)
+        gf = os.path.join(tmp, "gi%d.npy" % P)
+        write_npy(gf, g)
+        for algo in ALGOS:
+            a = os.path.join(tmp, "m-%s-%d" % (algo, P))
+            b = os.path.join(tmp, "s-%s-%d" % (algo, P))
+            common = ["--algo", algo, "--ranks", str(P), "--grad-file", gf, "--density", "0.02", "--quiet"]
+            r1 = mpirun(P, ["run"] + common + ["--dump-result", a + ".npy", "--out", a])
+            r2 = run([SPARSIM, "run"] + common + ["--dump-result", b + ".npy", "--out", b])
+            check(r1.returncode == 0 and r2.returncode == 0,
+                  "%s P=%d: runs failed: %s %s" % (algo, P, r1.stderr.strip(), r2.stderr.strip()))
+            if r1.returncode or r2.returncode:
+                continue
+            check(np.array_equal(np.load(a + ".npy"), np.load(b + ".npy")),
+                  "%s P=%d: MPI and SimGrid results differ" % (algo, P))
+            c = run([SPARSIM, "compare", a, b])
+            check(c.returncode == 0 and "identical" in c.stdout,
+                  "%s P=%d: message lists differ:\n%s" % (algo, P, c.stdout))
+
+    # SMPI: the MPI backend compiled with smpicc, run by smpirun
+    if shutil.which("smpicc") and shutil.which("smpirun"):
+        b = run(["bash", os.path.join(SRC, "scripts", "build-smpi.sh"), os.path.join(tmp, "smpi-build")], 600)
+        check(b.returncode == 0, "SMPI build failed: %s" % b.stderr[-2000:])
+        if b.returncode == 0:
+            smpi = os.path.join(tmp, "smpi-build", "sparsim-smpi")
+            plat = os.path.join(tmp, "p4.xml")
+            with open(plat, "w") as f:
+                subprocess.run([SPARSIM, "platform", "1gbe", "--ranks", "4"], stdout=f, check=True)
+            hosts = os.path.join(tmp, "hosts4")
+            with open(hosts, "w") as f:
+                f.write("".join("node-%d\n" % i for i in range(4)))
+            for algo in ("ring", "topka", "oktopk"):
+                a = os.path.join(tmp, "smpi-" + algo)
+                r = run(["smpirun", "-np", "4", "-platform", plat, "-hostfile", hosts,
+                         "--cfg=smpi/simulate-computation:no", "--log=root.thres:warning", smpi, "run", "--algo",
+                         algo, "--ranks", "4", "--n", "8192", "--iters", "2", "--out", a, "--quiet"])
+                check(r.returncode == 0, "%s under smpirun: %s" % (algo, r.stderr[-1000:]))
+                s = os.path.join(tmp, "sg-" + algo)
+                run([SPARSIM, "run", "--algo", algo, "--ranks", "4", "--n", "8192", "--iters", "2", "--out", s,
+                     "--quiet"])
+                c = run([SPARSIM, "compare", a, s])
+                check(c.returncode == 0, "%s: SMPI and SimGrid message lists differ:\n%s" % (algo, c.stdout))
+
+    # failures end the job with one clear line
+    out = os.path.join(tmp, "np")
+    r = mpirun(3, ["run", "--algo", "ring", "--ranks", "4", "--out", out])
+    check(r.returncode != 0, "-np 3 with --ranks 4 should fail")
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(len(lines) == 1 and "mpirun -np" in lines[0], "-np mismatch: stderr is %r" % r.stderr)
+    check(not os.path.exists(os.path.join(out, "summary.json")), "-np mismatch left a summary.json")
+
+    out = os.path.join(tmp, "hang")
+    r = mpirun(3, ["run", "--algo", "selftest-unmatched", "--ranks", "3", "--watchdog", "2", "--out", out], 60)
+    check(r.returncode != 0, "an unmatched receive should end the job")
+    check("can never be matched" in r.stderr and r.stderr.count("sparsim-mpi:") == 1,
+          "unmatched receive: stderr is %r" % r.stderr)
+    check(not os.path.exists(os.path.join(out, "summary.json")) and
+          not os.path.exists(os.path.join(out, "messages.csv")), "the hung run left complete-looking outputs")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+sys.exit(1 if failures else 0)
