@@ -100,11 +100,15 @@ static struct {
     sg_mailbox_t *mbox;
     sg_host_t *hosts;
     sg_bar_t barrier;
-    sp_ctx *ctxs;
-    sg_rank *ranks;
+    struct rank_slot *slots; /* a rank's ctx and its backend state, side by side */
     long pid_base;
     int P;
 } G;
+
+struct rank_slot {
+    sp_ctx ctx;
+    sg_rank s;
+};
 
 static sg_rank *RS(sp_ctx *c) { return (sg_rank *)c->be_state; }
 
@@ -664,9 +668,8 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     G.P = P;
     G.hosts = calloc((size_t)P, sizeof *G.hosts);
     G.mbox = calloc((size_t)P, sizeof *G.mbox);
-    G.ctxs = calloc((size_t)P, sizeof *G.ctxs);
-    G.ranks = calloc((size_t)P, sizeof *G.ranks);
-    if (!G.hosts || !G.mbox || !G.ctxs || !G.ranks) {
+    G.slots = calloc((size_t)P, sizeof *G.slots);
+    if (!G.hosts || !G.mbox || !G.slots) {
         snprintf(err, errlen, "out of memory for %d ranks", P);
         return 1;
     }
@@ -704,11 +707,11 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     }
     G.barrier = sg_barrier_init((unsigned)P);
     for (int r = 0; r < P; r++) {
-        sp_ctx *c = &G.ctxs[r];
+        sp_ctx *c = &G.slots[r].ctx;
         c->rank = r;
         c->size = P;
         c->be = &simgrid_backend;
-        c->be_state = &G.ranks[r];
+        c->be_state = &G.slots[r].s;
         c->run = rs;
         snprintf(name, sizeof name, "rank-%d", r);
         sg_actor_t a = sg_actor_init(name, G.hosts[r]);
@@ -726,7 +729,7 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     rc = spg_run(rerr, sizeof rerr);
     int unfinished = 0, first_unfinished = -1;
     for (int r = 0; r < P; r++)
-        if (!G.ranks[r].finished) {
+        if (!G.slots[r].s.finished) {
             if (first_unfinished < 0)
                 first_unfinished = r;
             unfinished++;
@@ -743,12 +746,11 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
         ret = 1;
     }
     for (int r = 0; r < P; r++)
-        free_rank_state(&G.ranks[r]);
+        free_rank_state(&G.slots[r].s);
     sg_barrier_destroy(G.barrier);
     pool_drain(&G.free_env);
     free(G.hosts);
     free(G.mbox);
-    free(G.ctxs);
-    free(G.ranks);
+    free(G.slots);
     return ret;
 }

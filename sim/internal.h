@@ -42,6 +42,9 @@ typedef struct sp_runstate {
     void (*on_span)(sp_ctx *c, const sp_span_event *e);
 } sp_runstate;
 
+/* One rank.  What every message touches comes first and each phase's
+ * counters share a cache line: thousands of ranks take turns on one core,
+ * and a rank's state is cold each time its turn comes. */
 struct sp_ctx {
     int rank, size;
     const sp_backend *be;
@@ -49,11 +52,12 @@ struct sp_ctx {
     sp_runstate *run;
     int iter;
     int phase;                       /* current phase id */
-    double phase_t0;
-    double phase_time[SP_MAX_PHASES];
-    uint64_t ph_sent[SP_MAX_PHASES]; /* current iteration, by phase */
-    uint64_t ph_recv[SP_MAX_PHASES];
     uint64_t it_msgs, it_bytes;      /* current iteration, sent by this rank */
+    double phase_t0;
+    struct {
+        uint64_t sent, recv;         /* current iteration, bytes in this phase */
+        double time;                 /* current iteration, seconds in this phase */
+    } ph[SP_MAX_PHASES];
     void *algo_state;                /* sp_rank_state */
     double stat_val[SP_MAX_STATS];   /* current iteration, sp_stat */
     unsigned char stat_set[SP_MAX_STATS];

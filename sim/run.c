@@ -58,9 +58,9 @@ static void fold_iteration(sp_ctx *c, double t0, double t1)
         st->t_end = t1;
     uint64_t sent = 0, recv = 0;
     for (int ph = 0; ph < rep->nphases; ph++) {
-        if (c->phase_time[ph] > st->phase_time[ph])
-            st->phase_time[ph] = c->phase_time[ph];
-        uint64_t s = c->ph_sent[ph], r = c->ph_recv[ph];
+        if (c->ph[ph].time > st->phase_time[ph])
+            st->phase_time[ph] = c->ph[ph].time;
+        uint64_t s = c->ph[ph].sent, r = c->ph[ph].recv;
         uint64_t v = s > r ? s : r;
         if (v > st->phase_volume[ph])
             st->phase_volume[ph] = v;
@@ -132,9 +132,7 @@ void sp_rank_main(sp_ctx *c)
         c->be->barrier(c);
         if (rs->failed)
             break;
-        memset(c->phase_time, 0, sizeof c->phase_time);
-        memset(c->ph_sent, 0, sizeof c->ph_sent);
-        memset(c->ph_recv, 0, sizeof c->ph_recv);
+        memset(c->ph, 0, sizeof c->ph);
         memset(c->stat_set, 0, sizeof c->stat_set);
         c->it_msgs = c->it_bytes = 0;
         c->iter = it;

@@ -21,7 +21,7 @@ sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes)
         sp_fail(c->run, "rank %d: send to invalid rank %d or tag %d", c->rank, dst, tag);
         return NULL;
     }
-    c->ph_sent[c->phase] += bytes;
+    c->ph[c->phase].sent += bytes;
     c->it_msgs++;
     c->it_bytes += bytes;
     double t_post = c->run->csv || c->run->chrome ? c->be->now(c) : 0.0; /* only traces need it */
@@ -73,7 +73,7 @@ int sp_phase_id(sp_runstate *rs, const char *name)
 static void close_phase(sp_ctx *c, double now)
 {
     double dt = now - c->phase_t0;
-    c->phase_time[c->phase] += dt;
+    c->ph[c->phase].time += dt;
     if (dt > 0 && (c->run->chrome || c->run->on_span)) {
         sp_span_event s = {c->iter, c->phase, c->rank, c->phase_t0, now};
         if (c->run->on_span)
@@ -101,7 +101,7 @@ void sp_phase_close(sp_ctx *c)
 
 void sp_deliver(sp_ctx *c, const sp_msg_event *e)
 {
-    c->ph_recv[e->phase] += e->bytes;
+    c->ph[e->phase].recv += e->bytes;
     if (c->run->csv)
         sp_csv_write(c->run->csv, e);
     if (c->run->chrome)
