@@ -78,26 +78,6 @@ typedef struct {
     int64_t bounds[]; /* P + 1 region boundaries */
 } okstate;
 
-typedef struct {
-    float *region;
-    unsigned char *touched;
-    int64_t off;
-    sp_ctx *c;
-} reduce_state;
-
-static void scatter_add(const sp_pair *p, uint64_t cnt, int src, void *arg)
-{
-    (void)src;
-    reduce_state *s = arg;
-    if (p)
-        for (uint64_t i = 0; i < cnt; i++) {
-            int64_t at = (int64_t)p[i].idx - s->off;
-            s->region[at] += p[i].val;
-            s->touched[at] = 1;
-        }
-    sp_compute(s->c, SP_K_SCATTER_ADD, (double)cnt);
-}
-
 /* the largest float below the k-th largest |x| among sel: |x| > it keeps the k */
 static float threshold_below(const sp_pair *sel, uint64_t m)
 {
@@ -264,7 +244,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
     uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
     uint64_t *gcnt = calloc((size_t)P, sizeof *gcnt);
-    reduce_state rs = {NULL, NULL, 0, c};
+    sp_region rs = {NULL, NULL, 0, 0, c};
     int rc = blocks && scnt && rcnt && gcnt ? SP_OK : SP_ERR_MEM;
     if (rc)
         goto out;
@@ -312,10 +292,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
             goto out;
     }
     int64_t off = st->bounds[r], len = st->bounds[r + 1] - st->bounds[r];
-    rs.region = calloc((size_t)(len ? len : 1), sizeof(float));
-    rs.touched = calloc((size_t)(len ? len : 1), 1);
-    rs.off = off;
-    if (!rs.region || !rs.touched) {
+    if (sp_region_init(&rs, c, off, len) != SP_OK) {
         rc = SP_ERR_MEM;
         goto out;
     }
@@ -333,13 +310,11 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     if (rc)
         goto out;
     sp_phase(c, "split-reduce");
-    scatter_add(blocks[r], scnt[r], r, &rs);
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, 1, sep, scatter_add, &rs);
+    sp_region_add(blocks[r], scnt[r], r, &rs);
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, 1, sep, sp_region_add, &rs);
     if (rc)
         goto out;
-    uint64_t nnz = 0;
-    for (int64_t i = 0; i < len; i++)
-        nnz += rs.touched[i];
+    uint64_t nnz = sp_region_nnz(&rs);
     sp_stat(c, "region_nnz", (double)nnz);
     /* local feedback for the next iteration */
     if ((double)m < pre->local_a * kd)
@@ -360,7 +335,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         for (int64_t i = 0; i < len; i++)
             if (rs.touched[i]) {
                 gsel[cr].idx = (int32_t)(off + i);
-                gsel[cr++].val = rs.region[i];
+                gsel[cr++].val = rs.values[i];
             }
         rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
         if (rc)
@@ -390,9 +365,9 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
             goto out;
         }
         for (int64_t i = 0; i < len; i++)
-            if (rs.touched[i] && fabsf(rs.region[i]) > st->thr_global) {
+            if (rs.touched[i] && fabsf(rs.values[i]) > st->thr_global) {
                 gsel[cr].idx = (int32_t)(off + i);
-                gsel[cr++].val = rs.region[i];
+                gsel[cr++].val = rs.values[i];
             }
         sp_compute(c, SP_K_THRESHOLD, (double)len);
         sp_phase(c, "counts");
@@ -465,7 +440,6 @@ out:
     free(scnt);
     free(rcnt);
     free(gcnt);
-    free(rs.region);
-    free(rs.touched);
+    sp_region_free(&rs);
     return rc;
 }

@@ -118,3 +118,42 @@ int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_c
     free(prev_src);
     return rc;
 }
+
+int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len)
+{
+    r->values = calloc((size_t)(len > 0 ? len : 1), sizeof(float));
+    r->touched = calloc((size_t)(len > 0 ? len : 1), 1);
+    r->off = off;
+    r->len = len;
+    r->c = c;
+    return r->values && r->touched ? SP_OK : SP_ERR_MEM;
+}
+
+void sp_region_free(sp_region *r)
+{
+    free(r->values);
+    free(r->touched);
+    r->values = NULL;
+    r->touched = NULL;
+}
+
+void sp_region_add(const sp_pair *p, uint64_t cnt, int src, void *arg)
+{
+    (void)src;
+    sp_region *r = arg;
+    if (p)
+        for (uint64_t i = 0; i < cnt; i++) {
+            int64_t at = (int64_t)p[i].idx - r->off;
+            r->values[at] += p[i].val;
+            r->touched[at] = 1;
+        }
+    sp_compute(r->c, SP_K_SCATTER_ADD, (double)cnt);
+}
+
+uint64_t sp_region_nnz(const sp_region *r)
+{
+    uint64_t n = 0;
+    for (int64_t i = 0; i < r->len; i++)
+        n += r->touched[i];
+    return n;
+}

@@ -15,6 +15,22 @@
 
 typedef void (*sp_consume_fn)(const sp_pair *pairs, uint64_t count, int src, void *arg);
 
+/* The region a rank reduces: values of entries [off, off + len) and which
+ * of them some rank contributed to (the reduced non-zeros). */
+typedef struct {
+    float *values;
+    unsigned char *touched;
+    int64_t off, len;
+    sp_ctx *c;
+} sp_region;
+
+int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len);
+void sp_region_free(sp_region *r);
+/* an sp_consume_fn: scatter-adds pairs (global indices) into the region */
+void sp_region_add(const sp_pair *pairs, uint64_t count, int src, void *region);
+/* how many entries some rank contributed to */
+uint64_t sp_region_nnz(const sp_region *r);
+
 /* send[j] / send_cnt[j]: the block for rank j (send[j] may be NULL in
  * size-only mode); recv_cnt[j]: pairs to receive from j.  bucket <= 0 means
  * min(4, P).  One message of pairs per peer (the papers' cost model counts

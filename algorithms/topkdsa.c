@@ -27,30 +27,10 @@
 #define TAG_NNZ 502
 #define TAG_AG 503
 
-typedef struct {
-    float *region;          /* my region's reduced values */
-    unsigned char *touched; /* entries some rank contributed to */
-    uint64_t off;
-    sp_ctx *c;
-} reduce_state;
-
 static uint64_t region_off(uint64_t n, int P, int j) { return (uint64_t)j * (n / (uint64_t)P); }
 static uint64_t region_len(uint64_t n, int P, int j)
 {
     return j == P - 1 ? n - region_off(n, P, j) : n / (uint64_t)P;
-}
-
-static void scatter_add(const sp_pair *p, uint64_t cnt, int src, void *arg)
-{
-    (void)src;
-    reduce_state *s = arg;
-    if (p && s->region)
-        for (uint64_t i = 0; i < cnt; i++) {
-            uint64_t at = (uint64_t)p[i].idx - s->off;
-            s->region[at] += p[i].val;
-            s->touched[at] = 1;
-        }
-    sp_compute(s->c, SP_K_SCATTER_ADD, (double)cnt);
 }
 
 int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
@@ -65,10 +45,11 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     uint64_t *nnz = calloc((size_t)P, sizeof *nnz);
     size_t *bytes = calloc((size_t)P, sizeof *bytes);
     uint64_t off = region_off(n, P, r), len = region_len(n, P, r);
-    reduce_state st = {calloc(len ? len : 1, sizeof(float)), calloc(len ? len : 1, 1), off, c};
+    sp_region st;
+    int st_ok = sp_region_init(&st, c, (int64_t)off, (int64_t)len) == SP_OK;
     void *gathered = NULL;
     int rc = SP_OK;
-    if (!sel || !blocks || !scnt || !rcnt || !nnz || !bytes || !st.region || !st.touched) {
+    if (!sel || !blocks || !scnt || !rcnt || !nnz || !bytes || !st_ok) {
         rc = SP_ERR_MEM;
         goto out;
     }
@@ -99,14 +80,12 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
         goto out;
 
     sp_phase(c, "reduce-scatter");
-    scatter_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts ? io->opts->bucket : 0, TAG_RS, 1, 0, scatter_add,
+    sp_region_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts ? io->opts->bucket : 0, TAG_RS, 1, 0, sp_region_add,
                               &st);
     if (rc)
         goto out;
-    uint64_t mine = 0;
-    for (uint64_t i = 0; i < len; i++)
-        mine += st.touched[i];
+    uint64_t mine = sp_region_nnz(&st);
     sp_stat(c, "reduced_nnz", (double)mine);
 
     sp_phase(c, "counts");
@@ -125,7 +104,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
         for (int j = 0; j < P; j++)
             bytes[j] = region_len(n, P, j) * sizeof(float);
         /* regions are contiguous and in rank order: gather straight into the result */
-        rc = sp_allgatherv(c, st.region, bytes, io->result, TAG_AG);
+        rc = sp_allgatherv(c, st.values, bytes, io->result, TAG_AG);
     } else {
         packed = malloc((mine ? mine : 1) * sizeof *packed);
         gathered = malloc((total ? total : 1) * sizeof(sp_pair));
@@ -137,7 +116,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
         for (uint64_t i = 0; i < len; i++)
             if (st.touched[i]) {
                 packed[w].idx = (int32_t)(off + i);
-                packed[w++].val = st.region[i];
+                packed[w++].val = st.values[i];
             }
         for (int j = 0; j < P; j++)
             bytes[j] = nnz[j] * sizeof(sp_pair);
@@ -159,7 +138,6 @@ out:
     free(rcnt);
     free(nnz);
     free(bytes);
-    free(st.region);
-    free(st.touched);
+    sp_region_free(&st);
     return rc;
 }

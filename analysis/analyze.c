@@ -10,6 +10,7 @@
  */
 #include "analyze.h"
 #include "bounds.h"
+#include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -49,22 +50,7 @@ static double num(cJSON *o, const char *a, const char *b)
 
 static int read_summary(const char *path, rows *rs)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    size_t got = buf ? fread(buf, 1, (size_t)len, f) : 0;
-    fclose(f);
-    if (!buf || got != (size_t)len) {
-        free(buf);
-        return -1;
-    }
-    buf[len] = '\0';
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
+    cJSON *j = sp_json_file(path);
     cJSON *cfg = cJSON_GetObjectItem(j, "config");
     if (!j || !cfg || !cJSON_IsString(cJSON_GetObjectItem(cfg, "algo"))) {
         cJSON_Delete(j);

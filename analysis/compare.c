@@ -57,21 +57,7 @@ static cJSON *load_summary(const char *dir)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    cJSON *j = NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-        buf[len] = '\0';
-        j = cJSON_Parse(buf);
-    }
-    free(buf);
-    fclose(f);
-    return j;
+    return sp_json_file(path);
 }
 
 static void compare_times(const char *a, const char *b)

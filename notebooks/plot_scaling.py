@@ -67,45 +67,38 @@ def title(key, what):
     return "%s: %s, n = %d, density %g" % (what, os.path.basename(str(platform)), n, density)
 
 
-def plot_volume(key, sub, out):
+def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None):
+    """One line per algorithm of `column` against P on log-log axes,
+    with `bound_column` dashed in the same colour."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for algo, g in sub.groupby("algo"):
         g = g.sort_values("ranks")
         c = COLORS.get(algo)
-        ax.plot(g.ranks, g.volume_bytes, "o-", color=c, label=algo)
-        if g.bound_bytes.notna().all():
-            ax.plot(g.ranks, g.bound_bytes, "--", color=c, alpha=0.6, linewidth=1)
+        ax.plot(g.ranks, g[column], "o-", color=c, label=algo)
+        if bound_column and g[bound_column].notna().all():
+            ax.plot(g.ranks, g[bound_column], "--", color=c, alpha=0.6, linewidth=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("ranks P")
-    ax.set_ylabel("bytes per rank and iteration")
-    ax.set_title(title(key, "volume (dashed: closed-form bounds)"), fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title(key, what), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, ncol=2)
-    path = os.path.join(out, "volume-%s.png" % tag(key))
+    path = os.path.join(out, "%s-%s.png" % (name, tag(key)))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_volume(key, sub, out):
+    return _against_p(key, sub, out, "volume_bytes", "bytes per rank and iteration",
+                      "volume (dashed: closed-form bounds)", "volume", "bound_bytes")
 
 
 def plot_time(key, sub, out):
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for algo, g in sub.groupby("algo"):
-        g = g.sort_values("ranks")
-        ax.plot(g.ranks, g.time_per_iter_mean_s, "o-", color=COLORS.get(algo), label=algo)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("ranks P")
-    ax.set_ylabel("simulated time per iteration (s)")
-    ax.set_title(title(key, "time per iteration"), fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
-    path = os.path.join(out, "time-%s.png" % tag(key))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _against_p(key, sub, out, "time_per_iter_mean_s", "simulated time per iteration (s)",
+                      "time per iteration", "time")
 
 
 def plot_phases(key, sub, out):

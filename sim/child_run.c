@@ -6,6 +6,7 @@
  * a crash inside the engine becomes one clear line instead of a core dump.
  */
 #include "cli.h"
+#include "../traces/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,24 +46,7 @@ const char *sp_json_str(cJSON *o, const char *a, const char *b)
     return cJSON_IsString(x) ? x->valuestring : "-";
 }
 
-cJSON *sp_json_read(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    cJSON *j = NULL;
-    if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-        buf[len] = '\0';
-        j = cJSON_Parse(buf);
-    }
-    free(buf);
-    fclose(f);
-    return j;
-}
+cJSON *sp_json_read(const char *path) { return sp_json_file(path); }
 
 static void remove_partial_outputs(const char *dir)
 {

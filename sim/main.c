@@ -171,18 +171,7 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     char names[32][64];
-    int count = 0;
-    if (strcmp(p.algo, "all") == 0) {
-        int n;
-        const sp_algorithm *a = sp_algorithm_list(&n);
-        for (int i = 0; i < n && count < 32; i++)
-            snprintf(names[count++], 64, "%s", a[i].name);
-    } else {
-        char buf[sizeof p.algo];
-        snprintf(buf, sizeof buf, "%s", p.algo);
-        for (char *s = strtok(buf, ","); s && count < 32; s = strtok(NULL, ","))
-            snprintf(names[count++], 64, "%s", s);
-    }
+    int count = sp_plan_algorithms(&p, names, 32);
     if (count == 1) {
         snprintf(p.algo, sizeof p.algo, "%s", names[0]);
         return sp_cli_run_in_child(&p);

@@ -72,18 +72,7 @@ static int cmd_run(int argc, char **argv)
     if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0)
         return say(2, "sparsim-mpi: %s\n", err);
     char names[32][64];
-    int count = 0;
-    if (!strcmp(p.algo, "all")) {
-        int n;
-        const sp_algorithm *a = sp_algorithm_list(&n);
-        for (int i = 0; i < n && count < 32; i++)
-            snprintf(names[count++], 64, "%s", a[i].name);
-    } else {
-        char buf[sizeof p.algo];
-        snprintf(buf, sizeof buf, "%s", p.algo);
-        for (char *s = strtok(buf, ","); s && count < 32; s = strtok(NULL, ","))
-            snprintf(names[count++], 64, "%s", s);
-    }
+    int count = sp_plan_algorithms(&p, names, 32);
     for (int i = 0; i < count; i++) {
         sp_plan q = p;
         snprintf(q.algo, sizeof q.algo, "%.63s", names[i]);

@@ -44,6 +44,23 @@ void sp_plan_defaults(sp_plan *p)
     p->grad_persistence = 0.5;
 }
 
+int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
+{
+    int count = 0;
+    if (strcmp(p->algo, "all") == 0) {
+        int n;
+        const sp_algorithm *a = sp_algorithm_list(&n);
+        for (int i = 0; i < n && count < max; i++)
+            snprintf(names[count++], 64, "%s", a[i].name);
+        return count;
+    }
+    char buf[sizeof p->algo];
+    snprintf(buf, sizeof buf, "%s", p->algo);
+    for (char *s = strtok(buf, ","); s && count < max; s = strtok(NULL, ","))
+        snprintf(names[count++], 64, "%.63s", s);
+    return count;
+}
+
 uint64_t sp_plan_k(const sp_plan *p)
 {
     return (uint64_t)floor((double)p->n * p->density);
@@ -559,22 +576,22 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         if (!p->warmup_given)
             p->warmup = pre->warmup;
     }
-    if (strcmp(p->algo, "all") != 0) {
-        char buf[sizeof p->algo];
-        snprintf(buf, sizeof buf, "%s", p->algo);
-        for (char *s = strtok(buf, ","); s; s = strtok(NULL, ",")) {
-            if (!sp_algorithm_find(s)) {
-                int cnt;
-                const sp_algorithm *list = sp_algorithm_list(&cnt);
-                char names[256] = "";
-                for (int i = 0; i < cnt; i++) {
-                    strncat(names, list[i].name, sizeof names - strlen(names) - 1);
-                    strncat(names, i + 1 < cnt ? ", " : "", sizeof names - strlen(names) - 1);
-                }
-                snprintf(err, errlen, "unknown algorithm '%s' (known: %s, all)", s, names);
-                return -1;
+    char names[32][64];
+    int count = sp_plan_algorithms(p, names, 32), any_sparse = 0;
+    for (int i = 0; i < count; i++) {
+        const sp_algorithm *a = sp_algorithm_find(names[i]);
+        if (!a) {
+            int cnt;
+            const sp_algorithm *list = sp_algorithm_list(&cnt);
+            char known[256] = "";
+            for (int j = 0; j < cnt; j++) {
+                strncat(known, list[j].name, sizeof known - strlen(known) - 1);
+                strncat(known, j + 1 < cnt ? ", " : "", sizeof known - strlen(known) - 1);
             }
+            snprintf(err, errlen, "unknown algorithm '%s' (known: %s, all)", names[i], known);
+            return -1;
         }
+        any_sparse |= a->sparse;
     }
     if (strcmp(p->network, "cm02") && strcmp(p->network, "lv08") && strcmp(p->network, "smpi")) {
         snprintf(err, errlen, "--network must be cm02, lv08 or smpi, got '%s'", p->network);
@@ -590,13 +607,6 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
     if (!p->out[0]) {
         snprintf(err, errlen, "--out must name a folder");
         return -1;
-    }
-    int any_sparse = strcmp(p->algo, "all") == 0;
-    if (!any_sparse) {
-        char buf[sizeof p->algo];
-        snprintf(buf, sizeof buf, "%s", p->algo);
-        for (char *s = strtok(buf, ","); s; s = strtok(NULL, ","))
-            any_sparse |= sp_algorithm_find(s)->sparse;
     }
     if (any_sparse && !p->grad_file[0] && sp_plan_k(p) < 1) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);

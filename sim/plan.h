@@ -53,6 +53,9 @@ int sp_plan_apply_json(sp_plan *p, const char *text, const char *origin, char *e
 /* Cross-field checks (algorithm exists, k >= 1, files readable, ...). */
 int sp_plan_validate(sp_plan *p, char *err, size_t errlen);
 
+/* The algorithms --algo names ("all", one, or a comma list), at most max. */
+int sp_plan_algorithms(const sp_plan *p, char names[][64], int max);
+
 /* k, the number of entries a top-k algorithm selects per rank. */
 uint64_t sp_plan_k(const sp_plan *p);
 

@@ -67,7 +67,12 @@ void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e);
 void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e);
 int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen);
 
-/* ---- reading messages.csv back (for comparisons and tests) ------------- */
+/* ---- reading outputs back ------------------------------------------------ */
+
+/* A JSON output file (summary.json, a device profile) parsed, or NULL. */
+struct cJSON;
+struct cJSON *sp_json_file(const char *path);
+
 typedef struct {
     sp_msg_event *ev;
     char **phase_names; /* phase strings, indexed by ev[i].phase */
