@@ -319,6 +319,13 @@ static char **read_done(const char *path, int *count, int *exists)
     return keys;
 }
 
+static void free_done(char **done, int n)
+{
+    for (int d = 0; d < n; d++)
+        free(done[d]);
+    free(done);
+}
+
 static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, double wall)
 {
     char phases[2048] = "";
@@ -423,12 +430,14 @@ int sp_cmd_sweep(int argc, char **argv)
     char **done = read_done(o.out, &ndone, &exists);
     if (exists && !o.resume) {
         fprintf(stderr, "sparsim: %s exists; add --resume to continue it, or choose another --out\n", o.out);
+        free_done(done, ndone);
         free(plans);
         return 2;
     }
     FILE *csv = fopen(o.out, exists ? "a" : "w");
     if (!csv) {
         fprintf(stderr, "sparsim: cannot write %s: %s\n", o.out, strerror(errno));
+        free_done(done, ndone);
         free(plans);
         return 2;
     }
@@ -443,12 +452,14 @@ int sp_cmd_sweep(int argc, char **argv)
         if (!mkdtemp(tmpl)) {
             fprintf(stderr, "sparsim: cannot create a temporary folder: %s\n", strerror(errno));
             fclose(csv);
+            free_done(done, ndone);
             free(plans);
             return 1;
         }
     } else if (sp_mkdirs(o.keep, err, sizeof err) != 0) {
         fprintf(stderr, "sparsim: %s\n", err);
         fclose(csv);
+        free_done(done, ndone);
         free(plans);
         return 2;
     }
@@ -457,8 +468,8 @@ int sp_cmd_sweep(int argc, char **argv)
     for (int i = 0; i < np; i++) {
         sp_plan *p = &plans[i];
         char key[512];
-        snprintf(key, sizeof key, "%s|%d|%llu|%.10g|%s", p->algo, p->ranks, (unsigned long long)p->n, p->density,
-                 p->platform);
+        snprintf(key, sizeof key, "%.63s|%d|%llu|%.10g|%.255s", p->algo, p->ranks, (unsigned long long)p->n,
+                 p->density, p->platform);
         int have = 0;
         for (int d = 0; d < ndone && !have; d++)
             have = !strcmp(done[d], key);
@@ -486,9 +497,7 @@ int sp_cmd_sweep(int argc, char **argv)
     fclose(csv);
     if (tmpl[0])
         rmdir(tmpl);
-    for (int d = 0; d < ndone; d++)
-        free(done[d]);
-    free(done);
+    free_done(done, ndone);
     free(plans);
     char took[32];
     fmt_duration(took, sizeof took, now_s() - t0);
