@@ -18,7 +18,7 @@ typedef struct {
     int ranks;              /* P */
     char platform[1024];    /* "1gbe", "daint", or a SimGrid platform XML file */
     char network[16];       /* cm02 | lv08 | smpi */
-    char device[32];        /* device profile name */
+    char device[1024];      /* device profile name, or a JSON file */
     uint64_t n;             /* gradient length (floats) */
     double density;         /* k / n */
     int iters;              /* iterations */
