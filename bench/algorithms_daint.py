@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--network", default="smpi")
     ap.add_argument("--algos", default="all")
     ap.add_argument("--out", default=None, help="keep the runs here (default: a temporary folder)")
+    ap.add_argument("--extra", default="", help="more options for sparsim run, space-separated")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="sparsim-daint-")
     rows = []
@@ -37,7 +38,7 @@ def main():
         d = os.path.join(out, "P%s" % P)
         cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", a.algos, "--ranks", P, "--platform", "daint",
                "--network", a.network, "--device", a.device, "--n", a.n, "--density", a.density, "--iters",
-               a.iters, "--payload", "exact", "--no-trace", "--no-csv", "--out", d, "--quiet"]
+               a.iters, "--payload", "exact", "--no-trace", "--no-csv", "--out", d, "--quiet"] + a.extra.split()
         t0 = time.time()
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "../traces/trace.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +82,13 @@ int sp_cli_run_in_child(const sp_plan *p)
     }
     if (WIFSIGNALED(st)) {
         remove_partial_outputs(p->out);
-        fprintf(stderr, "sparsim: the simulation of %s crashed (signal %d); partial outputs removed\n", p->algo,
-                WTERMSIG(st));
+        if (WTERMSIG(st) == SIGKILL)
+            fprintf(stderr, "sparsim: the simulation of %s was killed (signal 9: out of memory?); partial outputs "
+                            "removed\n",
+                    p->algo);
+        else
+            fprintf(stderr, "sparsim: the simulation of %s crashed (signal %d); partial outputs removed\n", p->algo,
+                    WTERMSIG(st));
         return 1;
     }
     return WEXITSTATUS(st);
