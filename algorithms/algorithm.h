@@ -28,6 +28,7 @@ typedef struct {
     int tau_prime;        /* exact threshold recompute interval; 0 = the preset's */
     int balance;          /* data balancing before the allgatherv: -1 the preset's, 0 off, 1 on */
     int separate;         /* indices and values as two messages (the authors' code) instead of pairs */
+    int exact_quantiles;  /* region boundaries at index floor(i m / P) of the selection, not i floor(m / P) */
 } sp_algo_opts;
 
 /* Ok-Topk's presets: the authors' settings per model (Li & Hoefler, PPoPP 2022,

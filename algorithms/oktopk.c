@@ -88,8 +88,11 @@ static float threshold_below(const sp_pair *sel, uint64_t m)
     return m ? nextafterf(t, 0.0f) : 0.0f;
 }
 
-/* step 2: boundaries from the averaged local quantiles */
-static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, uint64_t n)
+/* step 2: boundaries from the averaged local quantiles.  The authors' code
+ * takes boundary i at position i * floor(m / P) of the sorted selection,
+ * which leaves the remainder (up to P - 1 entries per rank) to the last
+ * region; --quantiles exact takes it at floor(i m / P). */
+static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, uint64_t n, int exact_q)
 {
     int P = sp_size(c);
     st->bounds[0] = 0;
@@ -100,7 +103,9 @@ static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, u
             return SP_ERR_MEM;
         uint64_t chunk = m / (uint64_t)P;
         for (int i = 1; i < P; i++)
-            b[i - 1] = chunk ? sel[(uint64_t)i * chunk].idx : (int64_t)((uint64_t)i * (n / (uint64_t)P));
+            b[i - 1] = !chunk   ? (int64_t)((uint64_t)i * (n / (uint64_t)P))
+                       : exact_q ? sel[(uint64_t)i * m / (uint64_t)P].idx
+                                 : sel[(uint64_t)i * chunk].idx;
         int rc = sp_allreduce_i64(c, b, P - 1, SP_OP_SUM, TAG_REPART);
         for (int i = 1; i < P && rc == SP_OK; i++) {
             int64_t g = b[i - 1] / P;
@@ -287,7 +292,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     /* 2. regions */
     if (!st->have_regions || it % tau == 0) {
         sp_phase(c, "repartition");
-        rc = repartition(c, st, sel, m, n);
+        rc = repartition(c, st, sel, m, n, o->exact_quantiles);
         if (rc)
             goto out;
     }

@@ -31,6 +31,7 @@ def main():
     ap.add_argument("--algos", default="all")
     ap.add_argument("--out", default=None, help="keep the runs here (default: a temporary folder)")
     ap.add_argument("--extra", default="", help="more options for sparsim run, space-separated")
+    ap.add_argument("--reuse", action="store_true", help="tabulate runs already in --out instead of running them")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="sparsim-daint-")
     rows = []
@@ -39,11 +40,12 @@ def main():
         cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", a.algos, "--ranks", P, "--platform", "daint",
                "--network", a.network, "--device", a.device, "--n", a.n, "--density", a.density, "--iters",
                a.iters, "--payload", "exact", "--no-trace", "--no-csv", "--out", d, "--quiet"] + a.extra.split()
-        t0 = time.time()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit("failed (%s): %s" % (" ".join(cmd), r.stderr))
-        print("P=%s: %.0f s wall" % (P, time.time() - t0), file=sys.stderr)
+        if not (a.reuse and os.path.exists(os.path.join(d, "comparison.csv"))):
+            t0 = time.time()
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit("failed (%s): %s" % (" ".join(cmd), r.stderr))
+            print("P=%s: %.0f s wall" % (P, time.time() - t0), file=sys.stderr)
         with open(os.path.join(d, "comparison.csv")) as f:
             for row in csv.DictReader(f):
                 with open(os.path.join(d, row["algo"], "summary.json")) as g:

@@ -122,6 +122,10 @@ void sp_plan_print_help(const char *prog)
            "  --tau-prime N     iterations between exact threshold recomputations\n"
            "                    (default: the preset's)\n"
            "  --balance on|off  data balancing before the allgatherv (default: preset)\n"
+           "  --quantiles authors|exact\n"
+           "                    region boundaries at positions i*floor(m/P) of each rank's\n"
+           "                    sorted selection (the authors' code: the last region gets\n"
+           "                    the remainder) or at floor(i*m/P) (default: authors)\n"
            "  --packing pairs|separate\n"
            "                    one message of (index, value) pairs per peer, or the\n"
            "                    authors' separate index and value messages\n"
@@ -348,6 +352,14 @@ static int set_option(sp_plan *p, const char *name, const char *v, char *err, si
             return -1;
         }
         p->opts.balance = strcmp(v, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "quantiles") == 0) {
+        if (strcmp(v, "authors") && strcmp(v, "exact")) {
+            snprintf(err, errlen, "--quantiles must be authors or exact, got '%s'", v);
+            return -1;
+        }
+        p->opts.exact_quantiles = strcmp(v, "exact") == 0;
         return 0;
     }
     if (strcmp(name, "packing") == 0) {

@@ -96,6 +96,7 @@ int sp_write_summary(const sp_plan *p, const sp_report *rep, const char *path, c
                                                                  : sp_oktopk_preset_at(p->opts.oktopk_preset)->tau_prime);
     cJSON_AddNumberToObject(cfg, "balance", p->opts.balance);
     cJSON_AddStringToObject(cfg, "packing", p->opts.separate ? "separate" : "pairs");
+    cJSON_AddStringToObject(cfg, "quantiles", p->opts.exact_quantiles ? "exact" : "authors");
     cJSON_AddNumberToObject(cfg, "grad-layers", p->grad_layers);
     cJSON_AddNumberToObject(cfg, "grad-spread", p->grad_spread);
     cJSON_AddNumberToObject(cfg, "grad-shared", p->grad_shared);

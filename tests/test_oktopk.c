@@ -123,7 +123,7 @@ Test(oktopk, balancing_evens_the_blocks)
 
 /* separate index and value messages carry the same result as pairs: two
  * runs of the binary (one SimGrid engine per process) */
-Test(oktopk, separate_packing_gives_the_same_result)
+Test(oktopk, packing_and_quantiles_do_not_change_the_result)
 {
     const char *dir = t_tmpdir();
     char out[2][512], res[2][512], sum[2][512];
@@ -131,9 +131,11 @@ Test(oktopk, separate_packing_gives_the_same_result)
         snprintf(out[i], sizeof out[i], "%s/o%d", dir, i);
         snprintf(res[i], sizeof res[i], "%s/r%d.npy", dir, i);
         snprintf(sum[i], sizeof sum[i], "%s/o%d/summary.json", dir, i);
+        /* the second run also places region boundaries at exact quantiles:
+         * regions move messages around, never change the result */
         const char *args[] = {"run", "--algo", "oktopk", "--ranks", "5", "--n", "20000", "--density", "0.02", "--iters",
-                              "3", "--tau-prime", "2", "--packing", i ? "separate" : "pairs", "--dump-result", res[i],
-                              "--out", out[i], "--quiet", NULL};
+                              "3", "--tau-prime", "2", "--packing", i ? "separate" : "pairs", "--quantiles",
+                              i ? "exact" : "authors", "--dump-result", res[i], "--out", out[i], "--quiet", NULL};
         t_proc pr = t_run(args);
         cr_assert(pr.exited && pr.status == 0, "%s", pr.err);
         t_proc_free(&pr);
@@ -143,13 +145,13 @@ Test(oktopk, separate_packing_gives_the_same_result)
     cr_assert(a && b && la == lb && memcmp(a, b, la) == 0, "the results differ");
     free(a);
     free(b);
-    /* the same bytes travel, in more messages */
+    /* about the same bytes travel (regions differ), in more messages */
     char *sa = t_read_file(sum[0], NULL), *sb = t_read_file(sum[1], NULL);
     cJSON *ja = cJSON_Parse(sa), *jb = cJSON_Parse(sb);
     cr_assert(ja && jb);
     double ba = cJSON_GetObjectItem(ja, "bytes")->valuedouble, bb = cJSON_GetObjectItem(jb, "bytes")->valuedouble;
     double ma = cJSON_GetObjectItem(ja, "messages")->valuedouble, mb = cJSON_GetObjectItem(jb, "messages")->valuedouble;
-    cr_assert_eq(ba, bb, "bytes: pairs %.0f, separate %.0f", ba, bb);
+    cr_assert(fabs(ba - bb) < 0.2 * ba, "bytes: pairs %.0f, separate %.0f", ba, bb);
     cr_assert_gt(mb, ma);
     cJSON_Delete(ja);
     cJSON_Delete(jb);
