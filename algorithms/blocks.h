@@ -23,6 +23,8 @@ static inline uint64_t sp_block_off(uint64_t n, int P, int j)
  * every entry), and a temporary of n floats in exact mode (*tmp = NULL in
  * size-only mode).  Returns SP_OK or SP_ERR_MEM. */
 int sp_dense_begin(sp_algo_io *io, float **tmp);
+/* its time on a modelled device */
+void sp_dense_charge_copy(sp_ctx *c, const sp_algo_io *io);
 
 typedef struct {
     sp_ctx *c;

@@ -25,6 +25,7 @@ int sp_rabenseifner_allreduce(sp_ctx *c, sp_algo_io *io)
     float *buf = io->result, *tmp;
     if (sp_dense_begin(io, &tmp) != SP_OK)
         return SP_ERR_MEM;
+    sp_dense_charge_copy(c, io);
     sp_dense_add_arg arg = {c, n};
     sp_fold f;
     sp_phase(c, "fold-in");

@@ -24,6 +24,7 @@ int sp_ring_allreduce(sp_ctx *c, sp_algo_io *io)
         memcpy(buf, io->acc, n * sizeof(float));
         memset(io->acc, 0, n * sizeof(float)); /* everything is delivered */
     }
+    sp_dense_charge_copy(c, io);
     if (P == 1)
         return SP_OK;
     int right = (r + 1) % P, left = (r - 1 + P) % P;

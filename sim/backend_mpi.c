@@ -36,8 +36,7 @@ struct sp_req {
     MPI_Request mpi;
     int is_send, peer, tag;
     size_t cap;
-    size_t rec;    /* receives: its record in M.recvs */
-    void *scratch; /* size-only payloads travel through a scratch buffer */
+    size_t rec; /* receives: its record in M.recvs */
 };
 
 typedef struct {
@@ -90,7 +89,26 @@ static void push(rec_list *l, const rec_event *e)
     l->e[l->n++] = *e;
 }
 
-static void *scratch_buf(size_t bytes) { return calloc(1, bytes ? bytes : 1); }
+/* Size-only payloads travel through one zeroed buffer per process, grown as
+ * needed: sends only read it, and receives into it discard what arrives
+ * (their contents are never looked at). */
+static char *scratch;
+static size_t scratch_cap;
+static char *retired[64]; /* smaller buffers that pending requests may still use */
+static int nretired;
+
+static void *scratch_buf(size_t bytes)
+{
+    if (bytes > scratch_cap) {
+        if (scratch && nretired < 64)
+            retired[nretired++] = scratch; /* freed at the end of the run */
+        scratch_cap = bytes * 2;
+        scratch = calloc(1, scratch_cap);
+        if (!scratch)
+            scratch_cap = 0;
+    }
+    return scratch;
+}
 
 /* The watchdog: a wait that blocks longer than --watchdog seconds ends this
  * process with a message (mpirun then ends the job).  The message is
@@ -141,10 +159,9 @@ static sp_req *mpi_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t by
     r->tag = tag;
     r->cap = bytes;
     if (!buf && bytes)
-        buf = r->scratch = scratch_buf(bytes);
+        buf = scratch_buf(bytes);
     if (bytes > (size_t)0x7fffffff) {
         sp_fail(c->run, "rank %d: a message of %zu bytes is more than MPI's int count allows", c->rank, bytes);
-        free(r->scratch);
         free(r);
         return NULL;
     }
@@ -164,7 +181,7 @@ static sp_req *mpi_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
     r->tag = tag;
     r->cap = cap;
     if (!buf)
-        buf = r->scratch = scratch_buf(cap);
+        buf = scratch_buf(cap);
     MPI_Irecv(buf, (int)cap, MPI_BYTE, src, tag, MPI_COMM_WORLD, &r->mpi);
     /* recorded in posting order, which is MPI's matching order for one (src, tag) */
     rec_event e = {c->iter, -1, src, c->rank, tag, M.seq++, 0, 0};
@@ -220,7 +237,6 @@ static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
                 sizes[i] = 0;
             continue;
         }
-        free(reqs[i]->scratch);
         free(reqs[i]);
         reqs[i] = NULL;
     }
@@ -598,6 +614,9 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
         rc = finish(rs, c, err, errlen);
     }
     free(c);
+    for (int i = 0; i < nretired; i++)
+        free(retired[i]);
+    nretired = 0;
     free(M.sends.e);
     free(M.recvs.e);
     free(M.spans);
