@@ -34,6 +34,15 @@ char *t_read_file(const char *path, size_t *len)
     return buf;
 }
 
+char *t_path(const char *dir, const char *name)
+{
+    static char buf[8][512];
+    static int slot;
+    char *p = buf[slot++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
 int t_write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");

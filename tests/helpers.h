@@ -22,6 +22,9 @@ void t_proc_free(t_proc *p);
 const char *t_tmpdir(void);
 
 char *t_read_file(const char *path, size_t *len);
+
+/* "dir/name" in one of 8 rotating static buffers (for building arguments) */
+char *t_path(const char *dir, const char *name);
 int t_write_file(const char *path, const char *text);
 
 /* number of '\n' in s */

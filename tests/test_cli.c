@@ -13,15 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *path_in(const char *dir, const char *name)
-{
-    static char buf[8][512];
-    static int slot;
-    char *p = buf[slot++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
-
 Test(cli, help_lists_every_option)
 {
     const char *args[] = {"run", "--help", NULL};
@@ -42,19 +33,19 @@ Test(cli, outputs_open_in_the_usual_tools)
     t_proc p = t_run(args);
     cr_assert(p.exited && p.status == 0, "status %d: %s", p.status, p.err);
     cr_assert(strstr(p.out, "bound 2k(P-1)"), "summary lacks the bound: %s", p.out);
-    char *csv = t_read_file(path_in(dir, "messages.csv"), NULL);
+    char *csv = t_read_file(t_path(dir, "messages.csv"), NULL);
     cr_assert_not_null(csv);
     cr_assert(strncmp(csv, "iter,phase,src,dst,tag,bytes,t_post,t_done\n", 43) == 0);
     /* Bruck allgather at P = 5: 3 rounds, one message per rank per round */
     cr_assert_eq(t_count_lines(csv), 1 + 15);
-    char *sum = t_read_file(path_in(dir, "summary.json"), NULL);
+    char *sum = t_read_file(t_path(dir, "summary.json"), NULL);
     cJSON *j = cJSON_Parse(sum);
     cr_assert_not_null(j, "summary.json is not JSON");
     cJSON *bound = cJSON_GetObjectItem(j, "bound");
     cr_assert_float_eq(cJSON_GetObjectItem(bound, "ratio")->valuedouble, 1.0, 1e-9);
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "ranks"), "sent_bytes")), 5);
     cJSON_Delete(j);
-    char *tr = t_read_file(path_in(dir, "trace.json"), NULL);
+    char *tr = t_read_file(t_path(dir, "trace.json"), NULL);
     cJSON *t = cJSON_Parse(tr);
     cr_assert_not_null(t, "trace.json is not JSON");
     cJSON *ev = cJSON_GetObjectItem(t, "traceEvents");
@@ -133,15 +124,15 @@ static float grad_ones(uint64_t it, uint64_t r, uint64_t i)
 Test(cli, grad_file_and_dump_result)
 {
     const char *dir = t_tmpdir();
-    write_grads(path_in(dir, "g.npy"), 1, 3, 40, grad_a);
-    const char *args[] = {"run", "--algo", "ring", "--ranks", "3", "--grad-file", path_in(dir, "g.npy"),
-                          "--dump-result", path_in(dir, "r.npy"), "--out", path_in(dir, "o"), "--quiet", NULL};
+    write_grads(t_path(dir, "g.npy"), 1, 3, 40, grad_a);
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "3", "--grad-file", t_path(dir, "g.npy"),
+                          "--dump-result", t_path(dir, "r.npy"), "--out", t_path(dir, "o"), "--quiet", NULL};
     t_proc p = t_run(args);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     cr_assert_str_empty(p.out);
     sp_npy r;
     char err[256];
-    cr_assert_eq(sp_npy_read(path_in(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sp_npy_read(t_path(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
     cr_assert_eq(r.ndim, 1);
     cr_assert_eq(r.shape[0], 40);
     for (uint64_t i = 0; i < 40; i++) {
@@ -158,14 +149,14 @@ Test(cli, grad_file_and_dump_result)
 Test(cli, topka_breaks_ties_by_index)
 {
     const char *dir = t_tmpdir();
-    write_grads(path_in(dir, "g.npy"), 1, 4, 100, grad_ones);
+    write_grads(t_path(dir, "g.npy"), 1, 4, 100, grad_ones);
     const char *args[] = {"run", "--algo", "topka", "--ranks", "4", "--density", "0.1", "--grad-file",
-                          path_in(dir, "g.npy"), "--dump-result", path_in(dir, "r.npy"), "--out", path_in(dir, "o"), NULL};
+                          t_path(dir, "g.npy"), "--dump-result", t_path(dir, "r.npy"), "--out", t_path(dir, "o"), NULL};
     t_proc p = t_run(args);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     sp_npy r;
     char err[256];
-    cr_assert_eq(sp_npy_read(path_in(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sp_npy_read(t_path(dir, "r.npy"), &r, err, sizeof err), 0, "%s", err);
     for (int i = 0; i < 100; i++)
         cr_assert_eq(r.data[i], i < 10 ? 4.0f : 0.0f, "result[%d] = %g", i, r.data[i]);
     sp_npy_free(&r);
@@ -175,11 +166,11 @@ Test(cli, topka_breaks_ties_by_index)
 Test(cli, config_file_and_flags_override)
 {
     const char *dir = t_tmpdir();
-    t_write_file(path_in(dir, "c.json"), "{\"algo\": \"ring\", \"ranks\": 3, \"n\": 100, \"network\": \"cm02\"}");
-    const char *args[] = {"run", "--config", path_in(dir, "c.json"), "--ranks", "4", "--out", path_in(dir, "o"), NULL};
+    t_write_file(t_path(dir, "c.json"), "{\"algo\": \"ring\", \"ranks\": 3, \"n\": 100, \"network\": \"cm02\"}");
+    const char *args[] = {"run", "--config", t_path(dir, "c.json"), "--ranks", "4", "--out", t_path(dir, "o"), NULL};
     t_proc p = t_run(args);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
-    char *s = t_read_file(path_in(dir, "o/summary.json"), NULL);
+    char *s = t_read_file(t_path(dir, "o/summary.json"), NULL);
     cJSON *j = cJSON_Parse(s);
     cJSON *cfg = cJSON_GetObjectItem(j, "config");
     cr_assert_eq(cJSON_GetObjectItem(cfg, "ranks")->valueint, 4);
@@ -201,30 +192,30 @@ typedef struct {
 
 static void prepare_bad_files(const char *dir)
 {
-    t_write_file(path_in(dir, "bad.json"), "{\"ranks\": 4,,}");
-    t_write_file(path_in(dir, "unknown.json"), "{\"rnaks\": 4}");
-    t_write_file(path_in(dir, "broken.xml"),
+    t_write_file(t_path(dir, "bad.json"), "{\"ranks\": 4,,}");
+    t_write_file(t_path(dir, "unknown.json"), "{\"rnaks\": 4}");
+    t_write_file(t_path(dir, "broken.xml"),
                  "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                  "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-3\"\n");
-    t_write_file(path_in(dir, "notxml.xml"), "this is not a platform\n");
-    t_write_file(path_in(dir, "small.xml"),
+    t_write_file(t_path(dir, "notxml.xml"), "this is not a platform\n");
+    t_write_file(t_path(dir, "small.xml"),
                  "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                  "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-1\" "
                  "speed=\"1Gf\" bw=\"125MBps\" lat=\"50us\"/>\n</platform>\n");
-    t_write_file(path_in(dir, "radicals.xml"),
+    t_write_file(t_path(dir, "radicals.xml"),
                  "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                  "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-3\" "
                  "speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\" topology=\"DRAGONFLY\" topo_parameters=\"2,1;2,1;16,1;1\"/>\n"
                  "</platform>\n");
-    t_write_file(path_in(dir, "groups.xml"),
+    t_write_file(t_path(dir, "groups.xml"),
                  "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                  "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"n\" suffix=\"\" radical=\"0-543\" "
                  "speed=\"1Gf\" bw=\"1GBps\" lat=\"1us\" topology=\"DRAGONFLY\" topo_parameters=\"17,1;2,1;16,1;1\"/>\n"
                  "</platform>\n");
-    write_grads(path_in(dir, "p3.npy"), 1, 3, 50, grad_a);
-    write_grads(path_in(dir, "i2.npy"), 2, 4, 50, grad_a);
+    write_grads(t_path(dir, "p3.npy"), 1, 3, 50, grad_a);
+    write_grads(t_path(dir, "i2.npy"), 2, 4, 50, grad_a);
     /* float64 array: right magic, wrong dtype */
-    FILE *f = fopen(path_in(dir, "f8.npy"), "wb");
+    FILE *f = fopen(t_path(dir, "f8.npy"), "wb");
     const char hdr[] = "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 2), }";
     char h[128];
     memset(h, ' ', sizeof h);
@@ -235,7 +226,7 @@ static void prepare_bad_files(const char *dir)
     double z[8] = {0};
     fwrite(z, sizeof z[0], 8, f);
     fclose(f);
-    t_write_file(path_in(dir, "garbage.npy"), "not numpy at all");
+    t_write_file(t_path(dir, "garbage.npy"), "not numpy at all");
 }
 
 ParameterizedTestParameters(bad_input, one_clear_line)
@@ -295,7 +286,7 @@ ParameterizedTest(bad_case *c, bad_input, one_clear_line)
     args[n++] = "--ranks";
     args[n++] = "4";
     args[n++] = "--out";
-    args[n++] = path_in(dir, "out");
+    args[n++] = t_path(dir, "out");
     static char expanded[8][512];
     for (int i = 0; i < 8 && c->args[i][0]; i++) {
         if (c->args[i][0] == '@') {
@@ -312,7 +303,7 @@ ParameterizedTest(bad_case *c, bad_input, one_clear_line)
     cr_assert(strncmp(p.err, "sparsim: ", 9) == 0, "%s: [%s]", c->name, p.err);
     cr_assert(strstr(p.err, c->expect), "%s: stderr [%s] lacks [%s]", c->name, p.err, c->expect);
     cr_assert_str_empty(p.out, "%s: stdout not empty: %s", c->name, p.out);
-    cr_assert(access(path_in(dir, "out/summary.json"), F_OK) != 0, "%s: a summary.json was written", c->name);
-    cr_assert(access(path_in(dir, "out/messages.csv"), F_OK) != 0, "%s: a messages.csv was written", c->name);
+    cr_assert(access(t_path(dir, "out/summary.json"), F_OK) != 0, "%s: a summary.json was written", c->name);
+    cr_assert(access(t_path(dir, "out/messages.csv"), F_OK) != 0, "%s: a messages.csv was written", c->name);
     t_proc_free(&p);
 }

@@ -8,20 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *in(const char *dir, const char *name)
-{
-    static char buf[4][512];
-    static int slot;
-    char *p = buf[slot++ % 4];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
-
 Test(sweep, rows_resume_and_refuse_to_overwrite)
 {
     const char *dir = t_tmpdir();
     char csv[512];
-    snprintf(csv, sizeof csv, "%s", in(dir, "s.csv"));
+    snprintf(csv, sizeof csv, "%s", t_path(dir, "s.csv"));
     const char *a1[] = {"sweep", "--algo", "ring,topka", "--ranks", "2,3", "--n", "1000", "--out", csv, NULL};
     t_proc p = t_run(a1);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
@@ -61,13 +52,13 @@ Test(sweep, rows_resume_and_refuse_to_overwrite)
 Test(sweep, config_file_with_lists)
 {
     const char *dir = t_tmpdir();
-    t_write_file(in(dir, "c.json"), "{\"algos\": [\"ring\", \"gtopk\"], \"ranks\": [2, 4], \"n\": 2000, "
+    t_write_file(t_path(dir, "c.json"), "{\"algos\": [\"ring\", \"gtopk\"], \"ranks\": [2, 4], \"n\": 2000, "
                                     "\"platforms\": \"1gbe,daint\", \"iters\": 1}");
-    const char *a[] = {"sweep", "--config", in(dir, "c.json"), "--out", in(dir, "s.csv"), NULL};
+    const char *a[] = {"sweep", "--config", t_path(dir, "c.json"), "--out", t_path(dir, "s.csv"), NULL};
     t_proc p = t_run(a);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     t_proc_free(&p);
-    char *text = t_read_file(in(dir, "s.csv"), NULL);
+    char *text = t_read_file(t_path(dir, "s.csv"), NULL);
     cr_assert_eq(t_count_lines(text), 1 + 8);
     cr_assert(strstr(text, "\ngtopk,4,2000,0.01,20,daint,lv08,none,1,"), "%s", text);
     free(text);
@@ -76,12 +67,12 @@ Test(sweep, config_file_with_lists)
 Test(sweep, bad_lists_are_refused_before_running)
 {
     const char *dir = t_tmpdir();
-    const char *a[] = {"sweep", "--ranks", "2,0", "--out", in(dir, "s.csv"), NULL};
+    const char *a[] = {"sweep", "--ranks", "2,0", "--out", t_path(dir, "s.csv"), NULL};
     t_proc p = t_run(a);
     cr_assert(p.exited && p.status == 2);
     cr_assert_eq(t_count_lines(p.err), 1);
     cr_assert(strstr(p.err, "--ranks"), "%s", p.err);
-    cr_assert_null(t_read_file(in(dir, "s.csv"), NULL), "a CSV was written");
+    cr_assert_null(t_read_file(t_path(dir, "s.csv"), NULL), "a CSV was written");
     t_proc_free(&p);
 }
 
@@ -89,11 +80,11 @@ Test(analyze, sweep_csv_and_run_folder)
 {
     const char *dir = t_tmpdir();
     const char *a1[] = {"sweep", "--algo", "ring,gtopk", "--ranks", "4", "--n", "4000", "--network", "cm02", "--iters",
-                        "1", "--out", in(dir, "s.csv"), NULL};
+                        "1", "--out", t_path(dir, "s.csv"), NULL};
     t_proc p = t_run(a1);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     t_proc_free(&p);
-    const char *a2[] = {"analyze", in(dir, "s.csv"), NULL};
+    const char *a2[] = {"analyze", t_path(dir, "s.csv"), NULL};
     p = t_run(a2);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     /* on cm02 without contention both match their closed forms exactly */
@@ -105,19 +96,19 @@ Test(analyze, sweep_csv_and_run_folder)
     cr_assert_geq(ones, 4, "volume and time ratios of 1.000 expected:\n%s", p.out);
     t_proc_free(&p);
 
-    const char *a3[] = {"run", "--algo", "topka,oktopk", "--ranks", "4", "--n", "4000", "--out", in(dir, "runs"),
+    const char *a3[] = {"run", "--algo", "topka,oktopk", "--ranks", "4", "--n", "4000", "--out", t_path(dir, "runs"),
                         "--quiet", NULL};
     p = t_run(a3);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     t_proc_free(&p);
-    const char *a4[] = {"analyze", in(dir, "runs"), NULL};
+    const char *a4[] = {"analyze", t_path(dir, "runs"), NULL};
     p = t_run(a4);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     cr_assert(strstr(p.out, "topka") && strstr(p.out, "oktopk") && strstr(p.out, "6k(P-1)/P"), "%s", p.out);
     cr_assert(strstr(p.out, "Theorem 3.1"), "%s", p.out);
     t_proc_free(&p);
 
-    const char *a5[] = {"analyze", in(dir, "nothing-here"), NULL};
+    const char *a5[] = {"analyze", t_path(dir, "nothing-here"), NULL};
     p = t_run(a5);
     cr_assert(p.exited && p.status == 2);
     cr_assert_eq(t_count_lines(p.err), 1);
