@@ -19,12 +19,14 @@ static inline uint64_t sp_block_off(uint64_t n, int P, int j)
 /* ---- what the dense allreduces share ---- */
 #include "algorithm.h"
 
-/* Starts a dense allreduce: result = acc, acc = 0 (a dense algorithm delivers
- * every entry), and a temporary of n floats in exact mode (*tmp = NULL in
- * size-only mode).  Returns SP_OK or SP_ERR_MEM. */
-int sp_dense_begin(sp_algo_io *io, float **tmp);
-/* its time on a modelled device */
-void sp_dense_charge_copy(sp_ctx *c, const sp_algo_io *io);
+/* result = acc, acc = 0 (a dense algorithm delivers every entry), with the
+ * copy's time on a modelled device; nothing in size-only mode. */
+void sp_dense_deliver_all(sp_ctx *c, sp_algo_io *io);
+
+/* Starts a dense allreduce: sp_dense_deliver_all, and a temporary of n
+ * floats in exact mode (*tmp = NULL in size-only mode).  Returns SP_OK or
+ * SP_ERR_MEM. */
+int sp_dense_begin(sp_ctx *c, sp_algo_io *io, float **tmp);
 
 typedef struct {
     sp_ctx *c;

@@ -4,23 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sp_dense_begin(sp_algo_io *io, float **tmp)
+void sp_dense_deliver_all(sp_ctx *c, sp_algo_io *io)
 {
-    *tmp = NULL;
     if (!io->result)
-        return SP_OK;
+        return;
     size_t bytes = io->n * sizeof(float);
     memcpy(io->result, io->acc, bytes);
     memset(io->acc, 0, bytes);
-    *tmp = malloc(bytes ? bytes : 1);
-    return *tmp ? SP_OK : SP_ERR_MEM;
+    /* result = acc, then acc = 0: 4n bytes read, 8n written */
+    sp_compute(c, SP_K_COPY, 6.0 * (double)io->n);
 }
 
-void sp_dense_charge_copy(sp_ctx *c, const sp_algo_io *io)
+int sp_dense_begin(sp_ctx *c, sp_algo_io *io, float **tmp)
 {
-    /* result = acc, then acc = 0: 4n bytes read, 8n written */
-    if (io->result)
-        sp_compute(c, SP_K_COPY, 6.0 * (double)io->n);
+    *tmp = NULL;
+    sp_dense_deliver_all(c, io);
+    if (!io->result)
+        return SP_OK;
+    *tmp = malloc(io->n ? io->n * sizeof(float) : 1);
+    return *tmp ? SP_OK : SP_ERR_MEM;
 }
 
 void sp_dense_add(void *buf, const void *in, void *arg)

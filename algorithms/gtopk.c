@@ -91,19 +91,7 @@ int sp_gtopk(sp_ctx *c, sp_algo_io *io)
         memset(io->result, 0, n * sizeof(float));
         for (uint64_t j = 0; j < k; j++)
             io->result[cur[j].idx] = cur[j].val;
-        /* both lists are sorted by index: consume local entries found globally */
-        uint64_t i = 0, j = 0;
-        while (i < k && j < k) {
-            if (mine[i].idx < cur[j].idx)
-                i++;
-            else if (cur[j].idx < mine[i].idx)
-                j++;
-            else {
-                io->acc[mine[i].idx] = 0.0f;
-                i++;
-                j++;
-            }
-        }
+        sp_consume_delivered(io->acc, mine, k, cur, k);
     }
     sp_compute(c, SP_K_SCATTER_ADD, (double)k);
 out:

@@ -330,18 +330,14 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     /* 4. global selection */
     uint64_t cr = 0, T = 0;
     float thr_used = st->thr_global;
+    gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
+    if (!gsel) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
     if (recompute) {
         sp_phase(c, "counts");
-        gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
-        if (!gsel) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        for (int64_t i = 0; i < len; i++)
-            if (rs.touched[i]) {
-                gsel[cr].idx = (int32_t)(off + i);
-                gsel[cr++].val = rs.values[i];
-            }
+        cr = sp_region_pack(&rs, -1.0f, gsel); /* every reduced non-zero */
         rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
         if (rc)
             goto out;
@@ -364,16 +360,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         thr_used = st->thr_global;
     } else {
         sp_phase(c, "threshold");
-        gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
-        if (!gsel) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        for (int64_t i = 0; i < len; i++)
-            if (rs.touched[i] && fabsf(rs.values[i]) > st->thr_global) {
-                gsel[cr].idx = (int32_t)(off + i);
-                gsel[cr++].val = rs.values[i];
-            }
+        cr = sp_region_pack(&rs, st->thr_global, gsel);
         sp_compute(c, SP_K_THRESHOLD, (double)len);
         sp_phase(c, "counts");
         rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
@@ -425,17 +412,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     for (uint64_t j = 0; j < T; j++)
         io->result[gall[j].idx] = gall[j].val;
     sp_compute(c, SP_K_SCATTER_ADD, (double)T);
-    for (uint64_t i = 0, j = 0; i < m && j < T;) { /* both sorted by index */
-        if (sel[i].idx < gall[j].idx)
-            i++;
-        else if (gall[j].idx < sel[i].idx)
-            j++;
-        else {
-            io->acc[sel[i].idx] = 0.0f;
-            i++;
-            j++;
-        }
-    }
+    sp_consume_delivered(io->acc, sel, m, gall, T);
 out:
     free(sel);
     free(gsel);

@@ -21,9 +21,8 @@ int sp_recdoubling_allreduce(sp_ctx *c, sp_algo_io *io)
     uint64_t n = io->n;
     size_t bytes = n * sizeof(float);
     float *buf = io->result, *tmp;
-    if (sp_dense_begin(io, &tmp) != SP_OK)
+    if (sp_dense_begin(c, io, &tmp) != SP_OK)
         return SP_ERR_MEM;
-    sp_dense_charge_copy(c, io);
     sp_dense_add_arg arg = {c, n};
     sp_fold f;
     sp_phase(c, "fold-in");

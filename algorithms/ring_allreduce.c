@@ -10,7 +10,6 @@
 #include "blocks.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #define TAG_RS 100
 #define TAG_AG 101
@@ -20,11 +19,7 @@ int sp_ring_allreduce(sp_ctx *c, sp_algo_io *io)
     int P = sp_size(c), r = sp_rank(c);
     uint64_t n = io->n;
     float *buf = io->result;
-    if (buf) {
-        memcpy(buf, io->acc, n * sizeof(float));
-        memset(io->acc, 0, n * sizeof(float)); /* everything is delivered */
-    }
-    sp_dense_charge_copy(c, io);
+    sp_dense_deliver_all(c, io);
     if (P == 1)
         return SP_OK;
     int right = (r + 1) % P, left = (r - 1 + P) % P;

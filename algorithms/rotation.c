@@ -3,6 +3,7 @@
  * which TopkDSA's reduce-scatter shares in the Ok-Topk authors' code. */
 #include "rotation.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,4 +157,15 @@ uint64_t sp_region_nnz(const sp_region *r)
     for (int64_t i = 0; i < r->len; i++)
         n += r->touched[i];
     return n;
+}
+
+uint64_t sp_region_pack(const sp_region *r, float above, sp_pair *out)
+{
+    uint64_t w = 0;
+    for (int64_t i = 0; i < r->len; i++)
+        if (r->touched[i] && fabsf(r->values[i]) > above) {
+            out[w].idx = (int32_t)(r->off + i);
+            out[w++].val = r->values[i];
+        }
+    return w;
 }

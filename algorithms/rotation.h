@@ -30,6 +30,9 @@ void sp_region_free(sp_region *r);
 void sp_region_add(const sp_pair *pairs, uint64_t count, int src, void *region);
 /* how many entries some rank contributed to */
 uint64_t sp_region_nnz(const sp_region *r);
+/* the contributed entries with |value| > above (every one for above < 0) as
+ * pairs with global indices, in index order; returns how many were written */
+uint64_t sp_region_pack(const sp_region *r, float above, sp_pair *out);
 
 /* send[j] / send_cnt[j]: the block for rank j (send[j] may be NULL in
  * size-only mode); recv_cnt[j]: pairs to receive from j.  bucket <= 0 means

@@ -39,4 +39,9 @@ double sp_gaussian_threshold(const float *x, uint64_t n, double density);
  * holds up to na + nb pairs.  Returns the number written (index-sorted). */
 uint64_t sp_merge_add(const sp_pair *a, uint64_t na, const sp_pair *b, uint64_t nb, sp_pair *out);
 
+/* Error feedback: zeroes acc at every entry of the local selection `mine`
+ * whose index is also in `global` (both sorted by index): what entered the
+ * global result leaves the residual. */
+void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_pair *global, uint64_t t);
+
 #endif

@@ -221,3 +221,18 @@ uint64_t sp_topk_exact(const float *x, uint64_t n, uint64_t k, sp_pair *out)
     }
     return m;
 }
+
+void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_pair *global, uint64_t t)
+{
+    for (uint64_t i = 0, j = 0; i < m && j < t;) {
+        if (mine[i].idx < global[j].idx)
+            i++;
+        else if (global[j].idx < mine[i].idx)
+            j++;
+        else {
+            acc[mine[i].idx] = 0.0f;
+            i++;
+            j++;
+        }
+    }
+}

@@ -112,12 +112,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
             rc = SP_ERR_MEM;
             goto out;
         }
-        uint64_t w = 0;
-        for (uint64_t i = 0; i < len; i++)
-            if (st.touched[i]) {
-                packed[w].idx = (int32_t)(off + i);
-                packed[w++].val = st.values[i];
-            }
+        sp_region_pack(&st, -1.0f, packed);
         for (int j = 0; j < P; j++)
             bytes[j] = nnz[j] * sizeof(sp_pair);
         rc = sp_allgatherv(c, packed, bytes, gathered, TAG_AG);

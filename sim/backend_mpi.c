@@ -112,7 +112,9 @@ static void *scratch_buf(size_t bytes)
 
 /* The watchdog: a wait that blocks longer than --watchdog seconds ends this
  * process with a message (mpirun then ends the job).  The message is
- * formatted before the wait, so the signal handler only writes it. */
+ * formatted once per waitall (rank, phase and iteration do not change in
+ * it), so the signal handler only writes it; each blocking wait only sets
+ * the alarm. */
 static char wd_msg[512];
 static size_t wd_len;
 
@@ -124,7 +126,7 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
-static void arm_watchdog(const sp_ctx *c)
+static void prepare_watchdog(const sp_ctx *c)
 {
 #ifndef SPARSIM_SMPI /* under smpirun every rank shares one process and its alarm */
     if (M.watchdog <= 0)
@@ -135,10 +137,16 @@ static void arm_watchdog(const sp_ctx *c)
                               c->rank, M.watchdog, c->run->rep->phase_names[c->phase], c->iter);
     if (wd_len >= sizeof wd_msg)
         wd_len = sizeof wd_msg - 1;
-    signal(SIGALRM, on_alarm);
-    alarm((unsigned)(M.watchdog + 0.999));
 #else
     (void)c;
+#endif
+}
+
+static void arm_watchdog(void)
+{
+#ifndef SPARSIM_SMPI
+    if (M.watchdog > 0)
+        alarm((unsigned)(M.watchdog + 0.999));
 #endif
 }
 
@@ -193,31 +201,23 @@ static sp_req *mpi_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
 {
     MPI_Request *mr = malloc((size_t)(n ? n : 1) * sizeof *mr);
-    MPI_Status *st = malloc((size_t)(n ? n : 1) * sizeof *st);
-    int *done = calloc((size_t)(n ? n : 1), sizeof *done);
-    if (!mr || !st || !done) {
-        free(mr);
-        free(st);
-        free(done);
+    if (!mr)
         return SP_ERR_MEM;
-    }
     int left = 0;
     for (int i = 0; i < n; i++) {
         mr[i] = reqs[i] ? reqs[i]->mpi : MPI_REQUEST_NULL;
         left += reqs[i] != NULL;
     }
-    int rc = SP_OK;
+    prepare_watchdog(c);
     while (left > 0) {
         int idx;
         MPI_Status one;
-        arm_watchdog(c);
+        arm_watchdog();
         MPI_Waitany(n, mr, &idx, &one);
         disarm_watchdog();
         if (idx == MPI_UNDEFINED)
             break;
         left--;
-        done[idx] = 1;
-        st[idx] = one;
         sp_req *r = reqs[idx];
         if (!r->is_send) {
             int cnt = 0;
@@ -241,9 +241,7 @@ static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
         reqs[i] = NULL;
     }
     free(mr);
-    free(st);
-    free(done);
-    return rc;
+    return SP_OK;
 }
 
 static void mpi_advance(sp_ctx *c, double seconds)
@@ -584,6 +582,9 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     if (M.watchdog == 0)
         M.watchdog = 60;
     M.seq = 0;
+#ifndef SPARSIM_SMPI
+    signal(SIGALRM, on_alarm);
+#endif
     align_clocks();
     int anytrace = rs->chrome != NULL;
     MPI_Bcast(&anytrace, 1, MPI_INT, 0, MPI_COMM_WORLD);
