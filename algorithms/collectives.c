@@ -118,30 +118,46 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
     return rc;
 }
 
+/* Bruck's alltoall (Bruck et al., IEEE TPDS 8(11), 1997; the index algorithm
+ * MPI libraries use for short messages): ceil(log2 P) rounds instead of P-1
+ * messages per rank.  Block j of the rotated buffer is destined for rank
+ * (r + j) % P; in the round of bit `d`, every block whose index has that bit
+ * set moves d ranks on, so after all rounds block j holds what rank
+ * (r - j) % P sent to r.  A count is 8 bytes; each round carries about P/2. */
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
     recv[r] = send[r];
     if (P == 1)
         return SP_OK;
-    sp_req **q = malloc(2 * (size_t)(P - 1) * sizeof *q);
-    if (!q)
+    uint64_t *rot = malloc(2 * (size_t)P * sizeof *rot), *pack = rot + P;
+    if (!rot)
         return SP_ERR_MEM;
-    int nq = 0, rc = SP_OK;
-    for (int t = 1; t < P; t++) {
-        int src = (r - t + P) % P;
-        q[nq++] = sp_irecv(c, src, tag, &recv[src], sizeof(uint64_t));
+    for (int j = 0; j < P; j++)
+        rot[j] = send[(r + j) % P];
+    int rc = SP_OK;
+    for (int d = 1; d < P && rc == SP_OK; d <<= 1) {
+        int m = 0;
+        for (int j = d; j < P; j++)
+            if (j & d)
+                pack[m++] = rot[j];
+        uint64_t *in = recv; /* scratch: recv is written only at the end */
+        size_t bytes = (size_t)m * sizeof *pack;
+        sp_req *q[2] = {sp_irecv(c, (r - d + P) % P, tag, in, bytes),
+                        sp_isend(c, (r + d) % P, tag, pack, bytes)};
+        size_t got[2];
+        rc = q[0] && q[1] ? sp_waitall(c, q, 2, got) : SP_ERR_COMM;
+        if (rc == SP_OK && got[0] != bytes)
+            rc = SP_ERR_TRUNC;
+        for (int j = d, i = 0; rc == SP_OK && j < P; j++)
+            if (j & d)
+                rot[j] = in[i++];
     }
-    for (int t = 1; t < P; t++) {
-        int dst = (r + t) % P;
-        q[nq++] = sp_isend(c, dst, tag, &send[dst], sizeof(uint64_t));
-    }
-    for (int i = 0; i < nq; i++)
-        if (!q[i])
-            rc = SP_ERR_COMM;
-    int w = sp_waitall(c, q, nq, NULL);
-    free(q);
-    return rc ? rc : w;
+    if (rc == SP_OK)
+        for (int j = 0; j < P; j++)
+            recv[(r - j + P) % P] = rot[j];
+    free(rot);
+    return rc;
 }
 
 int sp_bcast(sp_ctx *c, void *buf, size_t bytes, int root, int tag)
