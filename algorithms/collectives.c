@@ -123,25 +123,29 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
  * messages per rank.  Block j of the rotated buffer is destined for rank
  * (r + j) % P; in the round of bit `d`, every block whose index has that bit
  * set moves d ranks on, so after all rounds block j holds what rank
- * (r - j) % P sent to r.  A count is 8 bytes; each round carries about P/2. */
+ * (r - j) % P sent to r.  Counts travel as 4-byte integers, as the reference
+ * codes' MPI_Alltoall of int32 sizes (they count entries, and n < 2^31); each
+ * round carries about P/2 of them. */
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
+    for (int j = 0; j < P; j++)
+        if (send[j] > UINT32_MAX)
+            return SP_ERR_ARG;
     recv[r] = send[r];
     if (P == 1)
         return SP_OK;
-    uint64_t *rot = malloc(2 * (size_t)P * sizeof *rot), *pack = rot + P;
+    uint32_t *rot = malloc(3 * (size_t)P * sizeof *rot), *pack = rot + P, *in = rot + 2 * (size_t)P;
     if (!rot)
         return SP_ERR_MEM;
     for (int j = 0; j < P; j++)
-        rot[j] = send[(r + j) % P];
+        rot[j] = (uint32_t)send[(r + j) % P];
     int rc = SP_OK;
     for (int d = 1; d < P && rc == SP_OK; d <<= 1) {
         int m = 0;
         for (int j = d; j < P; j++)
             if (j & d)
                 pack[m++] = rot[j];
-        uint64_t *in = recv; /* scratch: recv is written only at the end */
         size_t bytes = (size_t)m * sizeof *pack;
         sp_req *q[2] = {sp_irecv(c, (r - d + P) % P, tag, in, bytes),
                         sp_isend(c, (r + d) % P, tag, pack, bytes)};
