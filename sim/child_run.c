@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,8 +63,12 @@ static void remove_partial_outputs(const char *dir)
 /* Runs one plan in a child process: a SimGrid engine runs once per process,
  * and a crash inside the engine must become one clear line, not a core dump
  * with half-written files. */
-int sp_cli_run_in_child(const sp_plan *p)
+int sp_cli_run_in_child(const sp_plan *p) { return sp_cli_run_in_child_rss(p, NULL); }
+
+int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
 {
+    if (peak_rss_bytes)
+        *peak_rss_bytes = -1;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -76,10 +81,13 @@ int sp_cli_run_in_child(const sp_plan *p)
         _exit(rc);
     }
     int st = 0;
-    if (waitpid(pid, &st, 0) < 0) {
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) < 0) {
         fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
         return 1;
     }
+    if (peak_rss_bytes)
+        *peak_rss_bytes = (double)ru.ru_maxrss * 1024.0; /* Linux reports KiB */
     if (WIFSIGNALED(st)) {
         remove_partial_outputs(p->out);
         if (WTERMSIG(st) == SIGKILL)

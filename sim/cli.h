@@ -11,8 +11,10 @@
  * Returns the exit status: 0, 1 (failed run) or 2 (bad input). */
 int sp_cli_run_one(const sp_plan *p);
 
-/* The same in a child process (see child_run.c). */
+/* The same in a child process (see child_run.c); the _rss form also gives
+ * the child's peak resident memory in bytes (-1 if it could not be had). */
 int sp_cli_run_in_child(const sp_plan *p);
+int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes);
 
 /* A JSON file, or NULL. */
 cJSON *sp_json_read(const char *path);

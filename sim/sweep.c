@@ -87,10 +87,10 @@ static void progress(int done, int total, double t0)
 }
 
 /* one run in a child; on success *summary holds its summary.json */
-static int run_and_read(const sp_plan *p, cJSON **summary)
+static int run_and_read(const sp_plan *p, cJSON **summary, double *rss)
 {
     *summary = NULL;
-    int rc = sp_cli_run_in_child(p);
+    int rc = sp_cli_run_in_child_rss(p, rss);
     if (rc != 0)
         return rc;
     char path[1200];
@@ -115,7 +115,7 @@ static void remove_run_dir(const char *dir)
 #define SWEEP_HEADER                                                                                              \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
     "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
-    "bound_ratio,lower_bytes,predicted_s,messages,wall_s,status,phase_times"
+    "bound_ratio,lower_bytes,predicted_s,messages,wall_s,peak_rss_bytes,status,phase_times"
 
 static void sweep_help(void)
 {
@@ -140,7 +140,8 @@ static void sweep_help(void)
            "columns: " SWEEP_HEADER "\n"
            "  times in seconds, bytes per rank; volume_bytes is the volume per iteration as\n"
            "  the bounds count it; phase_times is 'phase:seconds;...' (mean per iteration);\n"
-           "  status is ok or the error of a failed run.\n"
+           "  peak_rss_bytes is the run's peak resident memory; status is ok, failed\n"
+           "  or bad-input.\n"
            "A progress bar with the time left goes to stderr when it is a terminal.\n");
 }
 
@@ -274,7 +275,8 @@ static int parse_sweep_args(int argc, char **argv, sweep_opts *o, sp_plan *base,
     return 0;
 }
 
-/* the finished rows of an existing sweep CSV: keys "algo,ranks,n,density,...platform" */
+/* the finished rows of an existing sweep CSV: keys "algo,ranks,n,density,...platform";
+ * *exists is 2 when the file's header is not this version's */
 static char **read_done(const char *path, int *count, int *exists)
 {
     *count = 0;
@@ -287,6 +289,13 @@ static char **read_done(const char *path, int *count, int *exists)
     char line[8192];
     int cap = 0;
     if (!fgets(line, sizeof line, f)) {
+        *exists = 0; /* empty: nothing to keep */
+        fclose(f);
+        return NULL;
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    if (strcmp(line, SWEEP_HEADER) != 0) {
+        *exists = 2;
         fclose(f);
         return NULL;
     }
@@ -326,7 +335,7 @@ static void free_done(char **done, int n)
     free(done);
 }
 
-static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, double wall)
+static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, double wall, double rss)
 {
     char phases[2048] = "";
     if (s) {
@@ -363,7 +372,10 @@ static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, d
     } else {
         fprintf(f, ",,,,,,,,,,,,,");
     }
-    fprintf(f, "%.3f,%s,%s\n", wall, status, phases);
+    if (rss >= 0)
+        fprintf(f, "%.3f,%.0f,%s,%s\n", wall, rss, status, phases);
+    else
+        fprintf(f, "%.3f,,%s,%s\n", wall, status, phases);
     fflush(f);
     fsync(fileno(f));
 }
@@ -428,6 +440,14 @@ int sp_cmd_sweep(int argc, char **argv)
                     }
     int ndone = 0, exists = 0;
     char **done = read_done(o.out, &ndone, &exists);
+    if (exists == 2) {
+        fprintf(stderr,
+                "sparsim: %s is not a sweep CSV with this version's columns; choose another --out (it is left "
+                "untouched)\n",
+                o.out);
+        free(plans);
+        return 2;
+    }
     if (exists && !o.resume) {
         fprintf(stderr, "sparsim: %s exists; add --resume to continue it, or choose another --out\n", o.out);
         free_done(done, ndone);
@@ -481,12 +501,12 @@ int sp_cmd_sweep(int argc, char **argv)
         const char *plat = strrchr(p->platform, '/') ? strrchr(p->platform, '/') + 1 : p->platform;
         snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s", o.keep[0] ? o.keep : tmpl, p->algo,
                  p->ranks, (unsigned long long)p->n, p->density, plat);
-        double w0 = now_s();
+        double w0 = now_s(), rss = -1;
         cJSON *s;
-        int rc = run_and_read(p, &s);
+        int rc = run_and_read(p, &s, &rss);
         char status[64];
         snprintf(status, sizeof status, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed");
-        write_row(csv, p, s, status, now_s() - w0);
+        write_row(csv, p, s, status, now_s() - w0, rss);
         cJSON_Delete(s);
         if (!o.keep[0])
             remove_run_dir(p->out);
@@ -533,7 +553,7 @@ static double eval_time(evaluator *ev, const char *algo, int P)
     snprintf(p.out, sizeof p.out, "%.900s/%.63s-%d", ev->dir, algo, P);
     cJSON *s;
     double t = -1;
-    if (run_and_read(&p, &s) == 0)
+    if (run_and_read(&p, &s, NULL) == 0)
         t = sp_json_num(s, "time_per_iter_s", "mean");
     cJSON_Delete(s);
     remove_run_dir(p.out);

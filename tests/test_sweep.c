@@ -49,6 +49,54 @@ Test(sweep, rows_resume_and_refuse_to_overwrite)
     free(text);
 }
 
+/* every row records its run's peak resident memory: the third field from the
+ * end (peak_rss_bytes, status, phase_times), a positive number of bytes */
+Test(sweep, rows_carry_peak_memory)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"sweep", "--algo", "ring,topka", "--ranks", "4", "--n", "1000", "--out", t_path(dir, "s.csv"), NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(t_path(dir, "s.csv"), NULL);
+    cr_assert(strstr(text, ",wall_s,peak_rss_bytes,status,phase_times\n"), "%s", text);
+    int rows = 0;
+    for (char *line = strchr(text, '\n') + 1; *line; rows++) {
+        char *end = strchr(line, '\n');
+        *end = '\0';
+        char *c3 = strrchr(line, ',');
+        *c3 = '\0';
+        char *c2 = strrchr(line, ',');
+        *c2 = '\0';
+        char *c1 = strrchr(line, ',');
+        cr_assert_str_eq(c2 + 1, "ok");
+        double rss = strtod(c1 + 1, NULL);
+        /* more than a MiB (the engine alone), less than the 24 GiB of this size of machine */
+        cr_assert(rss > 1048576.0 && rss < 24.0 * 1073741824.0, "peak %s", c1 + 1);
+        line = end + 1;
+    }
+    cr_assert_eq(rows, 2);
+    free(text);
+}
+
+/* --resume on a CSV that is not this version's sweep: refused, untouched */
+Test(sweep, resume_refuses_a_foreign_csv)
+{
+    const char *dir = t_tmpdir();
+    const char *csv = t_path(dir, "s.csv");
+    const char *old = "algo,ranks,n\nring,2,1000\n";
+    t_write_file(csv, old);
+    const char *a[] = {"sweep", "--algo", "ring", "--ranks", "2", "--n", "1000", "--out", csv, "--resume", NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 2, "status %d", p.status);
+    cr_assert_eq(t_count_lines(p.err), 1);
+    cr_assert(strstr(p.err, "columns"), "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(csv, NULL);
+    cr_assert_str_eq(text, old);
+    free(text);
+}
+
 Test(sweep, config_file_with_lists)
 {
     const char *dir = t_tmpdir();
