@@ -67,10 +67,12 @@ def title(key, what):
     return "%s: %s, n = %d, density %g" % (what, os.path.basename(str(platform)), n, density)
 
 
-def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None):
+def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None, extra=None):
     """One line per algorithm of `column` against P on log-log axes,
-    with `bound_column` dashed in the same colour."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    with `bound_column` dashed in the same colour; `extra(ax)` adds more."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
+    if extra:
+        extra(ax)
     for algo, g in sub.groupby("algo"):
         g = g.sort_values("ranks")
         c = COLORS.get(algo)
@@ -83,7 +85,7 @@ def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None):
     ax.set_ylabel(ylabel)
     ax.set_title(title(key, what), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     path = os.path.join(out, "%s-%s.png" % (name, tag(key)))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -92,8 +94,16 @@ def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None):
 
 
 def plot_volume(key, sub, out):
+    def lower(ax):
+        # the lower bound of any sparse allreduce, 2k(P-1)/P words (Li & Hoefler,
+        # PPoPP 2022, Table 1), the same in every sparse row of one P
+        sparse = sub[~sub.algo.isin(DENSE)].groupby("ranks").lower_bytes.first().sort_index()
+        if not sparse.empty:
+            ax.plot(sparse.index, sparse.values, ":", color="black", linewidth=1.5,
+                    label="lower bound 2k(P-1)/P")
+
     return _against_p(key, sub, out, "volume_bytes", "bytes per rank and iteration",
-                      "volume (dashed: closed-form bounds)", "volume", "bound_bytes")
+                      "volume (dashed: closed-form bounds)", "volume", "bound_bytes", lower)
 
 
 def plot_time(key, sub, out):
@@ -132,7 +142,7 @@ def plot_crossover(key, sub, out):
     if dense.empty:
         return None
     best = dense.groupby("ranks").time_per_iter_mean_s.min()
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
     for algo, g in sub[~sub.algo.isin(DENSE)].groupby("algo"):
         g = g.sort_values("ranks")
         g = g[g.ranks.isin(best.index)]
@@ -145,7 +155,7 @@ def plot_crossover(key, sub, out):
     ax.set_ylabel("time / fastest dense allreduce")
     ax.set_title(title(key, "sparse over dense (below 1: sparse wins)"), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     path = os.path.join(out, "crossover-%s.png" % tag(key))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
