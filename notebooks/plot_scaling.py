@@ -5,7 +5,8 @@ For every (platform, n, density) in the sweep, four figures:
   volume-*.png     bytes per rank and iteration (as the bounds count it) against P,
                    log-log, with each algorithm's closed-form bound dashed
   time-*.png       simulated time per iteration against P, per algorithm
-  phases-*.png     stacked phase breakdown per algorithm at the largest P
+  phases-*.png     phase shares of each algorithm's iteration at the largest P,
+                   with its time per iteration above the bar
   crossover-*.png  each sparse algorithm's time over the fastest dense one's
                    against P; below 1 it wins, the crossing is the crossover
 
@@ -111,7 +112,17 @@ def plot_time(key, sub, out):
                       "time per iteration", "time")
 
 
+def _fmt_seconds(t):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if t >= scale:
+            return "%.3g %s" % (t / scale, unit)
+    return "%.3g ns" % (t * 1e9)
+
+
 def plot_phases(key, sub, out):
+    """Each algorithm's iteration at the largest P as shares of its phases
+    (times differ by orders of magnitude between algorithms, so every bar is
+    scaled to 1 and its total time is written above it)."""
     P = sub.ranks.max()
     at = sub[sub.ranks == P].sort_values("algo")
     names = []
@@ -119,17 +130,21 @@ def plot_phases(key, sub, out):
         for name in ph:
             if name not in names:
                 names.append(name)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    totals = [sum(ph.values()) or 1.0 for ph in at.phases]
+    fig, ax = plt.subplots(figsize=(8.5, 4.5))
     bottom = [0.0] * len(at)
     cmap = plt.get_cmap("tab20")
     for i, name in enumerate(names):
-        vals = [ph.get(name, 0.0) for ph in at.phases]
+        vals = [ph.get(name, 0.0) / t for ph, t in zip(at.phases, totals)]
         ax.bar(list(at.algo), vals, bottom=bottom, label=name, color=cmap(i % 20))
         bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_ylabel("time per iteration (s), largest rank's time per phase")
-    ax.set_title(title(key, "phases at P = %d" % P), fontsize=10)
+    for x, t in enumerate(at.time_per_iter_mean_s):
+        ax.text(x, 1.02, _fmt_seconds(t), ha="center", fontsize=7)
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("share of the iteration (largest rank's time per phase)")
+    ax.set_title(title(key, "phases at P = %d (time per iteration above each bar)" % P), fontsize=10)
     ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     path = os.path.join(out, "phases-%s.png" % tag(key))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
