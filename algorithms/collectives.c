@@ -118,14 +118,45 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
     return rc;
 }
 
-/* Bruck's alltoall (Bruck et al., IEEE TPDS 8(11), 1997; the index algorithm
- * MPI libraries use for short messages): ceil(log2 P) rounds instead of P-1
- * messages per rank.  Block j of the rotated buffer is destined for rank
- * (r + j) % P; in the round of bit `d`, every block whose index has that bit
- * set moves d ranks on, so after all rounds block j holds what rank
- * (r - j) % P sent to r.  Counts travel as 4-byte integers, as the reference
- * codes' MPI_Alltoall of int32 sizes (they count entries, and n < 2^31); each
- * round carries about P/2 of them. */
+/* Alltoall of counts, chosen as MPICH chooses for short messages (Thakur,
+ * Rabenseifner & Gropp, IJHPCA 19(1), 2005; MPICH's alltoall selection
+ * takes Bruck's algorithm for blocks of at most 256 bytes from 8 ranks on):
+ *  - below 8 ranks, every pair posted at once (P-1 sends, P-1 receives);
+ *  - from 8 ranks, Bruck's index algorithm (Bruck et al., IEEE TPDS 8(11),
+ *    1997): ceil(log2 P) rounds.  Block j of the rotated buffer is destined
+ *    for rank (r + j) % P; in the round of bit `d` every block whose index
+ *    has that bit set moves d ranks on, so after all rounds block j holds
+ *    what rank (r - j) % P sent to r.  Each round carries about P/2 counts.
+ * Counts travel as 4-byte integers, as the reference codes' MPI_Alltoall of
+ * int32 sizes (they count entries, and n < 2^31). */
+#define ALLTOALL_BRUCK_FROM 8
+
+static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
+{
+    int P = sp_size(c), r = sp_rank(c);
+    uint32_t *out = malloc(2 * (size_t)P * sizeof *out), *in = out + P;
+    sp_req **q = malloc(2 * (size_t)P * sizeof *q);
+    int rc = out && q ? SP_OK : SP_ERR_MEM, nq = 0;
+    for (int t = 1; t < P && rc == SP_OK; t++) {
+        int src = (r - t + P) % P, dst = (r + t) % P;
+        out[dst] = (uint32_t)send[dst];
+        q[nq++] = sp_irecv(c, src, tag, &in[src], sizeof *in);
+        q[nq++] = sp_isend(c, dst, tag, &out[dst], sizeof *out);
+    }
+    for (int i = 0; i < nq; i++)
+        if (!q[i])
+            rc = SP_ERR_COMM;
+    if (nq) {
+        int w = sp_waitall(c, q, nq, NULL);
+        rc = rc ? rc : w;
+    }
+    for (int t = 1; t < P && rc == SP_OK; t++)
+        recv[(r - t + P) % P] = in[(r - t + P) % P];
+    free(out);
+    free(q);
+    return rc;
+}
+
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
@@ -135,6 +166,8 @@ int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
     recv[r] = send[r];
     if (P == 1)
         return SP_OK;
+    if (P < ALLTOALL_BRUCK_FROM)
+        return alltoall_pairs(c, send, recv, tag);
     uint32_t *rot = malloc(3 * (size_t)P * sizeof *rot), *pack = rot + P, *in = rot + 2 * (size_t)P;
     if (!rot)
         return SP_ERR_MEM;

@@ -22,9 +22,9 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag);
  * in `all` (sum of bytes). */
 int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag);
 
-/* Every rank sends send[j] to rank j and receives recv[j] from rank j:
- * Bruck's alltoall, ceil(log2 P) rounds of about P/2 counts, 4 bytes each on the wire
- * (SP_ERR_ARG for a count of 2^32 or more). */
+/* Every rank sends send[j] to rank j and receives recv[j] from rank j; the
+ * counts travel as 4-byte integers (SP_ERR_ARG for one of 2^32 or more):
+ * all pairs at once below 8 ranks, Bruck's ceil(log2 P) rounds from 8 on. */
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag);
 
 /* Binomial-tree broadcast of `bytes` from `root`. */

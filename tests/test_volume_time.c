@@ -169,23 +169,27 @@ ParameterizedTest(int *P, volume, topkdsa_band)
     sp_report_free(&rep);
 }
 
-ParameterizedTestParameters(volume, counts_by_bruck)
+ParameterizedTestParameters(volume, counts_exchange)
 {
-    static int Ps[] = {2, 3, 5, 8, 13, 64, 100};
+    static int Ps[] = {2, 3, 5, 7, 8, 13, 64, 100};
     return cr_make_param_array(int, Ps, sizeof Ps / sizeof Ps[0]);
 }
 
-/* TopkDSA's counts phase: the alltoall of counts is Bruck's (in the round of
- * bit d every rank sends the 4-byte counts of the rotated blocks j in [1, P)
- * with that bit set), then an allgather of one 8-byte non-zero count */
-ParameterizedTest(int *P, volume, counts_by_bruck)
+/* TopkDSA's counts phase: the alltoall of counts (below 8 ranks, one 4-byte
+ * count to every other rank; from 8 on Bruck's: in the round of bit d every
+ * rank sends the counts of the rotated blocks j in [1, P) with that bit set),
+ * then an allgather of one 8-byte non-zero count */
+ParameterizedTest(int *P, volume, counts_exchange)
 {
     sp_report rep = run_uniform("topkdsa", *P, 26000, 0.02, 0);
     int counts = phase_id(&rep, "counts");
     uint64_t bytes = 8ull * (uint64_t)(*P - 1);
-    for (int d = 1; d < *P; d <<= 1)
-        for (int j = 1; j < *P; j++)
-            bytes += (j & d) ? 4 : 0;
+    if (*P < 8)
+        bytes += 4ull * (uint64_t)(*P - 1);
+    else
+        for (int d = 1; d < *P; d <<= 1)
+            for (int j = 1; j < *P; j++)
+                bytes += (j & d) ? 4 : 0;
     for (int it = 0; it < rep.niters; it++) {
         cr_assert_eq(rep.iters[it].phase_sent_max[counts], bytes, "P=%d: %llu bytes of counts", *P,
                      (unsigned long long)rep.iters[it].phase_sent_max[counts]);
