@@ -80,7 +80,8 @@ static int cmd_list(void)
     printf("platforms:\n"
            "  %-14s %s\n  %-14s %s\n  %-14s %s\n",
            "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
-           "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks",
+           "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks\n"
+           "                 in groups of 384, joined by one link per pair of groups (pessimistic past 384)",
            "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
     const sp_device *d = sp_device_list(&n);
     printf("device profiles:\n");

@@ -12,6 +12,11 @@
  *          SimGrid's limiter_link is not used: in 3.32 the dragonfly also
  *          puts one on every router, which would cap a whole router at its
  *          rate (measured: a 4-rank ring on one router ran 2.1x slower).
+ *          Groups hold 384 nodes; SimGrid 3.32 joins each pair of groups by
+ *          one aggregated link (10 links here, one router's global ports)
+ *          attached to a single router per group, with minimal routing,
+ *          where Aries spreads global links over routers and routes
+ *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
  * A user platform file is passed to SimGrid as it is.
  */
