@@ -581,6 +581,42 @@ static double dense_time(evaluator *ev, const str_list *dense, int P, const char
     return best;
 }
 
+/* Past a loss at grid point `from` (P doubling from --min-ranks, capped at
+ * --max-ranks), the first grid point where the sparse algorithm wins again:
+ * a crossover need not be the last (on daint, dense allreduces slow down
+ * more than some sparse ones once ranks span two dragonfly groups).
+ * 0 if none, -1 if a run failed. */
+static int win_again(evaluator *ev, const str_list *dense, const char *algo, int from, int maxP, double *ts,
+                     double *td, const char **dw)
+{
+    for (int P = from; P < maxP;) {
+        P = P * 2 > maxP ? maxP : P * 2;
+        *ts = eval_time(ev, algo, P);
+        *td = dense_time(ev, dense, P, dw);
+        if (*ts < 0 || *td < 0)
+            return -1;
+        if (*ts < *td)
+            return P;
+    }
+    return 0;
+}
+
+/* prints the line for win_again(); returns 1 if a run failed */
+static int report_win_again(evaluator *ev, const str_list *dense, const char *algo, int from, int maxP)
+{
+    double ts = 0, td = 0;
+    const char *dw = "-";
+    int P = win_again(ev, dense, algo, from, maxP, &ts, &td, &dw);
+    if (P < 0) {
+        printf("  %-10s runs failed past P = %d (see the error above)\n", "", from);
+        return 1;
+    }
+    if (P > 0)
+        printf("  %-10s but wins again at P = %d: %.6g s vs %s %.6g s (doubling up to %d)\n", "", P, ts, dw, td,
+               maxP);
+    return 0;
+}
+
 static void crossover_help(void)
 {
     printf("usage: sparsim crossover [options]\n"
@@ -588,6 +624,8 @@ static void crossover_help(void)
            "For one platform, n and density, finds the rank count at which each sparse\n"
            "algorithm stops beating the fastest dense allreduce: P doubles from --min-ranks\n"
            "until the sparse algorithm is no faster, then bisection between the last two.\n"
+           "Doubling then goes on to --max-ranks, and a later P where the sparse algorithm\n"
+           "wins again is reported too.\n"
            "\n"
            "  --algo LIST       sparse algorithms (default: topka,gtopk,gaussiank,topkdsa,oktopk)\n"
            "  --dense LIST      dense algorithms to beat (default: ring,rabenseifner,recdoubling)\n"
@@ -699,9 +737,11 @@ int sp_cmd_crossover(int argc, char **argv)
                    maxP, eval_time(&ev, algo, maxP), dw, dense_time(&ev, &dense, maxP, &dw));
             continue;
         }
+        int grid_hi = hi;
         if (!lo) {
             printf("  %-10s no faster than dense already at P = %d (%.6g s vs %s %.6g s)\n", algo, hi,
                    eval_time(&ev, algo, hi), dw, dense_time(&ev, &dense, hi, &dw));
+            status |= report_win_again(&ev, &dense, algo, grid_hi, maxP);
             continue;
         }
         while (hi - lo > 1) {
@@ -725,6 +765,7 @@ int sp_cmd_crossover(int argc, char **argv)
         double th = eval_time(&ev, algo, hi), dh = dense_time(&ev, &dense, hi, &dw);
         printf("  %-10s stops beating dense at P = %d: P = %d %.6g s vs %s %.6g s; P = %d %.6g s vs %s %.6g s\n",
                algo, hi, lo, tl, dw2, dl, hi, th, dw, dh);
+        status |= report_win_again(&ev, &dense, algo, grid_hi, maxP);
     }
     rmdir(ev.dir);
     free(ev.e);

@@ -1,6 +1,7 @@
 /* test_sweep.c - sweep, analyze and crossover through the binary: one row per
  * run, resuming, refusing to overwrite, analysis against the closed forms,
- * and a crossover whose two sides really are on either side. */
+ * a crossover whose two sides really are on either side, and a later win
+ * past it. */
 #include "helpers.h"
 
 #include <criterion/criterion.h>
@@ -182,4 +183,43 @@ Test(crossover, both_sides_of_the_crossing)
     cr_assert_lt(ts_lo, td_lo, "below the crossover the sparse algorithm must win");
     cr_assert_geq(ts_hi, td_hi, "at the crossover it must not");
     t_proc_free(&p);
+}
+
+/* the simulated time per iteration of one run, from the binary's summary */
+static double run_time(const char *algo, const char *ranks, const char *dir)
+{
+    const char *a[] = {"run", "--algo", algo, "--ranks", ranks, "--n", "4096", "--density", "0.05", "--network",
+                       "cm02", "--iters", "1", "--no-csv", "--no-trace", "--out", dir, NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    const char *s = strstr(p.out, "simulated time per iteration: ");
+    cr_assert_not_null(s, "%s", p.out);
+    double t = strtod(s + strlen("simulated time per iteration: "), NULL);
+    t_proc_free(&p);
+    return t;
+}
+
+/* A crossover is not always the last: past a loss, doubling goes on and a
+ * later win is reported.  Recursive doubling pays an extra fold at P = 12
+ * (not a power of two), where Gaussian-k, slower at P = 4 and 8, wins. */
+Test(crossover, a_later_win_is_reported)
+{
+    const char *a[] = {"crossover", "--algo", "gaussiank", "--dense", "recdoubling", "--min-ranks", "4", "--max-ranks",
+                       "12", "--n", "4096", "--density", "0.05", "--network", "cm02", "--iters", "1", NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert(strstr(p.out, "no faster than dense already at P = 4 "), "%s", p.out);
+    const char *s = strstr(p.out, "but wins again at P = ");
+    cr_assert_not_null(s, "%s", p.out);
+    int P;
+    double ts, td;
+    cr_assert_eq(sscanf(s, "but wins again at P = %d: %lf s vs recdoubling %lf s", &P, &ts, &td), 3, "%s", p.out);
+    t_proc_free(&p);
+    cr_assert_eq(P, 12);
+    cr_assert_lt(ts, td);
+    /* the times are those of the runs themselves, and P = 8 (skipped) loses */
+    const char *dir = t_tmpdir();
+    cr_assert_float_eq(run_time("gaussiank", "12", t_path(dir, "g12")), ts, 1e-6 * ts);
+    cr_assert_float_eq(run_time("recdoubling", "12", t_path(dir, "r12")), td, 1e-6 * td);
+    cr_assert_geq(run_time("gaussiank", "8", t_path(dir, "g8")), run_time("recdoubling", "8", t_path(dir, "r8")));
 }
