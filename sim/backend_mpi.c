@@ -123,6 +123,7 @@ static void on_alarm(int sig)
     (void)sig;
     ssize_t w = write(2, wd_msg, wd_len);
     (void)w;
+    sp_part_remove_all();
     _exit(1);
 }
 
@@ -585,6 +586,8 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
 #ifndef SPARSIM_SMPI
     signal(SIGALRM, on_alarm);
 #endif
+    /* mpirun ends the other ranks with SIGTERM when one fails */
+    sp_part_cleanup_on_signals();
     align_clocks();
     int anytrace = rs->chrome != NULL;
     MPI_Bcast(&anytrace, 1, MPI_INT, 0, MPI_COMM_WORLD);

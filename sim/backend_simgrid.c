@@ -726,6 +726,9 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
         }
     }
     char rerr[512] = "";
+    /* after SimGrid's own SIGINT handler (which exits without cleaning up):
+     * an interrupted run removes its .part outputs */
+    sp_part_cleanup_on_signals();
     rc = spg_run(rerr, sizeof rerr);
     int unfinished = 0, first_unfinished = -1;
     for (int r = 0; r < P; r++)

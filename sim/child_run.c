@@ -76,13 +76,24 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
         return 1;
     }
     if (pid == 0) {
+        sp_part_forward_signals_to(0);
         int rc = sp_cli_run_one(p);
         fflush(NULL);
         _exit(rc);
     }
     int st = 0;
     struct rusage ru;
-    if (wait4(pid, &st, 0, &ru) < 0) {
+    sp_part_forward_signals_to(pid);
+    pid_t w = wait4(pid, &st, 0, &ru);
+    sp_part_forward_signals_to(0);
+    int sig = sp_part_forwarded_signal();
+    if (sig) {
+        /* interrupted: the child has removed its temporaries; end as asked */
+        remove_partial_outputs(p->out);
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    if (w < 0) {
         fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
         return 1;
     }

@@ -14,6 +14,7 @@
 #include "../algorithms/algorithm.h"
 #include "../topologies/device.h"
 #include "../topologies/platform.h"
+#include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -188,6 +189,7 @@ static int cmd_run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    sp_part_cleanup_on_signals(); /* an interrupted run leaves no NAME.part behind */
     if (argc < 2) {
         usage(stderr);
         return 2;

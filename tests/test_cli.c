@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 Test(cli, help_lists_every_option)
@@ -306,4 +309,59 @@ ParameterizedTest(bad_case *c, bad_input, one_clear_line)
     cr_assert(access(t_path(dir, "out/summary.json"), F_OK) != 0, "%s: a summary.json was written", c->name);
     cr_assert(access(t_path(dir, "out/messages.csv"), F_OK) != 0, "%s: a messages.csv was written", c->name);
     t_proc_free(&p);
+}
+
+/* Interrupting a run, or the `sparsim run` parent of one (a shell's kill,
+ * a batch system's SIGTERM), leaves neither temporaries nor complete-looking
+ * outputs: the parent passes the signal to the simulating child, which
+ * removes its NAME.part files.  The run is long (ring, P = 1024, 1M floats,
+ * several seconds) and is interrupted once its messages.csv.part exists. */
+struct interrupt_case {
+    int sig;
+    int at_child; /* 1: signal the simulating child's process group too */
+};
+
+ParameterizedTestParameters(cli, interrupted_run_leaves_nothing)
+{
+    static struct interrupt_case c[] = {{SIGINT, 0}, {SIGTERM, 0}, {SIGINT, 1}};
+    return cr_make_param_array(struct interrupt_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct interrupt_case *c, cli, interrupted_run_leaves_nothing)
+{
+    const char *dir = t_tmpdir();
+    char out[512];
+    snprintf(out, sizeof out, "%s", t_path(dir, "o"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(SPARSIM_BIN, SPARSIM_BIN, "run", "--algo", "ring", "--ranks", "1024", "--n", "1M", "--out", out,
+              (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    const char *part = t_path(out, "messages.csv.part");
+    int seen = 0;
+    for (int i = 0; i < 600 && !seen; i++) {
+        seen = access(part, F_OK) == 0;
+        if (!seen)
+            usleep(50000);
+    }
+    cr_assert(seen, "the run never started writing %s", part);
+    usleep(200000);
+    if (c->at_child)
+        kill(-pid, c->sig); /* as a terminal's Ctrl-C: the whole process group */
+    else
+        kill(pid, c->sig);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0), "the run was not interrupted");
+    usleep(200000); /* a child that outlived its parent would still be writing */
+    const char *names[] = {"messages.csv.part", "trace.json.part", "summary.json.part", "messages.csv", "trace.json",
+                           "summary.json"};
+    for (int i = 0; i < 6; i++)
+        cr_assert(access(t_path(out, names[i]), F_OK) != 0, "left %s behind", names[i]);
 }

@@ -129,6 +129,8 @@ try:
           "unmatched receive: stderr is %r" % r.stderr)
     check(not os.path.exists(os.path.join(out, "summary.json")) and
           not os.path.exists(os.path.join(out, "messages.csv")), "the hung run left complete-looking outputs")
+    left = [f for f in os.listdir(out) if f.endswith(".part")] if os.path.isdir(out) else []
+    check(not left, "the hung run left temporaries behind: %s" % left)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -2,13 +2,84 @@
  *
  * Every output is written as NAME.part and renamed to NAME when the run has
  * succeeded (rename is atomic within a folder), so a crashed or failed run
- * never leaves a file that looks complete.
+ * never leaves a file that looks complete.  The temporaries still open are
+ * listed, so that a run ended by a signal (Ctrl-C, mpirun ending a job, the
+ * MPI watchdog) removes them instead of leaving NAME.part behind.
  */
 #include "trace.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* the open temporaries' names; a signal handler reads them */
+#define LIVE_MAX 32
+static char *volatile live[LIVE_MAX];
+
+static void live_add(char *part)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (!live[i]) {
+            live[i] = part;
+            return;
+        }
+}
+
+static void live_drop(const char *part)
+{
+    for (int i = 0; i < LIVE_MAX; i++)
+        if (live[i] == part)
+            live[i] = NULL;
+}
+
+void sp_part_remove_all(void)
+{
+    for (int i = 0; i < LIVE_MAX; i++) {
+        char *p = live[i];
+        if (p)
+            unlink(p);
+    }
+}
+
+/* while a child process runs a simulation, its parent passes such signals
+ * on (the child removes its own temporaries) and raises them after it */
+static volatile pid_t fwd_child;
+static volatile sig_atomic_t fwd_sig;
+
+static void on_fatal_signal(int sig)
+{
+    pid_t child = fwd_child;
+    if (child > 0) {
+        fwd_sig = sig;
+        kill(child, sig);
+        return;
+    }
+    sp_part_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void sp_part_cleanup_on_signals(void)
+{
+    static int at_exit;
+    if (!at_exit) /* for handlers that call exit(), as SimGrid's SIGINT handler does */
+        at_exit = atexit(sp_part_remove_all) == 0;
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sa.sa_flags = SA_RESTART; /* a parent's waitpid goes on after passing a signal */
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+void sp_part_forward_signals_to(pid_t child) { fwd_child = child; }
+
+int sp_part_forwarded_signal(void) { return fwd_sig; }
 
 int sp_part_open(sp_part_file *pf, const char *path, char *err, size_t errlen)
 {
@@ -30,6 +101,7 @@ int sp_part_open(sp_part_file *pf, const char *path, char *err, size_t errlen)
         free(pf->part);
         return -1;
     }
+    live_add(pf->part);
     return 0;
 }
 
@@ -48,6 +120,7 @@ int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen)
     }
     if (!ok)
         remove(pf->part);
+    live_drop(pf->part);
     free(pf->path);
     free(pf->part);
     memset(pf, 0, sizeof *pf);

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef struct {
     int iter;
@@ -40,6 +41,17 @@ int sp_part_open(sp_part_file *pf, const char *path, char *err, size_t errlen);
 /* Closes; renames into place if ok and nothing failed, else removes the
  * temporary.  Returns 0, or -1 with a message. */
 int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen);
+/* Removes every temporary still open; async-signal-safe, for the handlers
+ * of signals that end a run (interrupt, termination, the MPI watchdog). */
+void sp_part_remove_all(void);
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the open
+ * temporaries and then end the process as the signal would have, and the
+ * same removal at exit(). */
+void sp_part_cleanup_on_signals(void);
+/* While `child` (> 0) runs, those handlers pass the signal on to it instead;
+ * 0 stops that.  sp_part_forwarded_signal() is the signal passed on, or 0. */
+void sp_part_forward_signals_to(pid_t child);
+int sp_part_forwarded_signal(void);
 
 /* ---- messages.csv ------------------------------------------------------ */
 typedef struct sp_csv_writer sp_csv_writer;
