@@ -26,6 +26,7 @@
 
 #include <mpi.h>
 #include <signal.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct sp_req {
     int is_send, peer, tag;
     size_t cap;
     size_t rec; /* receives: its record in M.recvs */
+    struct sp_req *next_free;
 };
 
 typedef struct {
@@ -111,56 +113,119 @@ static void *scratch_buf(size_t bytes)
 }
 
 /* The watchdog: a wait that blocks longer than --watchdog seconds ends this
- * process with a message (mpirun then ends the job).  The message is
- * formatted once per waitall (rank, phase and iteration do not change in
- * it), so the signal handler only writes it; each blocking wait only sets
- * the alarm. */
-static char wd_msg[512];
-static size_t wd_len;
+ * process with a message (mpirun then ends the job).  A wait costs no
+ * system call: it raises a flag and bumps a counter, and an interval timer
+ * ticks four times per watchdog period; the handler gives up when it finds
+ * the same wait still blocked, with no completion, for four ticks in a row
+ * (so after one to one and a quarter periods).  The handler formats its
+ * message with async-signal-safe code from fields the wait left behind. */
+static volatile sig_atomic_t wd_waiting, wd_done;
+static volatile int wd_rank, wd_iter;
+static const char *volatile wd_phase;
+
+static size_t put_str(char *b, size_t at, size_t cap, const char *s)
+{
+    while (s && *s && at + 1 < cap)
+        b[at++] = *s++;
+    return at;
+}
+
+static size_t put_int(char *b, size_t at, size_t cap, long v)
+{
+    char d[24];
+    int n = 0;
+    unsigned long u = v < 0 ? (unsigned long)(-v) : (unsigned long)v;
+    do
+        d[n++] = (char)('0' + u % 10);
+    while ((u /= 10) && n < 23);
+    if (v < 0 && at + 1 < cap)
+        b[at++] = '-';
+    while (n && at + 1 < cap)
+        b[at++] = d[--n];
+    return at;
+}
 
 static void on_alarm(int sig)
 {
     (void)sig;
-    ssize_t w = write(2, wd_msg, wd_len);
+    static int seen = -1, idle;
+    if (!wd_waiting || wd_done != seen) {
+        seen = wd_done;
+        idle = 0;
+        return;
+    }
+    if (++idle < 4)
+        return;
+    char m[512];
+    size_t n = put_str(m, 0, sizeof m, "sparsim-mpi: rank ");
+    n = put_int(m, n, sizeof m, wd_rank);
+    n = put_str(m, n, sizeof m, " waited ");
+    n = put_int(m, n, sizeof m, (long)(M.watchdog + 0.5));
+    n = put_str(m, n, sizeof m, " s without progress in phase ");
+    n = put_str(m, n, sizeof m, wd_phase);
+    n = put_str(m, n, sizeof m, " of iteration ");
+    n = put_int(m, n, sizeof m, wd_iter);
+    n = put_str(m, n, sizeof m, ": a receive that can never be matched, or a send nobody receives\n");
+    ssize_t w = write(2, m, n);
     (void)w;
     sp_part_remove_all();
     _exit(1);
 }
 
-static void prepare_watchdog(const sp_ctx *c)
+static void start_watchdog(void)
 {
-#ifndef SPARSIM_SMPI /* under smpirun every rank shares one process and its alarm */
+#ifndef SPARSIM_SMPI /* under smpirun every rank shares one process and its timer */
     if (M.watchdog <= 0)
         return;
-    wd_len = (size_t)snprintf(wd_msg, sizeof wd_msg,
-                              "sparsim-mpi: rank %d waited %.0f s without progress in phase %s of iteration %d: a "
-                              "receive that can never be matched, or a send nobody receives\n",
-                              c->rank, M.watchdog, c->run->rep->phase_names[c->phase], c->iter);
-    if (wd_len >= sizeof wd_msg)
-        wd_len = sizeof wd_msg - 1;
-#else
-    (void)c;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    double tick = M.watchdog / 4;
+    struct itimerval it;
+    it.it_interval.tv_sec = (time_t)tick;
+    it.it_interval.tv_usec = (suseconds_t)((tick - (double)(time_t)tick) * 1e6);
+    if (!it.it_interval.tv_sec && it.it_interval.tv_usec < 1000)
+        it.it_interval.tv_usec = 1000;
+    it.it_value = it.it_interval;
+    setitimer(ITIMER_REAL, &it, NULL);
 #endif
 }
 
-static void arm_watchdog(void)
+static void stop_watchdog(void)
 {
 #ifndef SPARSIM_SMPI
-    if (M.watchdog > 0)
-        alarm((unsigned)(M.watchdog + 0.999));
+    struct itimerval off;
+    memset(&off, 0, sizeof off);
+    setitimer(ITIMER_REAL, &off, NULL);
 #endif
 }
 
-static void disarm_watchdog(void)
+/* requests come from a free list; one process runs one rank */
+static sp_req *free_reqs;
+
+static sp_req *req_new(void)
 {
-#ifndef SPARSIM_SMPI
-    alarm(0);
-#endif
+    sp_req *r = free_reqs;
+    if (r) {
+        free_reqs = r->next_free;
+        memset(r, 0, sizeof *r);
+        return r;
+    }
+    return calloc(1, sizeof *r);
+}
+
+static void req_free(sp_req *r)
+{
+    r->next_free = free_reqs;
+    free_reqs = r;
 }
 
 static sp_req *mpi_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
 {
-    sp_req *r = calloc(1, sizeof *r);
+    sp_req *r = req_new();
     if (!r)
         return NULL;
     r->is_send = 1;
@@ -171,7 +236,7 @@ static sp_req *mpi_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t by
         buf = scratch_buf(bytes);
     if (bytes > (size_t)0x7fffffff) {
         sp_fail(c->run, "rank %d: a message of %zu bytes is more than MPI's int count allows", c->rank, bytes);
-        free(r);
+        req_free(r);
         return NULL;
     }
     MPI_Isend(buf, (int)bytes, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &r->mpi);
@@ -183,7 +248,7 @@ static sp_req *mpi_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t by
 
 static sp_req *mpi_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 {
-    sp_req *r = calloc(1, sizeof *r);
+    sp_req *r = req_new();
     if (!r)
         return NULL;
     r->peer = src;
@@ -199,23 +264,34 @@ static sp_req *mpi_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
     return r;
 }
 
+static MPI_Request *mr; /* the requests of a waitall, reused */
+static int mrcap;
+
 static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
 {
-    MPI_Request *mr = malloc((size_t)(n ? n : 1) * sizeof *mr);
-    if (!mr)
-        return SP_ERR_MEM;
+    if (n > mrcap) {
+        int cap = n > 2 * mrcap ? n : 2 * mrcap;
+        MPI_Request *a = realloc(mr, (size_t)cap * sizeof *a);
+        if (!a)
+            return SP_ERR_MEM;
+        mr = a;
+        mrcap = cap;
+    }
     int left = 0;
     for (int i = 0; i < n; i++) {
         mr[i] = reqs[i] ? reqs[i]->mpi : MPI_REQUEST_NULL;
         left += reqs[i] != NULL;
     }
-    prepare_watchdog(c);
+    wd_rank = c->rank;
+    wd_iter = c->iter;
+    wd_phase = c->run->rep->phase_names[c->phase];
     while (left > 0) {
         int idx;
         MPI_Status one;
-        arm_watchdog();
+        wd_waiting = 1;
         MPI_Waitany(n, mr, &idx, &one);
-        disarm_watchdog();
+        wd_waiting = 0;
+        wd_done++;
         if (idx == MPI_UNDEFINED)
             break;
         left--;
@@ -238,10 +314,9 @@ static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
                 sizes[i] = 0;
             continue;
         }
-        free(reqs[i]);
+        req_free(reqs[i]);
         reqs[i] = NULL;
     }
-    free(mr);
     return SP_OK;
 }
 
@@ -583,9 +658,7 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     if (M.watchdog == 0)
         M.watchdog = 60;
     M.seq = 0;
-#ifndef SPARSIM_SMPI
-    signal(SIGALRM, on_alarm);
-#endif
+    start_watchdog();
     /* mpirun ends the other ranks with SIGTERM when one fails */
     sp_part_cleanup_on_signals();
     align_clocks();
@@ -601,6 +674,7 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     c->be = &mpi_backend;
     c->run = rs;
     sp_rank_main(c);
+    stop_watchdog();
     int failed = rs->failed, anyfailed = 0;
     MPI_Allreduce(&failed, &anyfailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     int rc = 0;
@@ -618,6 +692,14 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
         rc = finish(rs, c, err, errlen);
     }
     free(c);
+    while (free_reqs) {
+        sp_req *r = free_reqs;
+        free_reqs = r->next_free;
+        free(r);
+    }
+    free(mr);
+    mr = NULL;
+    mrcap = 0;
     for (int i = 0; i < nretired; i++)
         free(retired[i]);
     nretired = 0;
