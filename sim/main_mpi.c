@@ -114,6 +114,26 @@ static double pingpong(int peer, int me, size_t bytes, int reps, char *buf)
     return best;
 }
 
+/* both ranks send `bytes` to each other at once: the time of one exchange
+ * (shared memory or a NIC may not carry both directions at full speed) */
+static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, char *rbuf)
+{
+    double best = 1e30;
+    for (int i = 0; i < reps; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = MPI_Wtime();
+        if (me == 0 || me == peer)
+            MPI_Sendrecv(sbuf, (int)bytes, MPI_BYTE, me == 0 ? peer : 0, 2, rbuf, (int)bytes, MPI_BYTE,
+                         me == 0 ? peer : 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        t = MPI_Wtime() - t;
+        double worst = 0;
+        MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (worst < best)
+            best = worst;
+    }
+    return best;
+}
+
 static double now(void) { return MPI_Wtime(); }
 
 static int cmd_calibrate(int argc, char **argv)
@@ -125,7 +145,9 @@ static int cmd_calibrate(int argc, char **argv)
             if (rank0())
                 printf("usage: mpirun -np 2 sparsim-mpi calibrate [--out DIR] [--hosts N]\n"
                        "Measures point-to-point latency and bandwidth between ranks 0 and 1 over\n"
-                       "message sizes from 1 B to 16 MiB, and the speed of the local kernels on rank 0,\n"
+                       "message sizes from 1 B to 16 MiB (one way, and both ways at once), and the\n"
+                       "speed of the local kernels while every rank runs them at once (the slowest\n"
+                       "rank's time: ranks of an allreduce compete for memory bandwidth),\n"
                        "then writes DIR/platform.xml (a SimGrid cluster of N hosts, default 64, whose\n"
                        "routes have the measured latency and bandwidth), DIR/device.json (a device\n"
                        "profile for --device) and DIR/calibration.txt (the measurements).\n");
@@ -149,48 +171,69 @@ static int cmd_calibrate(int argc, char **argv)
     if (me == 0 && sp_mkdirs(out, err, sizeof err) != 0)
         return say(2, "sparsim-mpi: %s\n", err);
     size_t maxb = 16u << 20;
-    char *buf = calloc(1, maxb);
-    double sizes[13], times[13];
+    char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
+    if (!buf || !buf2)
+        return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+    double sizes[13], times[13], xtimes[13];
     int ns = 0;
     for (size_t b = 1; b <= maxb; b *= 4) {
         sizes[ns] = (double)b;
         times[ns] = pingpong(1, me, b, b < (1u << 20) ? 50 : 10, buf);
+        xtimes[ns] = exchange(1, me, b, b < (1u << 20) ? 50 : 10, buf, buf2);
         ns++;
     }
     free(buf);
+    free(buf2);
     /* alpha: the smallest message; bandwidth: the slope over the largest ones */
     double alpha = times[0];
     double bw = (sizes[ns - 1] - sizes[ns - 3]) / (times[ns - 1] - times[ns - 3]);
+    /* per direction while both directions are busy; a host's limiter link
+     * (SimGrid's cluster limiter_link, shared by its traffic in and out)
+     * of twice that reproduces it, and never binds one-way traffic */
+    double xbw = (sizes[ns - 1] - sizes[ns - 3]) / (xtimes[ns - 1] - xtimes[ns - 3]);
+    double limiter = 2.0 * (xbw < bw ? xbw : bw);
+    /* kernels: every rank runs each one at the same time, as ranks do in an
+     * allreduce, so the profile includes their contention for memory
+     * bandwidth; the slowest rank's time counts */
+    uint64_t n = 1u << 24, m = 1u << 20;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    sp_pair *pairs = malloc(m * sizeof *pairs);
+    if (!x || !y || !pairs)
+        return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+    unsigned seed = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
+        y[i] = x[i];
+    }
+    double tk[4];
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = now();
+    for (uint64_t i = 0; i < n; i++)
+        y[i] += x[i];
+    tk[0] = now() - t;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = now();
+    uint64_t cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
+    tk[1] = now() - t;
+    uint64_t nk = 1u << 22;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = now();
+    sp_topk_exact(x, nk, nk / 100, pairs);
+    tk[2] = now() - t;
+    for (uint64_t i = 0; i < m; i++) {
+        pairs[i].idx = (int32_t)(rand_r(&seed) % n);
+        pairs[i].val = 1.0f;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = now();
+    for (uint64_t i = 0; i < m; i++)
+        y[pairs[i].idx] += pairs[i].val;
+    tk[3] = now() - t;
+    double tmax[4];
+    MPI_Allreduce(tk, tmax, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double t_sum = tmax[0], t_thr = tmax[1], t_topk = tmax[2], t_sc = tmax[3];
     int rc = 0;
     if (me == 0) {
-        /* kernels on this core */
-        uint64_t n = 1u << 24, m = 1u << 20;
-        float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-        sp_pair *pairs = malloc(m * sizeof *pairs);
-        unsigned seed = 1;
-        for (uint64_t i = 0; i < n; i++) {
-            x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
-            y[i] = x[i];
-        }
-        double t = now();
-        for (uint64_t i = 0; i < n; i++)
-            y[i] += x[i];
-        double t_sum = now() - t;
-        t = now();
-        uint64_t cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
-        double t_thr = now() - t;
-        uint64_t nk = 1u << 22;
-        t = now();
-        sp_topk_exact(x, nk, nk / 100, pairs);
-        double t_topk = now() - t;
-        for (uint64_t i = 0; i < m; i++) {
-            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
-            pairs[i].val = 1.0f;
-        }
-        t = now();
-        for (uint64_t i = 0; i < m; i++)
-            y[pairs[i].idx] += pairs[i].val;
-        double t_sc = now() - t;
         double mem_bw = 12.0 * (double)n / t_sum;
         double topk_coeff = t_topk / ((double)nk * log2((double)nk));
         double scatter_bw = 1.0 / (t_sc / (double)m / 8.0 - 16.0 / mem_bw);
@@ -206,12 +249,15 @@ static int cmd_calibrate(int argc, char **argv)
             fprintf(f,
                     "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
                     "<platform version=\"4.1\">\n"
-                    "  <!-- measured by sparsim-mpi calibrate: one-way latency %.3g s, bandwidth %.4g B/s;\n"
-                    "       a route crosses two links, so each link has half the latency -->\n"
+                    "  <!-- measured by sparsim-mpi calibrate: one-way latency %.3g s, bandwidth %.4g B/s,\n"
+                    "       %.4g B/s each way while both directions are busy; a route crosses two links,\n"
+                    "       so each link has half the latency, and each host's limiter link (shared by\n"
+                    "       what it sends and receives) carries twice the both-ways figure -->\n"
                     "  <cluster id=\"calibrated\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
-                    "           bw=\"%.6gBps\" lat=\"%.6gs\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+                    "           bw=\"%.6gBps\" lat=\"%.6gs\" sharing_policy=\"SPLITDUPLEX\"\n"
+                    "           limiter_link=\"%.6gBps\"/>\n"
                     "</platform>\n",
-                    alpha, bw, hosts - 1, bw, alpha / 2);
+                    alpha, bw, xbw, hosts - 1, bw, alpha / 2, limiter);
             fclose(f);
         }
         snprintf(path, sizeof path, "%s/device.json", out);
@@ -227,23 +273,25 @@ static int cmd_calibrate(int argc, char **argv)
         snprintf(path, sizeof path, "%s/calibration.txt", out);
         f = fopen(path, "w");
         if (f) {
-            fprintf(f, "# half round trip between ranks 0 and 1 (best of repetitions)\n# bytes seconds\n");
+            fprintf(f, "# half round trip between ranks 0 and 1, and one exchange both ways at once (best of "
+                       "repetitions)\n# bytes one-way-seconds exchange-seconds\n");
             for (int i = 0; i < ns; i++)
-                fprintf(f, "%.0f %.9g\n", sizes[i], times[i]);
-            fprintf(f, "# alpha %.9g s, bandwidth %.6g B/s\n", alpha, bw);
+                fprintf(f, "%.0f %.9g %.9g\n", sizes[i], times[i], xtimes[i]);
+            fprintf(f, "# alpha %.9g s, bandwidth %.6g B/s, both ways %.6g B/s each\n", alpha, bw, xbw);
             fprintf(f, "# dense sum of %llu floats: %.6g s; threshold filter: %.6g s (%llu kept); exact top-1%% of "
                        "%llu: %.6g s; scatter-add of %llu pairs: %.6g s\n",
                     (unsigned long long)n, t_sum, t_thr, (unsigned long long)cnt, (unsigned long long)nk, t_topk,
                     (unsigned long long)m, t_sc);
             fclose(f);
         }
-        printf("calibrated: latency %.3g s, bandwidth %.4g MB/s; memory %.3g GB/s, top-k %.3g s per n log2 n\n"
+        printf("calibrated: latency %.3g s, bandwidth %.4g MB/s (%.4g MB/s each way both ways at once); memory "
+               "%.3g GB/s, top-k %.3g s per n log2 n\n"
                "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
-               alpha, bw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
-        free(x);
-        free(y);
-        free(pairs);
+               alpha, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
     }
+    free(x);
+    free(y);
+    free(pairs);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return rc;
 }

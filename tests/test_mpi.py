@@ -6,10 +6,14 @@
   SimGrid backend with the same inputs (P = 3 and 4);
 - the SMPI build (smpicc, smpirun) sends the same messages too;
 - failures: -np against --ranks, and a receive never matched, end the job with one
-  clear line and no complete-looking output.
+  clear line and no complete-looking output (nor temporaries);
+- calibrate writes a platform (with the both-ways limiter) and a device profile that
+  the simulator runs on, and the ring at P = 2 on it takes the alpha-beta time with
+  the both-ways bandwidth.
 
 usage: test_mpi.py SPARSIM SPARSIM_MPI SOURCE_DIR
 """
+import json
 import os
 import shutil
 import subprocess
@@ -113,6 +117,30 @@ try:
                      "--quiet"])
                 c = run([SPARSIM, "compare", a, s])
                 check(c.returncode == 0, "%s: SMPI and SimGrid message lists differ:\n%s" % (algo, c.stdout))
+
+    # calibrate: a platform and a device profile the simulator runs on
+    cal = os.path.join(tmp, "cal")
+    r = mpirun(2, ["calibrate", "--out", cal, "--hosts", "4"])
+    check(r.returncode == 0 and "calibrated:" in r.stdout, "calibrate: %s" % r.stderr[-500:])
+    if r.returncode == 0:
+        lines = [l for l in open(os.path.join(cal, "calibration.txt")) if not l.startswith("#")]
+        check(len(lines) == 13 and all(len(l.split()) == 3 for l in lines),
+              "calibration.txt: 13 sizes with one-way and both-ways times")
+        last = [l for l in open(os.path.join(cal, "calibration.txt")) if l.startswith("# alpha")][0].split()
+        alpha, bw, xbw = float(last[2]), float(last[5]), float(last[9])
+        xml = open(os.path.join(cal, "platform.xml")).read()
+        lim = float(xml.split('limiter_link="')[1].split("Bps")[0])
+        check(abs(lim - 2 * min(bw, xbw)) <= 1e-5 * lim, "limiter %g is not twice min(%g, %g)" % (lim, bw, xbw))
+        out = os.path.join(tmp, "on-cal")
+        n = 1 << 20
+        r = run([SPARSIM, "run", "--algo", "ring", "--ranks", "2", "--n", str(n), "--network", "cm02",
+                 "--platform", os.path.join(cal, "platform.xml"), "--out", out, "--no-trace", "--quiet"])
+        check(r.returncode == 0, "the simulator on the calibrated platform: %s" % r.stderr)
+        if r.returncode == 0:
+            t = json.load(open(os.path.join(out, "summary.json")))["time_per_iter_s"]["mean"]
+            # two steps, each a 2 MiB exchange both ways: alpha + bytes / min(bw, limiter / 2)
+            want = 2 * (alpha + 4.0 * n / 2 / min(bw, lim / 2))
+            check(abs(t - want) <= 0.01 * want, "ring on the calibrated platform: %.6g s, expected %.6g s" % (t, want))
 
     # failures end the job with one clear line
     out = os.path.join(tmp, "np")
