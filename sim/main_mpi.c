@@ -114,6 +114,15 @@ static double pingpong(int peer, int me, size_t bytes, int reps, char *buf)
     return best;
 }
 
+/* 1 on every rank if `ok` holds on every rank: a rank must not leave a
+ * collective sequence that the others go on with */
+static int all_ranks_ok(int ok)
+{
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all;
+}
+
 /* both ranks send `bytes` to each other at once: the time of one exchange
  * (shared memory or a NIC may not carry both directions at full speed) */
 static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, char *rbuf)
@@ -167,13 +176,16 @@ static int cmd_calibrate(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
         return say(2, "sparsim-mpi: calibrate needs at least 2 processes (mpirun -np 2)%s\n", "");
-    char err[300];
-    if (me == 0 && sp_mkdirs(out, err, sizeof err) != 0)
+    char err[300] = "";
+    if (!all_ranks_ok(me != 0 || sp_mkdirs(out, err, sizeof err) == 0))
         return say(2, "sparsim-mpi: %s\n", err);
     size_t maxb = 16u << 20;
     char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
-    if (!buf || !buf2)
+    if (!all_ranks_ok(buf && buf2)) {
+        free(buf);
+        free(buf2);
         return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+    }
     double sizes[13], times[13], xtimes[13];
     int ns = 0;
     for (size_t b = 1; b <= maxb; b *= 4) {
@@ -198,8 +210,12 @@ static int cmd_calibrate(int argc, char **argv)
     uint64_t n = 1u << 24, m = 1u << 20;
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
     sp_pair *pairs = malloc(m * sizeof *pairs);
-    if (!x || !y || !pairs)
+    if (!all_ranks_ok(x && y && pairs)) {
+        free(x);
+        free(y);
+        free(pairs);
         return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+    }
     unsigned seed = 1;
     for (uint64_t i = 0; i < n; i++) {
         x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;

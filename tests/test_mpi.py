@@ -142,6 +142,14 @@ try:
             want = 2 * (alpha + 4.0 * n / 2 / min(bw, lim / 2))
             check(abs(t - want) <= 0.01 * want, "ring on the calibrated platform: %.6g s, expected %.6g s" % (t, want))
 
+    # a folder calibrate cannot create: one line, and no rank left waiting for the other
+    blocker = os.path.join(tmp, "a-file")
+    open(blocker, "w").close()
+    r = mpirun(2, ["calibrate", "--out", os.path.join(blocker, "cal")], 60)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode != 0 and len(lines) == 1 and "cannot create" in lines[0],
+          "calibrate into an impossible folder: rc %d, stderr %r" % (r.returncode, r.stderr))
+
     # failures end the job with one clear line
     out = os.path.join(tmp, "np")
     r = mpirun(3, ["run", "--algo", "ring", "--ranks", "4", "--out", out])
