@@ -10,6 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Waits for both requests of an exchange step.  One that could not be
+ * posted (NULL) makes the step fail, but the other is still waited for, so
+ * that no buffer is freed while a transfer may still use it. */
+static int wait_pair(sp_ctx *c, sp_req *q[2], size_t got[2])
+{
+    int missing = !q[0] || !q[1];
+    int rc = sp_waitall(c, q, 2, got);
+    return missing ? SP_ERR_COMM : rc;
+}
+
 int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
@@ -40,12 +50,8 @@ int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, i
         sp_req *q[2];
         q[0] = sp_irecv(c, src, tag, exact ? tmp + rot[held] : NULL, recvb);
         q[1] = sp_isend(c, dst, tag, exact ? tmp : NULL, sendb);
-        if (!q[0] || !q[1]) {
-            rc = SP_ERR_COMM;
-            break;
-        }
         size_t got[2];
-        rc = sp_waitall(c, q, 2, got);
+        rc = wait_pair(c, q, got);
         if (rc)
             break;
         if (got[0] != recvb) {
@@ -102,7 +108,7 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
                                  (size_t)cnt * bytes),
                         sp_isend(c, (r - held + P) % P, tag, exact ? tmp : NULL, (size_t)cnt * bytes)};
         size_t got[2];
-        rc = q[0] && q[1] ? sp_waitall(c, q, 2, got) : SP_ERR_COMM;
+        rc = wait_pair(c, q, got);
         if (rc == SP_OK && got[0] != (size_t)cnt * bytes)
             rc = SP_ERR_TRUNC;
         held += cnt;
@@ -128,13 +134,14 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
  *    has that bit set moves d ranks on, so after all rounds block j holds
  *    what rank (r - j) % P sent to r.  Each round carries about P/2 counts.
  * Counts travel as 4-byte integers, as the reference codes' MPI_Alltoall of
- * int32 sizes (they count entries, and n < 2^31). */
+ * int32 sizes: they count entries of one region, and the plan keeps
+ * n < 2^31, so every count fits. */
 #define ALLTOALL_BRUCK_FROM 8
 
 static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
-    uint32_t *out = malloc(2 * (size_t)P * sizeof *out), *in = out + P;
+    uint32_t *out = malloc(2 * (size_t)P * sizeof *out), *in = out ? out + P : NULL;
     sp_req **q = malloc(2 * (size_t)P * sizeof *q);
     int rc = out && q ? SP_OK : SP_ERR_MEM, nq = 0;
     for (int t = 1; t < P && rc == SP_OK; t++) {
@@ -160,9 +167,6 @@ static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int t
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
-    for (int j = 0; j < P; j++)
-        if (send[j] > UINT32_MAX)
-            return SP_ERR_ARG;
     recv[r] = send[r];
     if (P == 1)
         return SP_OK;
@@ -183,7 +187,7 @@ int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
         sp_req *q[2] = {sp_irecv(c, (r - d + P) % P, tag, in, bytes),
                         sp_isend(c, (r + d) % P, tag, pack, bytes)};
         size_t got[2];
-        rc = q[0] && q[1] ? sp_waitall(c, q, 2, got) : SP_ERR_COMM;
+        rc = wait_pair(c, q, got);
         if (rc == SP_OK && got[0] != bytes)
             rc = SP_ERR_TRUNC;
         for (int j = d, i = 0; rc == SP_OK && j < P; j++)

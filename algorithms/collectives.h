@@ -23,7 +23,7 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag);
 int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag);
 
 /* Every rank sends send[j] to rank j and receives recv[j] from rank j; the
- * counts travel as 4-byte integers (SP_ERR_ARG for one of 2^32 or more):
+ * counts travel as 4-byte integers (they count entries, and n < 2^31):
  * all pairs at once below 8 ranks, Bruck's ceil(log2 P) rounds from 8 on. */
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag);
 

@@ -119,7 +119,8 @@ static void *scratch_buf(size_t bytes)
  * the same wait still blocked, with no completion, for four ticks in a row
  * (so after one to one and a quarter periods).  The handler formats its
  * message with async-signal-safe code from fields the wait left behind. */
-static volatile sig_atomic_t wd_waiting, wd_done;
+static volatile sig_atomic_t wd_waiting;
+static volatile unsigned wd_done; /* bumped as waits start and end; wraps */
 static volatile int wd_rank, wd_iter;
 static const char *volatile wd_phase;
 
@@ -148,7 +149,8 @@ static size_t put_int(char *b, size_t at, size_t cap, long v)
 static void on_alarm(int sig)
 {
     (void)sig;
-    static int seen = -1, idle;
+    static unsigned seen;
+    static int idle;
     if (!wd_waiting || wd_done != seen) {
         seen = wd_done;
         idle = 0;
@@ -288,6 +290,7 @@ static int mpi_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
     while (left > 0) {
         int idx;
         MPI_Status one;
+        wd_done++; /* a wait starts: the next tick begins its count afresh */
         wd_waiting = 1;
         MPI_Waitany(n, mr, &idx, &one);
         wd_waiting = 0;

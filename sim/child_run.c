@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "../traces/trace.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,34 +66,60 @@ static void remove_partial_outputs(const char *dir)
  * with half-written files. */
 int sp_cli_run_in_child(const sp_plan *p) { return sp_cli_run_in_child_rss(p, NULL); }
 
+static void (*on_interrupt)(const sp_plan *, void *);
+static void *on_interrupt_arg;
+
+void sp_cli_on_interrupt(void (*fn)(const sp_plan *run, void *arg), void *arg)
+{
+    on_interrupt = fn;
+    on_interrupt_arg = arg;
+}
+
 int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
 {
     if (peak_rss_bytes)
         *peak_rss_bytes = -1;
     fflush(NULL);
+    /* signals wait until the child to pass them to is known */
+    sp_part_block_signals(1);
     pid_t pid = fork();
     if (pid < 0) {
+        sp_part_block_signals(0);
         fprintf(stderr, "sparsim: cannot start a run: fork failed\n");
         return 1;
     }
     if (pid == 0) {
         sp_part_forward_signals_to(0);
+        sp_part_block_signals(0);
         int rc = sp_cli_run_one(p);
         fflush(NULL);
         _exit(rc);
     }
+    sp_part_forward_signals_to(pid);
+    sp_part_block_signals(0);
+    /* wait without reaping: the pid stays the child's while signals may be
+     * passed to it; then stop passing them, and reap */
+    siginfo_t info;
+    int wr;
+    do
+        wr = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
+    while (wr < 0 && errno == EINTR);
+    sp_part_block_signals(1);
+    sp_part_forward_signals_to(0);
     int st = 0;
     struct rusage ru;
-    sp_part_forward_signals_to(pid);
     pid_t w = wait4(pid, &st, 0, &ru);
-    sp_part_forward_signals_to(0);
     int sig = sp_part_forwarded_signal();
     if (sig) {
         /* interrupted: the child has removed its temporaries; end as asked */
         remove_partial_outputs(p->out);
+        if (on_interrupt)
+            on_interrupt(p, on_interrupt_arg);
         signal(sig, SIG_DFL);
+        sp_part_block_signals(0);
         raise(sig);
     }
+    sp_part_block_signals(0);
     if (w < 0) {
         fprintf(stderr, "sparsim: lost the run of %s\n", p->algo);
         return 1;

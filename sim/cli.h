@@ -12,9 +12,13 @@
 int sp_cli_run_one(const sp_plan *p);
 
 /* The same in a child process (see child_run.c); the _rss form also gives
- * the child's peak resident memory in bytes (-1 if it could not be had). */
+ * the child's peak resident memory in bytes (-1 if it could not be had; it
+ * includes the few MiB the parent held when it forked). */
 int sp_cli_run_in_child(const sp_plan *p);
 int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes);
+/* When a signal passed to a run's child ends the command, fn(run, arg) is
+ * called first, to remove what the command made (temporary folders). */
+void sp_cli_on_interrupt(void (*fn)(const sp_plan *run, void *arg), void *arg);
 
 /* A JSON file, or NULL. */
 cJSON *sp_json_read(const char *path);

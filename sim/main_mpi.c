@@ -201,8 +201,14 @@ static int cmd_calibrate(int argc, char **argv)
     double bw = (sizes[ns - 1] - sizes[ns - 3]) / (times[ns - 1] - times[ns - 3]);
     /* per direction while both directions are busy; a host's limiter link
      * (SimGrid's cluster limiter_link, shared by its traffic in and out)
-     * of twice that reproduces it, and never binds one-way traffic */
+     * of twice that reproduces it (one-way traffic then gets the smaller of
+     * the link and the limiter).  Noise can make a slope meaningless: then
+     * the one-way figure stands for both. */
+    if (!(bw > 0) || !isfinite(bw))
+        bw = sizes[ns - 1] / times[ns - 1];
     double xbw = (sizes[ns - 1] - sizes[ns - 3]) / (xtimes[ns - 1] - xtimes[ns - 3]);
+    if (!(xbw > 0) || !isfinite(xbw))
+        xbw = bw;
     double limiter = 2.0 * (xbw < bw ? xbw : bw);
     /* kernels: every rank runs each one at the same time, as ranks do in an
      * allreduce, so the profile includes their contention for memory

@@ -110,6 +110,15 @@ static void remove_run_dir(const char *dir)
     rmdir(dir);
 }
 
+/* a signal ended the command during `run`: its folder and the command's
+ * temporary folder (`tmp`, when there is one) go */
+static void remove_on_interrupt(const sp_plan *run, void *tmp)
+{
+    remove_run_dir(run->out);
+    if (tmp)
+        rmdir((const char *)tmp);
+}
+
 /* ---- sweep --------------------------------------------------------------- */
 
 #define SWEEP_HEADER                                                                                              \
@@ -140,8 +149,8 @@ static void sweep_help(void)
            "columns: " SWEEP_HEADER "\n"
            "  times in seconds, bytes per rank; volume_bytes is the volume per iteration as\n"
            "  the bounds count it; phase_times is 'phase:seconds;...' (mean per iteration);\n"
-           "  peak_rss_bytes is the run's peak resident memory; status is ok, failed\n"
-           "  or bad-input.\n"
+           "  peak_rss_bytes is the run's peak resident memory (it includes the few MiB\n"
+           "  the sweep itself holds); status is ok, failed or bad-input.\n"
            "A progress bar with the time left goes to stderr when it is a terminal.\n");
 }
 
@@ -483,6 +492,7 @@ int sp_cmd_sweep(int argc, char **argv)
         free(plans);
         return 2;
     }
+    sp_cli_on_interrupt(remove_on_interrupt, tmpl[0] ? tmpl : NULL);
     double t0 = now_s();
     int ran = 0, failed = 0, skipped = 0;
     for (int i = 0; i < np; i++) {
@@ -706,6 +716,7 @@ int sp_cmd_crossover(int argc, char **argv)
         fprintf(stderr, "sparsim: cannot create a temporary folder\n");
         return 1;
     }
+    sp_cli_on_interrupt(remove_on_interrupt, ev.dir);
     printf("crossover on %s (%s network, device %s), n = %llu, density %g, %d iteration%s per run\n",
            ev.base.platform, ev.base.network, ev.base.device, (unsigned long long)ev.base.n, ev.base.density,
            ev.base.iters, ev.base.iters == 1 ? "" : "s");

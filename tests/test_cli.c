@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -364,4 +365,55 @@ ParameterizedTest(struct interrupt_case *c, cli, interrupted_run_leaves_nothing)
                            "summary.json"};
     for (int i = 0; i < 6; i++)
         cr_assert(access(t_path(out, names[i]), F_OK) != 0, "left %s behind", names[i]);
+}
+
+/* An interrupted sweep keeps its finished rows (here: only the header) and
+ * leaves no temporary folder behind. */
+Test(cli, interrupted_sweep_leaves_no_folders)
+{
+    char tmp[512], csv[600];
+    snprintf(tmp, sizeof tmp, "%s", t_tmpdir());
+    snprintf(csv, sizeof csv, "%s/s.csv", tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("TMPDIR", tmp, 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl(SPARSIM_BIN, SPARSIM_BIN, "sweep", "--algo", "ring", "--ranks", "1024", "--n", "1M", "--iters", "1",
+              "--out", csv, (char *)NULL);
+        _exit(127);
+    }
+    /* the run's folder appears once its child has started */
+    int seen = 0;
+    for (int i = 0; i < 600 && !seen; i++) {
+        DIR *d = opendir(tmp);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (!strncmp(e->d_name, "sparsim-sweep-", 14)) {
+                char sub[1200];
+                snprintf(sub, sizeof sub, "%s/%s/ring-P1024-n1048576-d0.01-1gbe", tmp, e->d_name);
+                seen = access(sub, F_OK) == 0;
+            }
+        if (d)
+            closedir(d);
+        if (!seen)
+            usleep(50000);
+    }
+    cr_assert(seen, "the sweep never started its run");
+    usleep(200000);
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT, "the sweep did not end on the signal");
+    usleep(200000);
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        cr_assert(strncmp(e->d_name, "sparsim-sweep-", 14) != 0, "left %s behind", e->d_name);
+    closedir(d);
+    char *text = t_read_file(csv, NULL);
+    cr_assert_not_null(text);
+    cr_assert_eq(t_count_lines(text), 1, "%s", text);
+    free(text);
 }

@@ -293,7 +293,7 @@ static int collectives(sp_ctx *c, sp_algo_io *io)
 
 ParameterizedTestParameters(shim, collectives_any_p)
 {
-    static int Ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    static int Ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 100};
     return cr_make_param_array(int, Ps, sizeof Ps / sizeof Ps[0]);
 }
 

@@ -68,13 +68,27 @@ void sp_part_cleanup_on_signals(void)
         at_exit = atexit(sp_part_remove_all) == 0;
     int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     for (int i = 0; i < 3; i++) {
+        struct sigaction old;
+        /* a signal the caller ignores stays ignored (nohup, background jobs) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
-        sa.sa_flags = SA_RESTART; /* a parent's waitpid goes on after passing a signal */
+        sa.sa_flags = SA_RESTART; /* a parent's wait goes on after passing a signal */
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }
+}
+
+void sp_part_block_signals(int block)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 void sp_part_forward_signals_to(pid_t child) { fwd_child = child; }

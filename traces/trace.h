@@ -44,14 +44,17 @@ int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen);
 /* Removes every temporary still open; async-signal-safe, for the handlers
  * of signals that end a run (interrupt, termination, the MPI watchdog). */
 void sp_part_remove_all(void);
-/* Installs handlers for SIGINT, SIGTERM and SIGHUP that remove the open
- * temporaries and then end the process as the signal would have, and the
- * same removal at exit(). */
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP (those not ignored) that
+ * remove the open temporaries and then end the process as the signal would
+ * have, and the same removal at exit(). */
 void sp_part_cleanup_on_signals(void);
 /* While `child` (> 0) runs, those handlers pass the signal on to it instead;
  * 0 stops that.  sp_part_forwarded_signal() is the signal passed on, or 0. */
 void sp_part_forward_signals_to(pid_t child);
 int sp_part_forwarded_signal(void);
+/* Holds back (1) or lets through (0) those signals, so that setting or
+ * clearing the child to forward to is not raced by them. */
+void sp_part_block_signals(int block);
 
 /* ---- messages.csv ------------------------------------------------------ */
 typedef struct sp_csv_writer sp_csv_writer;
