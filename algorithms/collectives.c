@@ -124,6 +124,15 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
     return rc;
 }
 
+int sp_allgather_count(sp_ctx *c, uint64_t mine, uint64_t *all, uint64_t *total, int tag)
+{
+    int rc = sp_allgather(c, &mine, sizeof mine, all, tag);
+    *total = 0;
+    for (int j = 0; rc == SP_OK && j < sp_size(c); j++)
+        *total += all[j];
+    return rc;
+}
+
 /* Alltoall of counts, chosen as MPICH chooses for short messages (Thakur,
  * Rabenseifner & Gropp, IJHPCA 19(1), 2005; MPICH's alltoall selection
  * takes Bruck's algorithm for blocks of at most 256 bytes from 8 ranks on):

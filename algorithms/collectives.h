@@ -17,6 +17,10 @@
  * (P-1)*bytes.  `all` (P*bytes) gets the blocks in rank order. */
 int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag);
 
+/* Every rank's count (all[0..P-1], by Bruck's allgather) and, in *total,
+ * their sum: the sizes an allgatherv of per-rank selections needs. */
+int sp_allgather_count(sp_ctx *c, uint64_t mine, uint64_t *all, uint64_t *total, int tag);
+
 /* Bruck's allgather with per-rank block sizes bytes[0..P-1] (known on every
  * rank, e.g. from an allgather of counts).  Blocks land in rank order, packed,
  * in `all` (sum of bytes). */

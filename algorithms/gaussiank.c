@@ -94,15 +94,13 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     sp_stat(c, "adjust_rounds", rounds);
 
     sp_phase(c, "counts");
-    rc = sp_allgather(c, &m, sizeof m, counts, TAG_COUNTS);
+    uint64_t total;
+    rc = sp_allgather_count(c, m, counts, &total, TAG_COUNTS);
     if (rc)
         goto out;
     sp_phase(c, "allgather");
-    uint64_t total = 0;
-    for (int j = 0; j < P; j++) {
+    for (int j = 0; j < P; j++)
         bytes[j] = counts[j] * sizeof(sp_pair);
-        total += counts[j];
-    }
     all = malloc((total ? total : 1) * sizeof *all);
     if (!all) {
         rc = SP_ERR_MEM;

@@ -338,12 +338,10 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     if (recompute) {
         sp_phase(c, "counts");
         cr = sp_region_pack(&rs, -1.0f, gsel); /* every reduced non-zero */
-        rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
+        uint64_t all;
+        rc = sp_allgather_count(c, cr, gcnt, &all, TAG_GCOUNTS);
         if (rc)
             goto out;
-        uint64_t all = 0;
-        for (int j = 0; j < P; j++)
-            all += gcnt[j];
         gall = malloc((all ? all : 1) * sizeof *gall);
         if (!gall) {
             rc = SP_ERR_MEM;
@@ -363,11 +361,9 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         cr = sp_region_pack(&rs, st->thr_global, gsel);
         sp_compute(c, SP_K_THRESHOLD, (double)len);
         sp_phase(c, "counts");
-        rc = sp_allgather(c, &cr, sizeof cr, gcnt, TAG_GCOUNTS);
+        rc = sp_allgather_count(c, cr, gcnt, &T, TAG_GCOUNTS);
         if (rc)
             goto out;
-        for (int j = 0; j < P; j++)
-            T += gcnt[j];
         gall = malloc((T ? T : 1) * sizeof *gall);
         if (!gall) {
             rc = SP_ERR_MEM;

@@ -89,12 +89,10 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     sp_stat(c, "reduced_nnz", (double)mine);
 
     sp_phase(c, "counts");
-    rc = sp_allgather(c, &mine, sizeof mine, nnz, TAG_NNZ);
+    uint64_t total;
+    rc = sp_allgather_count(c, mine, nnz, &total, TAG_NNZ);
     if (rc)
         goto out;
-    uint64_t total = 0;
-    for (int j = 0; j < P; j++)
-        total += nnz[j];
     double dense_at = io->opts ? io->opts->dsa_dense_at : 1.0 / 3.0;
     int dense = (double)total >= dense_at * (double)n;
     sp_stat(c, "dense", dense);

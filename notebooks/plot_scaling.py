@@ -68,6 +68,15 @@ def title(key, what):
     return "%s: %s, n = %d, density %g" % (what, os.path.basename(str(platform)), n, density)
 
 
+def _save(fig, ax, path, legend_size):
+    """Legend beside the axes (no line hides behind it), the PNG, the figure closed."""
+    ax.legend(fontsize=legend_size, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None, extra=None):
     """One line per algorithm of `column` against P on log-log axes,
     with `bound_column` dashed in the same colour; `extra(ax)` adds more."""
@@ -86,12 +95,7 @@ def _against_p(key, sub, out, column, ylabel, what, name, bound_column=None, ext
     ax.set_ylabel(ylabel)
     ax.set_title(title(key, what), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    path = os.path.join(out, "%s-%s.png" % (name, tag(key)))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, os.path.join(out, "%s-%s.png" % (name, tag(key))), 8)
 
 
 def plot_volume(key, sub, out):
@@ -144,12 +148,7 @@ def plot_phases(key, sub, out):
     ax.set_ylabel("share of the iteration (largest rank's time per phase)")
     ax.set_title(title(key, "phases at P = %d (time per iteration above each bar)" % P), fontsize=10)
     ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    path = os.path.join(out, "phases-%s.png" % tag(key))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, os.path.join(out, "phases-%s.png" % tag(key)), 7)
 
 
 def plot_crossover(key, sub, out):
@@ -170,12 +169,7 @@ def plot_crossover(key, sub, out):
     ax.set_ylabel("time / fastest dense allreduce")
     ax.set_title(title(key, "sparse over dense (below 1: sparse wins)"), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    path = os.path.join(out, "crossover-%s.png" % tag(key))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, os.path.join(out, "crossover-%s.png" % tag(key)), 8)
 
 
 def plot_all(csv_path, out):

@@ -51,12 +51,12 @@ const char *sp_json_str(cJSON *o, const char *a, const char *b)
 
 cJSON *sp_json_read(const char *path) { return sp_json_file(path); }
 
-static void remove_partial_outputs(const char *dir)
+void sp_cli_remove_outputs(const char *dir, const char *suffix)
 {
-    const char *names[] = {"messages.csv.part", "trace.json.part", "summary.json.part"};
+    const char *names[] = {"messages.csv", "trace.json", "summary.json"};
     char path[2200];
     for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        snprintf(path, sizeof path, "%s/%s%s", dir, names[i], suffix);
         remove(path);
     }
 }
@@ -112,7 +112,7 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
     int sig = sp_part_forwarded_signal();
     if (sig) {
         /* interrupted: the child has removed its temporaries; end as asked */
-        remove_partial_outputs(p->out);
+        sp_cli_remove_outputs(p->out, ".part");
         if (on_interrupt)
             on_interrupt(p, on_interrupt_arg);
         signal(sig, SIG_DFL);
@@ -127,7 +127,7 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
     if (peak_rss_bytes)
         *peak_rss_bytes = (double)ru.ru_maxrss * 1024.0; /* Linux reports KiB */
     if (WIFSIGNALED(st)) {
-        remove_partial_outputs(p->out);
+        sp_cli_remove_outputs(p->out, ".part");
         if (WTERMSIG(st) == SIGKILL)
             fprintf(stderr, "sparsim: the simulation of %s was killed (signal 9: out of memory?); partial outputs "
                             "removed\n",

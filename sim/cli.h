@@ -28,6 +28,10 @@ const char *sp_json_str(cJSON *o, const char *a, const char *b);
 
 int sp_mkdirs(const char *path, char *err, size_t errlen);
 
+/* Removes a run's outputs in dir: messages.csv, trace.json and summary.json,
+ * each with `suffix` appended ("" for finished ones, ".part" for partial). */
+void sp_cli_remove_outputs(const char *dir, const char *suffix);
+
 /* the commands (sweep.c) */
 int sp_cmd_sweep(int argc, char **argv);
 int sp_cmd_crossover(int argc, char **argv);

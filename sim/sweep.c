@@ -101,12 +101,7 @@ static int run_and_read(const sp_plan *p, cJSON **summary, double *rss)
 
 static void remove_run_dir(const char *dir)
 {
-    const char *names[] = {"summary.json", "messages.csv", "trace.json"};
-    char path[1200];
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        remove(path);
-    }
+    sp_cli_remove_outputs(dir, "");
     rmdir(dir);
 }
 
