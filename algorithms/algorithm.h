@@ -14,19 +14,21 @@
 #ifndef SPARSIM_ALGORITHM_H
 #define SPARSIM_ALGORITHM_H
 
-#include "../sim/shim.h"
+#include "../sim/shim/shim.h"
 #include <stdint.h>
 
-/* Options of individual algorithms (flags of sparsim run). */
+/* Options of individual algorithms (flags of sparsim run; their defaults and
+ * bounds are rows of the run's option table, sim/driver/plan.c).  The driver
+ * resolves every "as the preset says" before an algorithm sees them. */
 typedef struct {
     int gaussian_oktopk;  /* Gaussian-k adjustment: 0 the authors' loop, 1 the Ok-Topk authors' variant */
     double dsa_dense_at;  /* TopkDSA: all-gather dense once the reduced non-zeros reach this fraction of n */
-    int bucket;           /* destination-rotation bucket size; 0 = min(4, P) */
+    int bucket;           /* destination-rotation bucket size; 0 = min(4, P), the authors' rule */
     /* Ok-Topk (oktopk.c) */
     int oktopk_preset;    /* index into the presets: 0 vgg16, 1 lstm, 2 bert */
-    int tau;              /* region repartition interval; 0 = 64 */
-    int tau_prime;        /* exact threshold recompute interval; 0 = the preset's */
-    int balance;          /* data balancing before the allgatherv: -1 the preset's, 0 off, 1 on */
+    int tau;              /* region repartition interval */
+    int tau_prime;        /* exact threshold recompute interval (the driver puts the preset's where not given) */
+    int balance;          /* data balancing before the allgatherv: 0 off, 1 on (likewise) */
     int separate;         /* indices and values as two messages (the authors' code) instead of pairs */
     int exact_quantiles;  /* region boundaries at index floor(i m / P) of the selection, not i floor(m / P) */
 } sp_algo_opts;
@@ -44,14 +46,12 @@ typedef struct {
 const sp_oktopk_preset *sp_oktopk_preset_find(const char *name, int *index);
 const sp_oktopk_preset *sp_oktopk_preset_at(int index);
 
-void sp_algo_opts_defaults(sp_algo_opts *o);
-
 typedef struct {
     uint64_t n; /* gradient length */
     uint64_t k; /* entries a top-k algorithm selects per rank */
     float *acc;
     float *result;
-    const sp_algo_opts *opts;
+    const sp_algo_opts *opts; /* never NULL */
 } sp_algo_io;
 
 typedef struct sp_algorithm_s {

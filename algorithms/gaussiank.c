@@ -76,7 +76,7 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     float thr = (float)sp_gaussian_threshold(io->acc, n, (double)k / (double)n);
     sp_compute(c, SP_K_DENSE_SUM, 2.0 * (double)n); /* mean and deviation: two passes */
     int rounds;
-    thr = adjust(c, io->acc, n, k, thr, io->opts && io->opts->gaussian_oktopk, &rounds);
+    thr = adjust(c, io->acc, n, k, thr, io->opts->gaussian_oktopk, &rounds);
     uint64_t m = sp_threshold_select(io->acc, n, thr, NULL, 0);
     sel = malloc((m ? m : 1) * sizeof *sel);
     counts = malloc((size_t)P * sizeof *counts);

@@ -233,12 +233,11 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
     if (!io->acc)
         return SP_ERR_ARG; /* selections depend on the data: exact payloads only */
-    sp_algo_opts dflt;
-    sp_algo_opts_defaults(&dflt);
-    const sp_algo_opts *o = io->opts ? io->opts : &dflt;
+    const sp_algo_opts *o = io->opts;
     const sp_oktopk_preset *pre = sp_oktopk_preset_at(o->oktopk_preset);
-    int tau = o->tau > 0 ? o->tau : 64, taup = o->tau_prime > 0 ? o->tau_prime : pre->tau_prime;
-    int do_balance = o->balance >= 0 ? o->balance : pre->balance, sep = o->separate;
+    int tau = o->tau, taup = o->tau_prime, do_balance = o->balance, sep = o->separate;
+    if (tau < 1 || taup < 1)
+        return SP_ERR_ARG;
     okstate *st = sp_rank_state(c, sizeof(okstate) + ((size_t)P + 1) * sizeof(int64_t));
     if (!st)
         return SP_ERR_MEM;

@@ -39,18 +39,6 @@ static const sp_algorithm algorithms[] = {
      1, 0, topka_extra},
 };
 
-void sp_algo_opts_defaults(sp_algo_opts *o)
-{
-    o->gaussian_oktopk = 0;
-    o->dsa_dense_at = 1.0 / 3.0; /* Ok-Topk's TopkDSA code: dense once the total exceeds n/3 */
-    o->bucket = 0;
-    o->oktopk_preset = 2; /* bert: the preset with data balancing, as the paper describes Ok-Topk */
-    o->tau = 0;
-    o->tau_prime = 0;
-    o->balance = -1;
-    o->separate = 0;
-}
-
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
 static int selftest_unmatched(sp_ctx *c, sp_algo_io *io)
 {

@@ -81,7 +81,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
 
     sp_phase(c, "reduce-scatter");
     sp_region_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts ? io->opts->bucket : 0, TAG_RS, 1, 0, sp_region_add,
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts->bucket, TAG_RS, 1, 0, sp_region_add,
                               &st);
     if (rc)
         goto out;
@@ -93,7 +93,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     rc = sp_allgather_count(c, mine, nnz, &total, TAG_NNZ);
     if (rc)
         goto out;
-    double dense_at = io->opts ? io->opts->dsa_dense_at : 1.0 / 3.0;
+    double dense_at = io->opts->dsa_dense_at;
     int dense = (double)total >= dense_at * (double)n;
     sp_stat(c, "dense", dense);
     sp_phase(c, "allgather");

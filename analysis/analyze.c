@@ -10,6 +10,7 @@
  */
 #include "analyze.h"
 #include "bounds.h"
+#include "../traces/summary_keys.h"
 #include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
@@ -40,33 +41,24 @@ static void add(rows *rs, const run_row *r)
     rs->r[rs->n++] = *r;
 }
 
-static double num(cJSON *o, const char *a, const char *b)
-{
-    cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-    if (b && x)
-        x = cJSON_GetObjectItemCaseSensitive(x, b);
-    return cJSON_IsNumber(x) ? x->valuedouble : -1;
-}
-
 static int read_summary(const char *path, rows *rs)
 {
     cJSON *j = sp_json_file(path);
-    cJSON *cfg = cJSON_GetObjectItem(j, "config");
-    if (!j || !cfg || !cJSON_IsString(cJSON_GetObjectItem(cfg, "algo"))) {
+    cJSON *cfg = cJSON_GetObjectItem(j, SPK_CONFIG);
+    if (!j || !cfg || !cJSON_IsString(cJSON_GetObjectItem(cfg, SPK_CFG_ALGO))) {
         cJSON_Delete(j);
         return -1;
     }
     run_row r;
     memset(&r, 0, sizeof r);
-    snprintf(r.algo, sizeof r.algo, "%s", cJSON_GetObjectItem(cfg, "algo")->valuestring);
-    cJSON *pl = cJSON_GetObjectItem(cfg, "platform");
-    snprintf(r.platform, sizeof r.platform, "%s", cJSON_IsString(pl) ? pl->valuestring : "-");
-    r.ranks = (int)num(cfg, "ranks", NULL);
-    r.n = num(cfg, "n", NULL);
-    r.k = num(j, "k", NULL);
-    r.time = num(j, "time_per_iter_s", "mean");
-    r.volume = num(j, "volume", "bytes_per_iter_max");
-    double alpha = num(j, "platform", "alpha_s"), bw = num(j, "platform", "bandwidth_Bps");
+    snprintf(r.algo, sizeof r.algo, "%s", cJSON_GetObjectItem(cfg, SPK_CFG_ALGO)->valuestring);
+    snprintf(r.platform, sizeof r.platform, "%s", sp_json_str(cfg, SPK_CFG_PLATFORM, NULL));
+    r.ranks = (int)sp_json_num(cfg, SPK_CFG_RANKS, NULL);
+    r.n = sp_json_num(cfg, SPK_CFG_N, NULL);
+    r.k = sp_json_num(j, SPK_K, NULL);
+    r.time = sp_json_num(j, SPK_TIME_PER_ITER, SPK_MEAN);
+    r.volume = sp_json_num(j, SPK_VOLUME, SPK_VOL_MAX);
+    double alpha = sp_json_num(j, SPK_PLATFORM, SPK_ALPHA), bw = sp_json_num(j, SPK_PLATFORM, SPK_BANDWIDTH);
     r.predicted = bw > 0 ? sp_predict_time(r.algo, r.ranks, (uint64_t)r.n, (uint64_t)r.k, alpha, 1.0 / bw) : -1;
     add(rs, &r);
     cJSON_Delete(j);
@@ -177,36 +169,21 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
     return 0;
 }
 
-int sp_cmd_analyze(int argc, char **argv)
+int sp_analyze(const char *path, char *err, size_t errlen)
 {
-    if (argc != 1 || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
-        FILE *o = argc == 1 ? stdout : stderr;
-        fprintf(o, "usage: sparsim analyze DIR_OR_CSV\n"
-                   "  DIR: a run folder (sparsim run --out), every summary.json two levels below it\n"
-                   "  CSV: a sweep CSV (sparsim sweep --out)\n"
-                   "For each run: volume per iteration as the bounds count it (per phase the\n"
-                   "largest over ranks of max(sent, received), summed) against the algorithm's\n"
-                   "closed-form bound and the lower bound of its class, in words (4 bytes) with\n"
-                   "bytes beside; time per iteration against the alpha-beta prediction from the\n"
-                   "platform's route latency and bandwidth.  Formulas and papers are listed below\n"
-                   "the table.\n");
-        return argc == 1 ? 0 : 2;
-    }
     rows rs = {0};
-    char err[600] = "";
     struct stat st;
-    if (stat(argv[0], &st) != 0) {
-        fprintf(stderr, "sparsim: cannot read %s: %s\n", argv[0], strerror(errno));
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return 2;
     }
     if (S_ISDIR(st.st_mode))
-        scan_dir(argv[0], 2, &rs);
-    else if (read_sweep_csv(argv[0], &rs, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+        scan_dir(path, 2, &rs);
+    else if (read_sweep_csv(path, &rs, err, errlen) != 0)
         return 2;
-    }
     if (rs.n == 0) {
-        fprintf(stderr, "sparsim: no finished run found in %s\n", argv[0]);
+        free(rs.r);
+        snprintf(err, errlen, "no finished run found in %s", path);
         return 2;
     }
     printf("%-12s %6s %10s %8s %-8s %12s %12s %12s %8s %12s %8s %11s %11s %7s\n", "algorithm", "P", "n", "k",

@@ -1,8 +1,16 @@
-/* analyze.h - the analyze command (reads run folders and sweep CSVs). */
+/* analyze.h - reading runs back: held against the closed forms (analyze)
+ * and against each other (compare).  Both read files only; they run nothing. */
 #ifndef SPARSIM_ANALYZE_H
 #define SPARSIM_ANALYZE_H
 
-int sp_cmd_analyze(int argc, char **argv);
-int sp_cmd_compare(int argc, char **argv);
+#include <stddef.h>
+
+/* Prints the table of `path` (a run folder or a sweep CSV) to stdout.
+ * 0, or 2 with a message for input that is not there or not a run. */
+int sp_analyze(const char *path, char *err, size_t errlen);
+
+/* Prints whether two run folders carry the same messages, and their times.
+ * 0 the message lists match, 1 they differ, 2 with a message for bad input. */
+int sp_compare(const char *run_a, const char *run_b, char *err, size_t errlen);
 
 #endif

@@ -6,9 +6,10 @@
  * receiver, tag, then the sender's posting order) and compared entry by
  * entry; the first difference is shown.  Then the time per iteration and per
  * phase of the two summary.json files, side by side with their ratio A/B.
- * Exit status: 0 the message lists match, 1 they differ, 2 bad input.
+ * Returns 0 when the message lists match, 1 when they differ, 2 for bad input.
  */
 #include "analyze.h"
+#include "../traces/summary_keys.h"
 #include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
@@ -41,6 +42,8 @@ static int cmp(const void *a, const void *b)
 static ref *canonical(const sp_msg_list *l)
 {
     ref *r = malloc((l->n ? l->n : 1) * sizeof *r);
+    if (!r)
+        return NULL;
     for (size_t i = 0; i < l->n; i++)
         r[i] = (ref){l, i};
     qsort(r, l->n, sizeof *r, cmp);
@@ -69,30 +72,30 @@ static void compare_times(const char *a, const char *b)
         cJSON_Delete(jb);
         return;
     }
-    cJSON *ia = cJSON_GetObjectItem(ja, "iterations"), *ib = cJSON_GetObjectItem(jb, "iterations");
+    cJSON *ia = cJSON_GetObjectItem(ja, SPK_ITERATIONS), *ib = cJSON_GetObjectItem(jb, SPK_ITERATIONS);
     int n = cJSON_GetArraySize(ia) < cJSON_GetArraySize(ib) ? cJSON_GetArraySize(ia) : cJSON_GetArraySize(ib);
-    const char *ba = cJSON_GetStringValue(cJSON_GetObjectItem(ja, "backend"));
-    const char *bb = cJSON_GetStringValue(cJSON_GetObjectItem(jb, "backend"));
+    const char *ba = cJSON_GetStringValue(cJSON_GetObjectItem(ja, SPK_BACKEND));
+    const char *bb = cJSON_GetStringValue(cJSON_GetObjectItem(jb, SPK_BACKEND));
     printf("times (A: %s, B: %s; ratio A/B):\n", ba ? ba : "?", bb ? bb : "?");
     printf("  %-18s %14s %14s %8s\n", "", "A (s)", "B (s)", "A/B");
     for (int it = 0; it < n; it++) {
-        double ta = cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), "time_s")->valuedouble;
-        double tb = cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), "time_s")->valuedouble;
+        double ta = sp_json_num(cJSON_GetArrayItem(ia, it), SPK_TIME, NULL);
+        double tb = sp_json_num(cJSON_GetArrayItem(ib, it), SPK_TIME, NULL);
         printf("  iteration %-8d %14.6g %14.6g %8.3f\n", it, ta, tb, tb > 0 ? ta / tb : 0.0);
     }
     /* phases: mean over the common iterations */
-    cJSON *pa = cJSON_GetObjectItem(ja, "phases"), *nm;
+    cJSON *pa = cJSON_GetObjectItem(ja, SPK_PHASES), *nm;
     cJSON_ArrayForEach(nm, pa)
     {
         double ta = 0, tb = 0;
         int found = 0;
         for (int it = 0; it < n; it++) {
-            cJSON *xa = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), "phases"), nm->valuestring);
-            cJSON *xb = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), "phases"), nm->valuestring);
+            cJSON *xa = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), SPK_PHASES), nm->valuestring);
+            cJSON *xb = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), SPK_PHASES), nm->valuestring);
             if (xa)
-                ta += cJSON_GetObjectItem(xa, "time_s")->valuedouble / n;
+                ta += sp_json_num(xa, SPK_TIME, NULL) / n;
             if (xb) {
-                tb += cJSON_GetObjectItem(xb, "time_s")->valuedouble / n;
+                tb += sp_json_num(xb, SPK_TIME, NULL) / n;
                 found = 1;
             }
         }
@@ -103,30 +106,27 @@ static void compare_times(const char *a, const char *b)
     cJSON_Delete(jb);
 }
 
-int sp_cmd_compare(int argc, char **argv)
+int sp_compare(const char *run_a, const char *run_b, char *err, size_t errlen)
 {
-    if (argc != 2) {
-        int help = argc == 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"));
-        fprintf(help ? stdout : stderr,
-                "usage: sparsim compare RUN_A RUN_B   (two --out folders, from any backends)\n"
-                "Compares the message lists (iter, phase, src, dst, tag, bytes) and the times per\n"
-                "iteration and phase.  Exit status: 0 the lists match, 1 they differ, 2 bad input.\n");
-        return help ? 0 : 2;
-    }
     sp_msg_list la, lb;
-    char err[600], path[2048];
-    snprintf(path, sizeof path, "%s/messages.csv", argv[0]);
-    if (sp_csv_read(path, &la, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+    char path[2048];
+    snprintf(path, sizeof path, "%s/messages.csv", run_a);
+    if (sp_csv_read(path, &la, err, errlen) != 0)
         return 2;
-    }
-    snprintf(path, sizeof path, "%s/messages.csv", argv[1]);
-    if (sp_csv_read(path, &lb, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+    snprintf(path, sizeof path, "%s/messages.csv", run_b);
+    if (sp_csv_read(path, &lb, err, errlen) != 0) {
         sp_msg_list_free(&la);
         return 2;
     }
     ref *ra = canonical(&la), *rb = canonical(&lb);
+    if (!ra || !rb) {
+        free(ra);
+        free(rb);
+        sp_msg_list_free(&la);
+        sp_msg_list_free(&lb);
+        snprintf(err, errlen, "out of memory comparing the message lists");
+        return 2;
+    }
     size_t n = la.n < lb.n ? la.n : lb.n, diff = (size_t)-1;
     for (size_t i = 0; i < n && diff == (size_t)-1; i++) {
         const sp_msg_event *p = &la.ev[ra[i].i], *q = &lb.ev[rb[i].i];
@@ -144,7 +144,7 @@ int sp_cmd_compare(int argc, char **argv)
     } else {
         printf("message lists: A has %zu messages, B %zu; the first %zu agree\n", la.n, lb.n, n);
     }
-    compare_times(argv[0], argv[1]);
+    compare_times(run_a, run_b);
     free(ra);
     free(rb);
     sp_msg_list_free(&la);

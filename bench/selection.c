@@ -13,7 +13,7 @@
  *   selection [--n 1M,16M,128M] [--density 0.01] [--reps 3] [--no-sort]
  */
 #include "../algorithms/select.h"
-#include "../sim/workload.h"
+#include "../sim/driver/workload.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,13 +7,15 @@ cd "$(dirname "$0")/.."
 out="${1:-build}"
 mkdir -p "$out/smpi"
 srcs=(algorithms/*.c traces/*.c analysis/bounds.c topologies/*.c
-      sim/shim.c sim/plan.c sim/run.c sim/summary.c sim/npy.c sim/workload.c
-      sim/backend_mpi.c sim/main_mpi.c)
+      sim/shim/shim.c sim/shim/mpi.c sim/driver/*.c
+      sim/commands/main_mpi.c sim/commands/calibrate.c sim/commands/summary_print.c)
+# the one version string, as CMakeLists.txt's project() declares it
+version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 objs=()
 for s in "${srcs[@]}"; do
     o="$out/smpi/$(echo "$s" | tr / _).o"
     if [ ! -e "$o" ] || [ "$s" -nt "$o" ]; then
-        smpicc -std=gnu11 -O2 -w -DSPARSIM_SMPI -c "$s" -o "$o"
+        smpicc -std=gnu11 -O2 -w -DSPARSIM_SMPI -DSPARSIM_VERSION="\"$version\"" -c "$s" -o "$o"
     fi
     objs+=("$o")
 done

@@ -30,7 +30,7 @@ int t_write_file(const char *path, const char *text);
 /* number of '\n' in s */
 int t_count_lines(const char *s);
 
-#include "../sim/run.h"
+#include "../sim/driver/run.h"
 
 /* A plan for an in-process run: exact payloads, the cm02 network, no output
  * files. */

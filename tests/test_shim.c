@@ -5,7 +5,7 @@
 #include "helpers.h"
 #include "../algorithms/algorithm.h"
 #include "../algorithms/collectives.h"
-#include "../sim/run.h"
+#include "../sim/driver/run.h"
 #include "../traces/trace.h"
 
 #include <criterion/criterion.h>

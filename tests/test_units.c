@@ -4,7 +4,7 @@
 #include "helpers.h"
 #include "../algorithms/select.h"
 #include "../analysis/bounds.h"
-#include "../sim/npy.h"
+#include "../traces/npy.h"
 #include "../topologies/device.h"
 #include "../traces/trace.h"
 
@@ -162,9 +162,9 @@ Test(device, none_is_free_and_fit_is_used)
     const sp_device *none = sp_device_find("none"), *p102 = sp_device_find("p102");
     cr_assert_not_null(none);
     cr_assert_not_null(p102);
-    cr_assert_eq(sp_device_time(none, SP_K_TOPK, 1e6), 0.0);
+    cr_assert_eq(sp_device_time(none, SP_DEV_TOPK, 1e6), 0.0);
     double n = 14.7e6; /* VGG-16: the authors' fit gives about 0.076 s */
-    double t = sp_device_time(p102, SP_K_TOPK, n);
+    double t = sp_device_time(p102, SP_DEV_TOPK, n);
     cr_assert(fabs(t - (5e-6 + 2.18896957e-10 * n * log2(n))) < 1e-12);
     cr_assert(t > 0.07 && t < 0.08);
     cr_assert_null(sp_device_find("tpu"));

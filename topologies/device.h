@@ -8,7 +8,20 @@
 #ifndef SPARSIM_DEVICE_H
 #define SPARSIM_DEVICE_H
 
-#include "../sim/shim.h"
+#include <stddef.h>
+#include <stdio.h>
+
+/* The local kernels a profile prices (the shim's sp_kernel names the same
+ * ones for algorithms). */
+typedef enum {
+    SP_DEV_TOPK = 0,    /* exact top-k selection over `size` elements */
+    SP_DEV_THRESHOLD,   /* threshold filter over `size` elements */
+    SP_DEV_SCATTER_ADD, /* scatter-add of `size` (index, value) pairs */
+    SP_DEV_MERGE,       /* merge of two sorted sparse vectors, `size` pairs in all */
+    SP_DEV_DENSE_SUM,   /* elementwise sum of two dense vectors of `size` floats */
+    SP_DEV_COPY,        /* copy of `size` bytes */
+    SP_DEV_KERNELS
+} sp_device_kernel;
 
 typedef struct {
     const char *name;
@@ -25,7 +38,11 @@ const sp_device *sp_device_list(int *count);
 /* A profile from a JSON file; NULL with a one-line message on error. */
 const sp_device *sp_device_load(const char *path, char *err, size_t errlen);
 
-/* Seconds for kernel `k` over `size` units (see sp_kernel in shim.h). */
-double sp_device_time(const sp_device *d, sp_kernel k, double size);
+/* Seconds for kernel `k` over `size` units. */
+double sp_device_time(const sp_device *d, sp_device_kernel k, double size);
+
+/* Writes a profile as the JSON that sp_device_load reads. */
+int sp_device_write_json(FILE *f, const char *name, const char *description, double launch, double mem_bw,
+                         double topk_coeff, double scatter_bw);
 
 #endif

@@ -5,9 +5,11 @@
  * where one is published.  Sources sit next to the numbers.
  */
 #include "device.h"
+#include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,22 +41,29 @@ const sp_device *sp_device_find(const char *name)
 const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
 {
     static sp_device loaded;
-    static char name[64], desc[160];
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, or a JSON file)", path);
+    static char name[64], desc[160], source[1100];
+    char jerr[600];
+    cJSON *j = sp_json_file_checked(path, 1 << 20, jerr, sizeof jerr);
+    if (!j) {
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, or a JSON file)", path);
+        else {
+            fclose(f);
+            snprintf(err, errlen, "device profile %s", jerr);
+        }
         return NULL;
     }
-    char buf[8192];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    cJSON *j = cJSON_Parse(buf);
+    if (!cJSON_IsObject(j)) {
+        snprintf(err, errlen, "device profile %s: not a JSON object", path);
+        cJSON_Delete(j);
+        return NULL;
+    }
     const char *keys[] = {"launch", "mem_bw", "topk_coeff", "scatter_bw"};
     double v[4];
     for (int i = 0; i < 4; i++) {
-        cJSON *x = j ? cJSON_GetObjectItemCaseSensitive(j, keys[i]) : NULL;
-        if (!cJSON_IsNumber(x) || x->valuedouble < 0) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble > 1e300) {
             snprintf(err, errlen, "device profile %s: \"%s\" must be a non-negative number", path, keys[i]);
             cJSON_Delete(j);
             return NULL;
@@ -64,9 +73,27 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
     cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name"), *ds = cJSON_GetObjectItemCaseSensitive(j, "description");
     snprintf(name, sizeof name, "%s", cJSON_IsString(nm) ? nm->valuestring : path);
     snprintf(desc, sizeof desc, "%s", cJSON_IsString(ds) ? ds->valuestring : "from a file");
+    snprintf(source, sizeof source, "%s", path);
     cJSON_Delete(j);
-    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], path};
+    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], source};
     return &loaded;
+}
+
+int sp_device_write_json(FILE *f, const char *name, const char *description, double launch, double mem_bw,
+                         double topk_coeff, double scatter_bw)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddStringToObject(o, "description", description);
+    cJSON_AddNumberToObject(o, "launch", launch);
+    cJSON_AddNumberToObject(o, "mem_bw", mem_bw);
+    cJSON_AddNumberToObject(o, "topk_coeff", topk_coeff);
+    cJSON_AddNumberToObject(o, "scatter_bw", scatter_bw);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    int ok = text && fprintf(f, "%s\n", text) > 0;
+    free(text);
+    return ok ? 0 : -1;
 }
 
 const sp_device *sp_device_list(int *count)
@@ -75,24 +102,24 @@ const sp_device *sp_device_list(int *count)
     return devices;
 }
 
-double sp_device_time(const sp_device *d, sp_kernel k, double size)
+double sp_device_time(const sp_device *d, sp_device_kernel k, double size)
 {
     if (!d || d->mem_bw <= 0 || size <= 0)
         return 0.0;
     switch (k) {
-    case SP_K_TOPK:
+    case SP_DEV_TOPK:
         if (d->topk_coeff > 0 && size > 1)
             return d->launch + d->topk_coeff * size * log2(size);
         return d->launch + 3.0 * 4.0 * size / d->mem_bw;
-    case SP_K_THRESHOLD: /* read n floats, write the (few) survivors */
+    case SP_DEV_THRESHOLD: /* read n floats, write the (few) survivors */
         return d->launch + 4.0 * size / d->mem_bw;
-    case SP_K_SCATTER_ADD: /* read 8-byte pairs, read-modify-write 4 bytes at random */
+    case SP_DEV_SCATTER_ADD: /* read 8-byte pairs, read-modify-write 4 bytes at random */
         return d->launch + 8.0 * size / d->mem_bw + 8.0 * size / d->scatter_bw;
-    case SP_K_MERGE: /* read both inputs, write the output */
+    case SP_DEV_MERGE: /* read both inputs, write the output */
         return d->launch + 16.0 * size / d->mem_bw;
-    case SP_K_DENSE_SUM: /* read two, write one */
+    case SP_DEV_DENSE_SUM: /* read two, write one */
         return d->launch + 12.0 * size / d->mem_bw;
-    case SP_K_COPY:
+    case SP_DEV_COPY:
         return d->launch + 2.0 * size / d->mem_bw;
     default:
         return 0.0;

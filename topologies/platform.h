@@ -13,9 +13,6 @@ typedef struct {
     char xml_path[1100];   /* file to load */
     int generated;         /* 1 if xml_path is a temporary file to remove */
     char host_prefix[32];  /* "node-" for built-ins; "" for user files */
-    double alpha;          /* one-way route latency between two ranks (s), 0 if unknown */
-    double bandwidth;      /* route bandwidth (bytes/s), 0 if unknown */
-    int max_ranks;         /* hosts available */
 } sp_platform;
 
 /* Resolves `name` ("1gbe", "daint" or a file) for P ranks.  Returns -1 with
@@ -27,5 +24,12 @@ void sp_platform_release(sp_platform *p);
 int sp_platform_write_builtin(const char *name, int P, void *f /* FILE* */, char *err, size_t errlen);
 
 int sp_platform_is_builtin(const char *name);
+
+/* Writes a SimGrid cluster of `hosts` hosts whose routes have the measured
+ * one-way latency `alpha` (s) and bandwidth `bw` (bytes/s), and whose hosts
+ * each have a limiter link of `limiter` bytes/s shared by what they send and
+ * receive (sparsim-mpi calibrate measures these). */
+int sp_platform_write_calibrated(void *f /* FILE* */, int hosts, double alpha, double bw, double both_ways_bw,
+                                 double limiter);
 
 #endif

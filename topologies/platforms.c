@@ -139,6 +139,23 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
     return 0;
 }
 
+int sp_platform_write_calibrated(void *fp, int hosts, double alpha, double bw, double both_ways_bw, double limiter)
+{
+    FILE *f = fp;
+    int w = fprintf(f,
+                    "%s"
+                    "  <!-- measured by sparsim-mpi calibrate: one-way latency %.3g s, bandwidth %.4g B/s,\n"
+                    "       %.4g B/s each way while both directions are busy; a route crosses two links,\n"
+                    "       so each link has half the latency, and each host's limiter link (shared by\n"
+                    "       what it sends and receives) carries twice the both-ways figure -->\n"
+                    "  <cluster id=\"calibrated\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+                    "           bw=\"%.6gBps\" lat=\"%.6gs\" sharing_policy=\"SPLITDUPLEX\"\n"
+                    "           limiter_link=\"%.6gBps\"/>\n"
+                    "</platform>\n",
+                    xml_head, alpha, bw, both_ways_bw, hosts - 1, bw, alpha / 2, limiter);
+    return w > 0 ? 0 : -1;
+}
+
 void sp_platform_release(sp_platform *p)
 {
     if (p->generated)

@@ -72,6 +72,8 @@ sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const
 
 void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e)
 {
+    if (!(e->t1 > e->t0))
+        return; /* a phase a rank passed through without spending time */
     sep(w);
     fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\",\"ts\":", e->rank,
             w->phases[e->phase]);

@@ -1,27 +1,92 @@
-/* json_file.c - reading a JSON output back (summary.json and friends). */
+/* json_file.c - reading JSON files back: outputs (summary.json), device
+ * profiles and config files, with the checks bad input needs. */
 #include "trace.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            snprintf(err, errlen, "out of memory reading %s", path);
+            return NULL;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (len > max_bytes) {
+            fclose(f);
+            free(buf);
+            snprintf(err, errlen, "%s is larger than %zu bytes", path, max_bytes);
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        snprintf(err, errlen, "cannot read %s", path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        snprintf(err, errlen, "%s: malformed JSON (a NUL byte in the text)", path);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(buf, &end, 1);
+    if (!j) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at && at >= buf && at <= buf + len ? (long)(at - buf) : -1;
+        snprintf(err, errlen, "%s: malformed JSON near byte %ld", path, off);
+    }
+    free(buf);
+    return j;
+}
 
 cJSON *sp_json_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    cJSON *j = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long len = ftell(f);
-        if (len >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-            char *buf = malloc((size_t)len + 1);
-            if (buf && fread(buf, 1, (size_t)len, f) == (size_t)len) {
-                buf[len] = '\0';
-                j = cJSON_Parse(buf);
-            }
-            free(buf);
-        }
-    }
-    fclose(f);
-    return j;
+    char err[8];
+    return sp_json_file_checked(path, (size_t)1 << 30, err, sizeof err);
+}
+
+static const cJSON *item(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b && x)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return x;
+}
+
+double sp_json_num(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = item(o, a, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : -1;
+}
+
+const char *sp_json_str(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *x = item(o, a, b);
+    return cJSON_IsString(x) ? x->valuestring : "-";
 }

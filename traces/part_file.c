@@ -4,7 +4,9 @@
  * succeeded (rename is atomic within a folder), so a crashed or failed run
  * never leaves a file that looks complete.  The temporaries still open are
  * listed, so that a run ended by a signal (Ctrl-C, mpirun ending a job, the
- * MPI watchdog) removes them instead of leaving NAME.part behind.
+ * MPI watchdog) removes them instead of leaving NAME.part behind.  (A
+ * command that runs simulations in child processes passes such signals on
+ * to them: sim/commands/child_run.c.)
  */
 #include "trace.h"
 
@@ -43,19 +45,8 @@ void sp_part_remove_all(void)
     }
 }
 
-/* while a child process runs a simulation, its parent passes such signals
- * on (the child removes its own temporaries) and raises them after it */
-static volatile pid_t fwd_child;
-static volatile sig_atomic_t fwd_sig;
-
 static void on_fatal_signal(int sig)
 {
-    pid_t child = fwd_child;
-    if (child > 0) {
-        fwd_sig = sig;
-        kill(child, sig);
-        return;
-    }
     sp_part_remove_all();
     signal(sig, SIG_DFL);
     raise(sig);
@@ -66,8 +57,8 @@ void sp_part_cleanup_on_signals(void)
     static int at_exit;
     if (!at_exit) /* for handlers that call exit(), as SimGrid's SIGINT handler does */
         at_exit = atexit(sp_part_remove_all) == 0;
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++) {
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (int i = 0; i < 4; i++) {
         struct sigaction old;
         /* a signal the caller ignores stays ignored (nohup, background jobs) */
         if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
@@ -75,25 +66,10 @@ void sp_part_cleanup_on_signals(void)
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
-        sa.sa_flags = SA_RESTART; /* a parent's wait goes on after passing a signal */
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }
 }
-
-void sp_part_block_signals(int block)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
-}
-
-void sp_part_forward_signals_to(pid_t child) { fwd_child = child; }
-
-int sp_part_forwarded_signal(void) { return fwd_sig; }
 
 int sp_part_open(sp_part_file *pf, const char *path, char *err, size_t errlen)
 {

@@ -11,9 +11,11 @@
 #ifndef SPARSIM_TRACE_H
 #define SPARSIM_TRACE_H
 
+#include "report.h"
+
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 typedef struct {
     int iter;
@@ -24,10 +26,19 @@ typedef struct {
     double t_done; /* seconds: when the message was delivered to the receiver */
 } sp_msg_event;
 
+/* A rank's stay in one phase of one iteration, [t0, t1] (may be empty). */
 typedef struct {
     int iter, phase, rank;
     double t0, t1;
 } sp_span_event;
+
+/* A figure a rank recorded in an iteration (a selected count, a threshold):
+ * `stat` indexes the report's statistic names; a later one of the same
+ * (iter, rank, stat) replaces an earlier one. */
+typedef struct {
+    int iter, rank, stat;
+    double value;
+} sp_stat_event;
 
 /* An output file written under a temporary name (path + ".part") and renamed
  * into place only when the run succeeded. */
@@ -44,17 +55,10 @@ int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen);
 /* Removes every temporary still open; async-signal-safe, for the handlers
  * of signals that end a run (interrupt, termination, the MPI watchdog). */
 void sp_part_remove_all(void);
-/* Installs handlers for SIGINT, SIGTERM and SIGHUP (those not ignored) that
- * remove the open temporaries and then end the process as the signal would
- * have, and the same removal at exit(). */
+/* Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (those not
+ * ignored) that remove the open temporaries and then end the process as the
+ * signal would have, and the same removal at exit(). */
 void sp_part_cleanup_on_signals(void);
-/* While `child` (> 0) runs, those handlers pass the signal on to it instead;
- * 0 stops that.  sp_part_forwarded_signal() is the signal passed on, or 0. */
-void sp_part_forward_signals_to(pid_t child);
-int sp_part_forwarded_signal(void);
-/* Holds back (1) or lets through (0) those signals, so that setting or
- * clearing the child to forward to is not raced by them. */
-void sp_part_block_signals(int block);
 
 /* ---- messages.csv ------------------------------------------------------ */
 typedef struct sp_csv_writer sp_csv_writer;
@@ -82,11 +86,25 @@ void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e);
 void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e);
 int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen);
 
+/* ---- summary.json (keys in summary_keys.h) ------------------------------- */
+struct cJSON;
+
+/* Writes summary.json for a finished run: `config` (the options echoed, an
+ * object this call takes over) and the report's figures.  0, or -1 with a
+ * message. */
+int sp_summary_write(const char *path, const char *version, const char *backend, struct cJSON *config,
+                     const sp_report *rep, char *err, size_t errlen);
+
 /* ---- reading outputs back ------------------------------------------------ */
 
 /* A JSON output file (summary.json, a device profile) parsed, or NULL. */
-struct cJSON;
 struct cJSON *sp_json_file(const char *path);
+/* A JSON file: the parsed object, or NULL with a one-line message (missing,
+ * unreadable, larger than max_bytes, not JSON, or something after the value). */
+struct cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_t errlen);
+/* o[a][b] (b may be NULL) as a number (-1 if absent) or a string ("-"). */
+double sp_json_num(const struct cJSON *o, const char *a, const char *b);
+const char *sp_json_str(const struct cJSON *o, const char *a, const char *b);
 
 typedef struct {
     sp_msg_event *ev;

@@ -37,7 +37,10 @@ int sp_rank(const sp_ctx *c);
 int sp_size(const sp_ctx *c);
 
 /* Post a send of `bytes` bytes to `dst` with `tag` (tag >= 0).  The data is
- * captured at the call; `buf` may be reused as soon as this returns. */
+ * captured at the call; `buf` may be reused as soon as this returns.
+ * Never NULL: a send or receive that cannot be posted (a rank out of range,
+ * no memory) records the failure and returns a request whose wait reports
+ * SP_ERR_COMM, so every caller sees the error at its wait. */
 sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes);
 
 /* Post a receive of at most `cap` bytes from `src` with `tag`. */
@@ -50,7 +53,7 @@ long long sp_wait(sp_ctx *c, sp_req *r);
 
 /* Wait for all `n` requests (NULL entries are skipped).  If `sizes` is not
  * NULL, sizes[i] receives the size of request i.  Returns 0 or the first
- * error code.  All requests are released. */
+ * error code; every request is waited for and released even then. */
 int sp_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes);
 
 /* A local kernel of `size` units (see sp_kernel): on simulated backends the

@@ -18,8 +18,8 @@
  *  - Every wait waits on all of the rank's pending comms at once, so each
  *    completion is seen at its simulated time.
  */
-#include "internal.h"
-#include "../topologies/platform.h"
+#include "backend.h"
+#include "../../topologies/platform.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -103,6 +103,7 @@ static struct {
     struct rank_slot *slots; /* a rank's ctx and its backend state, side by side */
     long pid_base;
     int P;
+    int arrived; /* ranks in the barrier */
 } G;
 
 struct rank_slot {
@@ -149,7 +150,9 @@ static void env_free(envelope *e)
 
 static void req_free(sg_rank *s, sp_req *r) { pool_free(&s->free_req, r); }
 
-static int act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
+/* room for one more pending comm: made before the comm is started, so that
+ * a started comm always has its place */
+static int act_reserve(sg_rank *s)
 {
     if (s->nact == s->capact) {
         size_t nc = s->capact ? s->capact * 2 : 16;
@@ -167,11 +170,15 @@ static int act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
         s->act_is_get = g;
         s->capact = nc;
     }
+    return 0;
+}
+
+static void act_push(sg_rank *s, sg_comm_t comm, void *owner, int is_get)
+{
     s->act[s->nact] = comm;
     s->act_owner[s->nact] = owner;
     s->act_is_get[s->nact] = (unsigned char)is_get;
     s->nact++;
-    return 0;
 }
 
 static void act_remove(sg_rank *s, size_t i)
@@ -182,13 +189,13 @@ static void act_remove(sg_rank *s, size_t i)
     s->act_is_get[i] = s->act_is_get[s->nact];
 }
 
-static void post_get(sp_ctx *c)
+static int post_get(sp_ctx *c)
 {
     sg_rank *s = RS(c);
-    getrec *g = pool_alloc(&s->free_get, sizeof *g);
+    getrec *g = act_reserve(s) == 0 ? pool_alloc(&s->free_get, sizeof *g) : NULL;
     if (!g) {
-        sp_fail(c->run, "out of memory on rank %d", c->rank);
-        return;
+        sp_fail(c->shim, "out of memory on rank %d", c->rank);
+        return -1;
     }
     g->sender_pid = -1;
     g->comm = sg_mailbox_get_async(G.mbox[c->rank], &g->payload);
@@ -199,15 +206,17 @@ static void post_get(sp_ctx *c)
         s->gets_head = g;
     s->gets_tail = g;
     s->ngets_pending++;
-    if (act_push(s, g->comm, g, 1) != 0)
-        sp_fail(c->run, "out of memory on rank %d", c->rank);
+    act_push(s, g->comm, g, 1);
+    return 0;
 }
 
-static void ensure_gets(sp_ctx *c)
+static int ensure_gets(sp_ctx *c)
 {
     sg_rank *s = RS(c);
     while (s->ngets_pending < s->nposted - s->nheld)
-        post_get(c);
+        if (post_get(c) != 0)
+            return -1;
+    return 0;
 }
 
 static void complete_req(sg_rank *s, sp_req *r, long long result)
@@ -349,7 +358,7 @@ static int progress(sp_ctx *c)
     sg_rank *s = RS(c);
     if (s->nact == 0)
         return -1;
-    double fin = 0, *finp = c->run->csv || c->run->chrome ? &fin : NULL;
+    double fin = 0, *finp = c->shim->want_times ? &fin : NULL;
     long pos = single_waitable(s);
     if (pos >= 0)
         pos = spg_wait_one(s->act[pos], finp) == 0 ? pos : -1;
@@ -362,7 +371,8 @@ static int progress(sp_ctx *c)
     act_remove(s, (size_t)pos);
     if (is_get) {
         on_get_done(c, owner, fin);
-        ensure_gets(c);
+        if (ensure_gets(c) != 0)
+            return -3;
     } else {
         sp_req *r = owner;
         complete_req(s, r, r->result);
@@ -374,14 +384,17 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
 {
     sg_rank *s = RS(c);
     size_t datasz = buf ? bytes : 0;
+    if (act_reserve(s) != 0)
+        return NULL;
     envelope *e = datasz ? malloc(sizeof *e + datasz) : pool_alloc(&G.free_env, sizeof *e);
+    if (!e)
+        return NULL;
+    e->pooled = datasz == 0;
     sp_req *r = pool_alloc(&s->free_req, sizeof *r);
-    if (!e || !r) {
-        free(e);
-        free(r);
+    if (!r) {
+        env_free(e);
         return NULL;
     }
-    e->pooled = datasz == 0;
     e->src = c->rank;
     e->tag = tag;
     e->iter = c->iter;
@@ -397,11 +410,7 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->peer = dst;
     r->tag = tag;
     r->result = (long long)bytes;
-    sg_comm_t comm = sg_mailbox_put_async(G.mbox[dst], e, (long)bytes);
-    if (act_push(s, comm, r, 0) != 0) {
-        req_free(s, r);
-        return NULL;
-    }
+    act_push(s, sg_mailbox_put_async(G.mbox[dst], e, (long)bytes), r, 0);
     return r;
 }
 
@@ -437,7 +446,20 @@ static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
         s->posted_head = r;
     s->posted_tail = r;
     s->nposted++;
-    ensure_gets(c);
+    if (ensure_gets(c) != 0) {
+        /* no get behind it: take it back; the caller gets the failure */
+        sp_req *prev = NULL;
+        for (sp_req *q = s->posted_head; q != r; q = q->next)
+            prev = q;
+        if (prev)
+            prev->next = NULL;
+        else
+            s->posted_head = NULL;
+        s->posted_tail = prev;
+        s->nposted--;
+        req_free(s, r);
+        return NULL;
+    }
     return r;
 }
 
@@ -455,11 +477,13 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
     while (s->waiting_remaining > 0) {
         int pr = progress(c);
         if (pr == -1) {
-            sp_fail(c->run, "rank %d waits for a request that has no communication behind it", c->rank);
+            sp_fail(c->shim, "rank %d waits for a request that has no communication behind it", c->rank);
             return SP_ERR_COMM;
         }
+        if (pr == -3)
+            return SP_ERR_MEM;
         if (pr == -2) {
-            sp_fail(c->run,
+            sp_fail(c->shim,
                     "deadlock: rank %d (iteration %d) is blocked, waiting for a message nobody sends or on a send "
                     "nobody receives",
                     c->rank, c->iter);
@@ -497,9 +521,16 @@ static void sg_advance(sp_ctx *c, double seconds)
         sg_actor_sleep_for(seconds);
 }
 
-static void sg_barrier(sp_ctx *c)
+static void sg_barrier(sp_ctx *c, void (*last)(void *), void *arg)
 {
     (void)c;
+    /* actors run one at a time: the last to arrive finds every other one
+     * blocked in the barrier, and acts for all before releasing them */
+    if (++G.arrived == G.P) {
+        G.arrived = 0;
+        if (last)
+            last(arg);
+    }
     sg_barrier_wait(G.barrier);
 }
 
@@ -510,7 +541,7 @@ static void rank_actor(int argc, char **argv)
     (void)argc;
     (void)argv;
     sp_ctx *c = sg_actor_self_get_data();
-    sp_rank_main(c);
+    c->shim->rank_main(c, c->shim->rank_arg);
     RS(c)->finished = 1;
 }
 
@@ -626,15 +657,70 @@ static int check_platform_in_child(const char *path, char *err, size_t errlen)
 const char *sp_backend_name(void) { return "simgrid"; }
 int sp_backend_is_root(void) { return 1; }
 
-int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
+static void free_all(void)
 {
-    const sp_plan *plan = rs->plan;
-    int P = plan->ranks;
+    if (G.slots)
+        for (int r = 0; r < G.P; r++)
+            free_rank_state(&G.slots[r].s);
+    if (G.barrier)
+        sg_barrier_destroy(G.barrier);
+    pool_drain(&G.free_env);
+    free(G.hosts);
+    free(G.mbox);
+    free(G.slots);
+    memset(&G, 0, sizeof G);
+}
+
+static void set_network_model(const char *network)
+{
+    if (strcmp(network, "cm02") == 0) {
+        sg_cfg_set_string("network/model", "CM02");
+        sg_cfg_set_boolean("network/crosstraffic", "no");
+    } else if (strcmp(network, "smpi") == 0) {
+        sg_cfg_set_string("network/model", "SMPI");
+    } else {
+        sg_cfg_set_string("network/model", "LV08");
+    }
+}
+
+/* the hosts of the P ranks: node-0.. of a built-in, the first P of a file */
+static int find_hosts(const sp_platform *plat, const char *platform, int P, char *err, size_t errlen)
+{
+    if (plat->host_prefix[0]) {
+        char name[64];
+        for (int r = 0; r < P; r++) {
+            snprintf(name, sizeof name, "%s%d", plat->host_prefix, r);
+            G.hosts[r] = sg_host_by_name(name);
+            if (!G.hosts[r]) {
+                snprintf(err, errlen, "platform has no host %s", name);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    size_t nh = sg_host_count(); /* O(H log H): called once */
+    if (nh < (size_t)P) {
+        snprintf(err, errlen, "platform file '%s' has %zu hosts, fewer than --ranks %d", platform, nh, P);
+        return -1;
+    }
+    sg_host_t *all = sg_host_list();
+    if (!all) {
+        snprintf(err, errlen, "out of memory listing the platform's hosts");
+        return -1;
+    }
+    memcpy(G.hosts, all, (size_t)P * sizeof *G.hosts);
+    free(all);
+    return 0;
+}
+
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen)
+{
+    int P = cfg->ranks;
     sp_platform plat;
-    if (sp_platform_prepare(plan->platform, P, &plat, err, errlen) != 0)
+    if (sp_platform_prepare(cfg->platform, P, &plat, err, errlen) != 0)
         return 2;
-    if (!plat.generated &&
-        (check_dragonfly_text(plat.xml_path, err, errlen) != 0 || check_platform_in_child(plat.xml_path, err, errlen) != 0))
+    if (!plat.generated && (check_dragonfly_text(plat.xml_path, err, errlen) != 0 ||
+                            check_platform_in_child(plat.xml_path, err, errlen) != 0))
         return 2;
 
     /* SimGrid's own chatter (configuration changes) stays quiet; warnings pass */
@@ -643,27 +729,19 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     xbt_log_control_set("root.thresh:warning");
     xbt_log_control_set("ker_engine.app:file:/dev/null"); /* its deadlock report; ours says which rank */
     simgrid_init(&argc, argv);
-    if (strcmp(plan->network, "cm02") == 0) {
-        sg_cfg_set_string("network/model", "CM02");
-        sg_cfg_set_boolean("network/crosstraffic", "no");
-    } else if (strcmp(plan->network, "smpi") == 0) {
-        sg_cfg_set_string("network/model", "SMPI");
-    } else {
-        sg_cfg_set_string("network/model", "LV08");
-    }
+    set_network_model(cfg->network);
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
     int rc = spg_load_platform(plat.xml_path, perr, sizeof perr);
     sp_platform_release(&plat);
     if (rc != 0) {
-        char *nl = strchr(perr, '\n');
-        if (nl)
-            *nl = '\0';
-        snprintf(err, errlen, "invalid platform file '%s': %s", plan->platform, perr);
+        perr[strcspn(perr, "\n")] = '\0';
+        snprintf(err, errlen, "invalid platform file '%s': %s", cfg->platform, perr);
         return 2;
     }
 
+    int ret = 1;
     memset(&G, 0, sizeof G);
     G.P = P;
     G.hosts = calloc((size_t)P, sizeof *G.hosts);
@@ -671,34 +749,17 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
     G.slots = calloc((size_t)P, sizeof *G.slots);
     if (!G.hosts || !G.mbox || !G.slots) {
         snprintf(err, errlen, "out of memory for %d ranks", P);
-        return 1;
+        goto out;
     }
-    if (plat.host_prefix[0]) {
-        char name[64];
-        for (int r = 0; r < P; r++) {
-            snprintf(name, sizeof name, "%s%d", plat.host_prefix, r);
-            G.hosts[r] = sg_host_by_name(name);
-            if (!G.hosts[r]) {
-                snprintf(err, errlen, "platform has no host %s", name);
-                return 2;
-            }
-        }
-    } else {
-        size_t nh = sg_host_count();
-        if (nh < (size_t)P) {
-            snprintf(err, errlen, "platform file '%s' has %zu hosts, fewer than --ranks %d", plan->platform, nh,
-                     P);
-            return 2;
-        }
-        sg_host_t *all = sg_host_list();
-        memcpy(G.hosts, all, (size_t)P * sizeof *G.hosts);
-        free(all);
+    if (find_hosts(&plat, cfg->platform, P, err, errlen) != 0) {
+        ret = 2;
+        goto out;
     }
     /* alpha-beta facts of the route between the first two ranks */
     if (P >= 2) {
-        rs->rep->alpha = sg_host_get_route_latency(G.hosts[0], G.hosts[1]);
+        sh->rep->alpha = sg_host_get_route_latency(G.hosts[0], G.hosts[1]);
         double bw = sg_host_get_route_bandwidth(G.hosts[0], G.hosts[1]);
-        rs->rep->beta = bw > 0 ? 1.0 / bw : 0;
+        sh->rep->beta = bw > 0 ? 1.0 / bw : 0;
     }
     char name[32];
     for (int r = 0; r < P; r++) {
@@ -712,7 +773,7 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
         c->size = P;
         c->be = &simgrid_backend;
         c->be_state = &G.slots[r].s;
-        c->run = rs;
+        c->shim = sh;
         snprintf(name, sizeof name, "rank-%d", r);
         sg_actor_t a = sg_actor_init(name, G.hosts[r]);
         sg_actor_set_data(a, c);
@@ -722,7 +783,7 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
             G.pid_base = pid;
         else if (pid != G.pid_base + r) {
             snprintf(err, errlen, "internal error: actor ids are not contiguous");
-            return 1;
+            goto out;
         }
     }
     char rerr[512] = "";
@@ -737,23 +798,17 @@ int sp_backend_run(sp_runstate *rs, char *err, size_t errlen)
                 first_unfinished = r;
             unfinished++;
         }
-    int ret = 0;
-    if (rs->failed) {
-        snprintf(err, errlen, "%s", rs->errmsg);
-        ret = 1;
+    if (sh->failed) {
+        snprintf(err, errlen, "%s", sh->errmsg);
     } else if (rc != 0 || unfinished) {
         snprintf(err, errlen,
                  "simulation ended with %d of %d ranks blocked (first: rank %d): a receive that can never be "
                  "matched, or a send nobody receives",
                  unfinished, P, first_unfinished);
-        ret = 1;
+    } else {
+        ret = 0;
     }
-    for (int r = 0; r < P; r++)
-        free_rank_state(&G.slots[r].s);
-    sg_barrier_destroy(G.barrier);
-    pool_drain(&G.free_env);
-    free(G.hosts);
-    free(G.mbox);
-    free(G.slots);
+out:
+    free_all();
     return ret;
 }

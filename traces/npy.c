@@ -4,7 +4,7 @@
  * with a message that says what was found, never silently reinterpreted.
  */
 #include "npy.h"
-#include "../traces/trace.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <math.h>

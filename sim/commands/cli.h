@@ -1,9 +1,9 @@
-/* cli.h - helpers shared by the sparsim commands (main.c, sweep.c). */
+/* cli.h - what the sparsim commands share (main.c and its rooms). */
 #ifndef SPARSIM_CLI_H
 #define SPARSIM_CLI_H
 
-#include "plan.h"
-#include "run.h"
+#include "../driver/plan.h"
+#include "../driver/run.h"
 
 #include <cjson/cJSON.h>
 
@@ -20,20 +20,36 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes);
  * called first, to remove what the command made (temporary folders). */
 void sp_cli_on_interrupt(void (*fn)(const sp_plan *run, void *arg), void *arg);
 
-/* A JSON file, or NULL. */
-cJSON *sp_json_read(const char *path);
-/* o[a][b] (b may be NULL) as a number (-1 if absent) or a string ("-"). */
-double sp_json_num(cJSON *o, const char *a, const char *b);
-const char *sp_json_str(cJSON *o, const char *a, const char *b);
-
-int sp_mkdirs(const char *path, char *err, size_t errlen);
-
 /* Removes a run's outputs in dir: messages.csv, trace.json and summary.json,
  * each with `suffix` appended ("" for finished ones, ".part" for partial). */
 void sp_cli_remove_outputs(const char *dir, const char *suffix);
 
-/* the commands (sweep.c) */
+/* One run in a child; on success *summary holds its summary.json (the
+ * caller deletes it).  rss as for sp_cli_run_in_child_rss (may be NULL). */
+int sp_cli_run_and_read(const sp_plan *p, cJSON **summary, double *rss);
+/* Removes a run's outputs and its folder. */
+void sp_cli_remove_run_dir(const char *dir);
+
+/* A comma list split into at most `max` items of 128 bytes; -1 with a
+ * message when it is empty or too long. */
+#define SP_CLI_MAX_LIST 64
+typedef struct {
+    char items[SP_CLI_MAX_LIST][128];
+    int count;
+} sp_cli_list;
+int sp_cli_split(const char *text, sp_cli_list *l, const char *name, char *err, size_t errlen);
+
+/* Seconds on a monotonic clock. */
+double sp_cli_now(void);
+
+/* The human summary of one run, on stdout. */
+void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *backend);
+
+/* the commands */
+int sp_cmd_run(int argc, char **argv);
 int sp_cmd_sweep(int argc, char **argv);
 int sp_cmd_crossover(int argc, char **argv);
+int sp_cmd_analyze(int argc, char **argv);
+int sp_cmd_compare(int argc, char **argv);
 
 #endif

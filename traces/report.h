@@ -1,13 +1,13 @@
-/* run.h - the run driver: P ranks of one algorithm on one backend.
+/* report.h - the figures of one run, as every output holds them.
  *
- * The driver owns everything around the algorithm: the rank loop over
- * iterations, gradients (workload), error feedback, phase and volume
- * accounting, and the writers.  Backends only start ranks and move messages.
+ * The driver's accounting fills an sp_report from the run's events (messages,
+ * phase spans, per-rank figures); the writers (summary.json, the human
+ * summary) and the tests read it.  Plain data: nothing here knows about
+ * algorithms, backends or files.
  */
-#ifndef SPARSIM_RUN_H
-#define SPARSIM_RUN_H
+#ifndef SPARSIM_REPORT_H
+#define SPARSIM_REPORT_H
 
-#include "plan.h"
 #include <stdint.h>
 
 #define SP_MAX_PHASES 16
@@ -26,6 +26,13 @@ typedef struct {
     int stat_count[SP_MAX_STATS];          /* ranks that recorded it */
     int dense_warmup;                      /* this iteration ran the dense warm-up */
 } sp_iter_stats;
+
+/* A closed-form volume bound, as the analysis states it (words of 4 bytes). */
+typedef struct {
+    int known;                 /* 0: the algorithm has no closed form */
+    double words, floor_words, lower_words;
+    const char *formula, *source, *lower_formula;
+} sp_report_bound;
 
 typedef struct {
     int nranks, niters;
@@ -46,23 +53,26 @@ typedef struct {
     uint64_t trace_dropped;
     /* platform facts for the alpha-beta prediction */
     double alpha, beta;           /* route latency (s), inverse bandwidth (s/byte) */
+    /* the analysis' view of this run: its bound and alpha-beta time */
+    sp_report_bound bound;
+    double predicted_s;           /* < 0: no closed form */
 } sp_report;
-
-/* Runs the plan (single algorithm).  Writes outputs under plan->out unless
- * out is empty.  On failure returns -1 with a one-line message. */
-int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen);
-
-/* The same with an algorithm given directly (tests drive the shim this way). */
-struct sp_algorithm_s;
-int sp_run_algorithm(const sp_plan *plan, const struct sp_algorithm_s *algo, sp_report *rep, char *err,
-                     size_t errlen);
 
 void sp_report_free(sp_report *rep);
 
-/* Writes summary.json for a finished run. */
-int sp_write_summary(const sp_plan *plan, const sp_report *rep, const char *path, char *err, size_t errlen);
+/* Figures over the whole run (iterations and ranks). */
+typedef struct {
+    double t_mean, t_max, t_min;
+    double vol_mean;
+    uint64_t vol_max;
+    double sent_mean, recv_mean;
+    uint64_t sent_max, recv_max;
+} sp_report_figures;
 
-/* Prints the human summary of one run to stdout. */
-void sp_print_summary(const sp_plan *plan, const sp_report *rep);
+void sp_report_figures_of(const sp_report *rep, sp_report_figures *f);
+/* the volume of iteration `it` as the bounds count it (bytes) */
+uint64_t sp_report_iter_volume(const sp_report *rep, int it);
+/* 1 if phase `ph` took time or moved bytes in some iteration */
+int sp_report_phase_used(const sp_report *rep, int ph);
 
 #endif

@@ -1,16 +1,15 @@
-/* main_mpi.c - sparsim-mpi: the same algorithms on real MPI processes.
+/* calibrate.c - `sparsim-mpi calibrate`: this machine's network and kernels,
+ * measured, as a SimGrid platform and a device profile the simulator reads.
  *
- *   mpirun -np P sparsim-mpi run [the options of sparsim run] [--watchdog S]
- *   mpirun -np 2 sparsim-mpi calibrate --out DIR [--hosts N]
- *
- * Every process parses the same arguments, so bad input is found by all of
- * them and reported once, by rank 0.  Several algorithms run one after the
- * other in the same job, each into DIR/NAME.
+ * Point-to-point latency and bandwidth between ranks 0 and 1 (one way, and
+ * both ways at once), and the local kernels timed while every rank runs them
+ * at once, as ranks of an allreduce do.  topologies/ writes the files.
  */
-#include "plan.h"
-#include "run.h"
-#include "../algorithms/algorithm.h"
-#include "../algorithms/select.h"
+#include "cli.h"
+#include "mpi_cmd.h"
+#include "../../algorithms/select.h"
+#include "../../topologies/device.h"
+#include "../../topologies/platform.h"
 
 #include <math.h>
 #include <mpi.h>
@@ -18,80 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sp_mpi_set_watchdog(double seconds);
-int sp_mkdirs(const char *path, char *err, size_t errlen);
+typedef struct {
+    char out[1024];
+    int hosts;
+    unsigned char given[4];
+} calibrate_opts;
 
-static int rank0(void)
-{
-    int r;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r == 0;
-}
+#define C(field) offsetof(calibrate_opts, field), sizeof(((calibrate_opts *)0)->field)
 
-static int say(int code, const char *fmt, const char *what)
-{
-    if (rank0()) {
-        fprintf(stderr, fmt, what);
-        fflush(stderr);
-    }
-    return code;
-}
+static const sp_opt calibrate_rows[] = {
+    {"out", SP_OT_STRING, C(out), 0, 0, "calibration", NULL, 0, "DIR", NULL, "where the files go", NULL, NULL},
+    {"hosts", SP_OT_INT, C(hosts), 2, SP_MAX_RANKS, "64", NULL, 0, "N", NULL, "hosts of the platform written", NULL,
+     NULL},
+};
 
-static int cmd_run(int argc, char **argv)
-{
-    double watchdog = 60;
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nrest = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) {
-            char *end;
-            watchdog = strtod(argv[i + 1], &end);
-            if (*end || !(watchdog > 0)) {
-                free(rest);
-                return say(2, "sparsim-mpi: --watchdog must be a positive number of seconds, got '%s'\n", argv[i + 1]);
-            }
-            i++;
-            continue;
-        }
-        rest[nrest++] = argv[i];
-    }
-    sp_mpi_set_watchdog(watchdog);
-    sp_plan p;
-    sp_plan_defaults(&p);
-    char err[600] = "";
-    int rc = sp_plan_parse(&p, nrest, rest, err, sizeof err);
-    free(rest);
-    if (rc == 1) {
-        if (rank0()) {
-            sp_plan_print_help("sparsim-mpi");
-            printf("  --watchdog S      end the job when a wait makes no progress for S seconds\n"
-                   "                    (default: 60)\n");
-        }
-        return 0;
-    }
-    if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0)
-        return say(2, "sparsim-mpi: %s\n", err);
-    char names[32][64];
-    int count = sp_plan_algorithms(&p, names, 32);
-    for (int i = 0; i < count; i++) {
-        sp_plan q = p;
-        snprintf(q.algo, sizeof q.algo, "%.63s", names[i]);
-        if (count > 1)
-            snprintf(q.out, sizeof q.out, "%.900s/%.63s", p.out, names[i]);
-        sp_report rep;
-        rc = sp_run(&q, &rep, err, sizeof err);
-        if (rc != 0) {
-            sp_report_free(&rep);
-            return say(rc, "sparsim-mpi: %s\n", err);
-        }
-        if (rank0() && !q.quiet)
-            sp_print_summary(&q, &rep);
-        sp_report_free(&rep);
-    }
-    return 0;
-}
-
-/* ---- calibrate ------------------------------------------------------------ */
 
 static double pingpong(int peer, int me, size_t bytes, int reps, char *buf)
 {
@@ -145,46 +84,45 @@ static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, cha
 
 static double now(void) { return MPI_Wtime(); }
 
-static int cmd_calibrate(int argc, char **argv)
+int sp_mpi_calibrate(int argc, char **argv)
 {
-    const char *out = "calibration";
-    int hosts = 64;
-    for (int i = 0; i < argc; i++) {
+    const sp_opt_table table = SP_OPT_TABLE(calibrate_rows);
+    calibrate_opts o;
+    memset(&o, 0, sizeof o);
+    sp_opts_defaults(&table, &o);
+    for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            if (rank0())
-                printf("usage: mpirun -np 2 sparsim-mpi calibrate [--out DIR] [--hosts N]\n"
+            if (sp_mpi_rank0()) {
+                printf("usage: mpirun -np 2 sparsim-mpi calibrate [options]\n"
                        "Measures point-to-point latency and bandwidth between ranks 0 and 1 over\n"
                        "message sizes from 1 B to 16 MiB (one way, and both ways at once), and the\n"
                        "speed of the local kernels while every rank runs them at once (the slowest\n"
                        "rank's time: ranks of an allreduce compete for memory bandwidth),\n"
-                       "then writes DIR/platform.xml (a SimGrid cluster of N hosts, default 64, whose\n"
-                       "routes have the measured latency and bandwidth), DIR/device.json (a device\n"
-                       "profile for --device) and DIR/calibration.txt (the measurements).\n");
+                       "then writes DIR/platform.xml (a SimGrid cluster whose routes have the\n"
+                       "measured latency and bandwidth), DIR/device.json (a device profile for\n"
+                       "--device) and DIR/calibration.txt (the measurements).\n\n");
+                sp_opts_help(&table, stdout);
+            }
             return 0;
         }
-        if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
-        else if (!strcmp(argv[i], "--hosts") && i + 1 < argc) {
-            hosts = atoi(argv[++i]);
-            if (hosts < 2 || hosts > 30000)
-                return say(2, "sparsim-mpi: --hosts must be in 2..30000, got '%s'\n", argv[i]);
-        } else
-            return say(2, "sparsim-mpi: calibrate: unknown option '%s'\n", argv[i]);
-    }
+    char err[600] = "";
+    if (sp_opts_parse_argv(&table, &o, o.given, argc, argv, NULL, NULL, err, sizeof err) != 0)
+        return sp_mpi_say(2, "sparsim-mpi: calibrate: %s\n", err);
+    const char *out = o.out;
+    int hosts = o.hosts;
     int me, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
-        return say(2, "sparsim-mpi: calibrate needs at least 2 processes (mpirun -np 2)%s\n", "");
-    char err[300] = "";
+        return sp_mpi_say(2, "sparsim-mpi: calibrate needs at least 2 processes (mpirun -np 2)%s\n", "");
     if (!all_ranks_ok(me != 0 || sp_mkdirs(out, err, sizeof err) == 0))
-        return say(2, "sparsim-mpi: %s\n", err);
+        return sp_mpi_say(2, "sparsim-mpi: %s\n", err);
     size_t maxb = 16u << 20;
     char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
     if (!all_ranks_ok(buf && buf2)) {
         free(buf);
         free(buf2);
-        return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+        return sp_mpi_say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
     }
     double sizes[13], times[13], xtimes[13];
     int ns = 0;
@@ -220,7 +158,7 @@ static int cmd_calibrate(int argc, char **argv)
         free(x);
         free(y);
         free(pairs);
-        return say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+        return sp_mpi_say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
     }
     unsigned seed = 1;
     for (uint64_t i = 0; i < n; i++) {
@@ -264,34 +202,21 @@ static int cmd_calibrate(int argc, char **argv)
         char path[1100];
         snprintf(path, sizeof path, "%s/platform.xml", out);
         FILE *f = fopen(path, "w");
-        if (!f) {
+        if (!f || sp_platform_write_calibrated(f, hosts, alpha, bw, xbw, limiter) != 0) {
             fprintf(stderr, "sparsim-mpi: cannot write %s\n", path);
             rc = 1;
-        } else {
-            fprintf(f,
-                    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                    "<platform version=\"4.1\">\n"
-                    "  <!-- measured by sparsim-mpi calibrate: one-way latency %.3g s, bandwidth %.4g B/s,\n"
-                    "       %.4g B/s each way while both directions are busy; a route crosses two links,\n"
-                    "       so each link has half the latency, and each host's limiter link (shared by\n"
-                    "       what it sends and receives) carries twice the both-ways figure -->\n"
-                    "  <cluster id=\"calibrated\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
-                    "           bw=\"%.6gBps\" lat=\"%.6gs\" sharing_policy=\"SPLITDUPLEX\"\n"
-                    "           limiter_link=\"%.6gBps\"/>\n"
-                    "</platform>\n",
-                    alpha, bw, xbw, hosts - 1, bw, alpha / 2, limiter);
-            fclose(f);
         }
+        if (f && fclose(f) != 0)
+            rc = 1;
         snprintf(path, sizeof path, "%s/device.json", out);
         f = fopen(path, "w");
-        if (f) {
-            fprintf(f,
-                    "{\n  \"name\": \"calibrated\",\n  \"description\": \"this machine's CPU, measured by sparsim-mpi "
-                    "calibrate\",\n  \"launch\": 0,\n  \"mem_bw\": %.6g,\n  \"topk_coeff\": %.6g,\n  \"scatter_bw\": "
-                    "%.6g\n}\n",
-                    mem_bw, topk_coeff, scatter_bw);
-            fclose(f);
+        if (!f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate", 0,
+                                       mem_bw, topk_coeff, scatter_bw) != 0) {
+            fprintf(stderr, "sparsim-mpi: cannot write %s\n", path);
+            rc = 1;
         }
+        if (f && fclose(f) != 0)
+            rc = 1;
         snprintf(path, sizeof path, "%s/calibration.txt", out);
         f = fopen(path, "w");
         if (f) {
@@ -318,23 +243,3 @@ static int cmd_calibrate(int argc, char **argv)
     return rc;
 }
 
-int main(int argc, char **argv)
-{
-    MPI_Init(&argc, &argv);
-    int rc;
-    if (argc < 2)
-        rc = say(2, "usage: mpirun -np P sparsim-mpi run [options] | calibrate [options]%s\n", "");
-    else if (!strcmp(argv[1], "run"))
-        rc = cmd_run(argc - 2, argv + 2);
-    else if (!strcmp(argv[1], "calibrate"))
-        rc = cmd_calibrate(argc - 2, argv + 2);
-    else if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        if (rank0())
-            printf("usage: mpirun -np P sparsim-mpi run [options]   (see: sparsim-mpi run --help)\n"
-                   "       mpirun -np 2 sparsim-mpi calibrate [--out DIR]\n");
-        rc = 0;
-    } else
-        rc = say(2, "sparsim-mpi: unknown command '%s'\n", argv[1]);
-    MPI_Finalize();
-    return rc;
-}

@@ -1,0 +1,273 @@
+/* crossover.c - `sparsim crossover`: for one platform, n and density, the
+ * rank count at which each sparse algorithm stops beating the fastest dense
+ * allreduce: doubling P until it loses, then bisection between the last two;
+ * then doubling on, to report a later P where it wins again.
+ */
+#include "cli.h"
+#include "../../algorithms/algorithm.h"
+#include "../../traces/summary_keys.h"
+#include "../../traces/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* a signal ended the command during `run`: its folder and the search's
+ * temporary folder go */
+static void remove_on_interrupt(const sp_plan *run, void *tmp)
+{
+    sp_cli_remove_run_dir(run->out);
+    if (tmp)
+        rmdir((const char *)tmp);
+}
+
+
+typedef struct {
+    char algo[64];
+    int ranks;
+    double t; /* seconds per iteration; < 0 when the run failed */
+} eval_entry;
+
+typedef struct {
+    eval_entry *e;
+    int n, cap;
+    sp_plan base;
+    char dir[1100];
+} evaluator;
+
+static double eval_time(evaluator *ev, const char *algo, int P)
+{
+    for (int i = 0; i < ev->n; i++)
+        if (ev->e[i].ranks == P && !strcmp(ev->e[i].algo, algo))
+            return ev->e[i].t;
+    sp_plan p = ev->base;
+    snprintf(p.algo, sizeof p.algo, "%s", algo);
+    p.ranks = P;
+    p.quiet = 1;
+    p.write_csv = p.write_trace = 0;
+    snprintf(p.out, sizeof p.out, "%.900s/%.63s-%d", ev->dir, algo, P);
+    cJSON *s;
+    double t = -1;
+    if (sp_cli_run_and_read(&p, &s, NULL) == 0)
+        t = sp_json_num(s, SPK_TIME_PER_ITER, SPK_MEAN);
+    cJSON_Delete(s);
+    sp_cli_remove_run_dir(p.out);
+    if (ev->n == ev->cap) {
+        int cap = ev->cap ? 2 * ev->cap : 64;
+        eval_entry *e = realloc(ev->e, (size_t)cap * sizeof *e);
+        if (!e)
+            return t; /* not remembered: it would run again if asked again */
+        ev->e = e;
+        ev->cap = cap;
+    }
+    snprintf(ev->e[ev->n].algo, sizeof ev->e[0].algo, "%s", algo);
+    ev->e[ev->n].ranks = P;
+    ev->e[ev->n++].t = t;
+    return t;
+}
+
+/* the fastest dense allreduce at P; its name in *which */
+static double dense_time(evaluator *ev, const sp_cli_list *dense, int P, const char **which)
+{
+    double best = -1;
+    for (int i = 0; i < dense->count; i++) {
+        double t = eval_time(ev, dense->items[i], P);
+        if (t >= 0 && (best < 0 || t < best)) {
+            best = t;
+            *which = dense->items[i];
+        }
+    }
+    return best;
+}
+
+/* Past a loss at grid point `from` (P doubling from --min-ranks, capped at
+ * --max-ranks), the first grid point where the sparse algorithm wins again:
+ * a crossover need not be the last (on daint, dense allreduces slow down
+ * more than some sparse ones once ranks span two dragonfly groups).
+ * 0 if none, -1 if a run failed. */
+static int win_again(evaluator *ev, const sp_cli_list *dense, const char *algo, int from, int maxP, double *ts,
+                     double *td, const char **dw)
+{
+    for (int P = from; P < maxP;) {
+        P = P * 2 > maxP ? maxP : P * 2;
+        *ts = eval_time(ev, algo, P);
+        *td = dense_time(ev, dense, P, dw);
+        if (*ts < 0 || *td < 0)
+            return -1;
+        if (*ts < *td)
+            return P;
+    }
+    return 0;
+}
+
+/* prints the line for win_again(); returns 1 if a run failed */
+static int report_win_again(evaluator *ev, const sp_cli_list *dense, const char *algo, int from, int maxP)
+{
+    double ts = 0, td = 0;
+    const char *dw = "-";
+    int P = win_again(ev, dense, algo, from, maxP, &ts, &td, &dw);
+    if (P < 0) {
+        printf("  %-10s runs failed past P = %d (see the error above)\n", "", from);
+        return 1;
+    }
+    if (P > 0)
+        printf("  %-10s but wins again at P = %d: %.6g s vs %s %.6g s (doubling up to %d)\n", "", P, ts, dw, td,
+               maxP);
+    return 0;
+}
+
+typedef struct {
+    char algo[4096], dense[4096];
+    int min_ranks, max_ranks, iters;
+    unsigned char given[8];
+} crossover_opts;
+
+#define X(field) offsetof(crossover_opts, field), sizeof(((crossover_opts *)0)->field)
+
+static const sp_opt crossover_rows[] = {
+    {"algo", SP_OT_STRING, X(algo), 0, 0, "topka,gtopk,gaussiank,topkdsa,oktopk", NULL, SP_OPT_LIST, "LIST", NULL,
+     "sparse algorithms", NULL, NULL},
+    {"dense", SP_OT_STRING, X(dense), 0, 0, "ring,rabenseifner,recdoubling", NULL, SP_OPT_LIST, "LIST", NULL,
+     "dense algorithms to beat", NULL, NULL},
+    {"min-ranks", SP_OT_INT, X(min_ranks), 1, SP_MAX_RANKS, "2", NULL, 0, "P", NULL, "first rank count", NULL,
+     NULL},
+    {"max-ranks", SP_OT_INT, X(max_ranks), 1, SP_MAX_RANKS, "512", NULL, 0, "P", NULL, "last rank count tried",
+     NULL, NULL},
+    {"iters", SP_OT_INT, X(iters), 1, 1e6, "2", NULL, 0, "I", NULL, "iterations of every run", NULL, NULL},
+};
+
+static const sp_opt_table crossover_table = SP_OPT_TABLE(crossover_rows);
+
+static void crossover_help(void)
+{
+    printf("usage: sparsim crossover [options]\n"
+           "\n"
+           "For one platform, n and density, finds the rank count at which each sparse\n"
+           "algorithm stops beating the fastest dense allreduce: P doubles from --min-ranks\n"
+           "until the sparse algorithm is no faster, then bisection between the last two.\n"
+           "Doubling then goes on to --max-ranks, and a later P where the sparse algorithm\n"
+           "wins again is reported too.\n"
+           "\n");
+    sp_opts_help(&crossover_table, stdout);
+    printf("  any option of 'sparsim run' for the runs (--platform, --n, --density,\n"
+           "  --network, --device, ...)\n");
+}
+
+int sp_cmd_crossover(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            crossover_help();
+            return 0;
+        }
+    crossover_opts o;
+    memset(&o, 0, sizeof o);
+    sp_opts_defaults(&crossover_table, &o);
+    evaluator ev;
+    memset(&ev, 0, sizeof ev);
+    sp_plan_defaults(&ev.base);
+    char err[600] = "";
+    char **pass = calloc((size_t)argc + 1, sizeof *pass);
+    int npass = 0;
+    if (!pass) {
+        fprintf(stderr, "sparsim: out of memory\n");
+        return 1;
+    }
+    int rc = sp_opts_parse_argv(&crossover_table, &o, o.given, argc, argv, pass, &npass, err, sizeof err);
+    if (rc == 0)
+        rc = sp_plan_parse(&ev.base, npass, pass, err, sizeof err);
+    free(pass);
+    ev.base.iters = o.iters;
+    sp_cli_list sparse, dense;
+    if (rc != 0 || sp_plan_validate(&ev.base, err, sizeof err) != 0 ||
+        sp_cli_split(o.algo, &sparse, "algo", err, sizeof err) != 0 ||
+        sp_cli_split(o.dense, &dense, "dense", err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    int minP = o.min_ranks, maxP = o.max_ranks;
+    for (int pass2 = 0; pass2 < 2; pass2++) {
+        sp_cli_list *l = pass2 ? &dense : &sparse;
+        for (int i = 0; i < l->count; i++)
+            if (!sp_algorithm_find(l->items[i])) {
+                fprintf(stderr, "sparsim: unknown algorithm '%s'\n", l->items[i]);
+                return 2;
+            }
+    }
+    if (minP > maxP) {
+        fprintf(stderr, "sparsim: --min-ranks is above --max-ranks\n");
+        return 2;
+    }
+    const char *t = getenv("TMPDIR");
+    snprintf(ev.dir, sizeof ev.dir, "%s/sparsim-crossover-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(ev.dir)) {
+        fprintf(stderr, "sparsim: cannot create a temporary folder\n");
+        return 1;
+    }
+    sp_cli_on_interrupt(remove_on_interrupt, ev.dir);
+    printf("crossover on %s (%s network, device %s), n = %llu, density %g, %d iteration%s per run\n",
+           ev.base.platform, ev.base.network, ev.base.device, (unsigned long long)ev.base.n, ev.base.density,
+           ev.base.iters, ev.base.iters == 1 ? "" : "s");
+    int status = 0;
+    for (int a = 0; a < sparse.count; a++) {
+        const char *algo = sparse.items[a], *dw = "-", *dw2 = "-";
+        int lo = 0, hi = 0, failed = 0;
+        for (int P = minP; P <= maxP; P = P * 2 > maxP && P < maxP ? maxP : P * 2) {
+            double ts = eval_time(&ev, algo, P), td = dense_time(&ev, &dense, P, &dw);
+            if (ts < 0 || td < 0) {
+                failed = P;
+                break;
+            }
+            if (ts >= td) {
+                hi = P;
+                break;
+            }
+            lo = P;
+            if (P == maxP)
+                break;
+        }
+        if (failed) {
+            printf("  %-10s runs failed at P = %d (see the error above)\n", algo, failed);
+            status = 1;
+            continue;
+        }
+        if (!hi) {
+            printf("  %-10s beats dense at every P from %d to %d (at %d: %.6g s vs %s %.6g s)\n", algo, minP, maxP,
+                   maxP, eval_time(&ev, algo, maxP), dw, dense_time(&ev, &dense, maxP, &dw));
+            continue;
+        }
+        int grid_hi = hi;
+        if (!lo) {
+            printf("  %-10s no faster than dense already at P = %d (%.6g s vs %s %.6g s)\n", algo, hi,
+                   eval_time(&ev, algo, hi), dw, dense_time(&ev, &dense, hi, &dw));
+            status |= report_win_again(&ev, &dense, algo, grid_hi, maxP);
+            continue;
+        }
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            double ts = eval_time(&ev, algo, mid), td = dense_time(&ev, &dense, mid, &dw);
+            if (ts < 0 || td < 0) {
+                failed = mid;
+                break;
+            }
+            if (ts >= td)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        if (failed) {
+            printf("  %-10s runs failed at P = %d\n", algo, failed);
+            status = 1;
+            continue;
+        }
+        double tl = eval_time(&ev, algo, lo), dl = dense_time(&ev, &dense, lo, &dw2);
+        double th = eval_time(&ev, algo, hi), dh = dense_time(&ev, &dense, hi, &dw);
+        printf("  %-10s stops beating dense at P = %d: P = %d %.6g s vs %s %.6g s; P = %d %.6g s vs %s %.6g s\n",
+               algo, hi, lo, tl, dw2, dl, hi, th, dw, dh);
+        status |= report_win_again(&ev, &dense, algo, grid_hi, maxP);
+    }
+    rmdir(ev.dir);
+    free(ev.e);
+    return status;
+}

@@ -1,0 +1,116 @@
+/* main.c - the sparsim command line: which command, and the small ones.
+ *
+ *   sparsim run | sweep | crossover | analyze | compare   (each in its own file)
+ *   sparsim list              algorithms, platforms and device profiles
+ *   sparsim platform NAME     a built-in platform as SimGrid XML
+ *
+ * Commands return the exit status and only main exits: 0 success, 1 a failed
+ * run, 2 bad input, each failure with one line on stderr.
+ */
+#include "cli.h"
+#include "../../algorithms/algorithm.h"
+#include "../../topologies/device.h"
+#include "../../topologies/platform.h"
+#include "../../traces/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
+               "       sparsim sweep [options] runs over lists of algorithms, ranks, n, densities,\n"
+               "                               platforms, one CSV row each (sparsim sweep --help)\n"
+               "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
+               "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
+               "       sparsim compare RUN_A RUN_B  same messages? times side by side\n"
+               "       sparsim list            list algorithms, platforms and device profiles\n"
+               "       sparsim platform NAME [--ranks P]   print a built-in platform as SimGrid XML\n"
+               "       sparsim --version\n");
+}
+
+/* sparsim platform NAME [--ranks P]: prints a built-in platform's XML */
+static int cmd_platform(int argc, char **argv)
+{
+    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fprintf(argc < 1 ? stderr : stdout,
+                "usage: sparsim platform 1gbe|daint [--ranks P]   print the SimGrid XML of a built-in platform\n");
+        return argc < 1 ? 2 : 0;
+    }
+    sp_plan p;
+    sp_plan_defaults(&p);
+    char err[300] = "";
+    if (argc == 3 && strcmp(argv[1], "--ranks") == 0) {
+        if (sp_plan_set(&p, "ranks", argv[2], err, sizeof err) != 0) {
+            fprintf(stderr, "sparsim: %s\n", err);
+            return 2;
+        }
+    } else if (argc != 1) {
+        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|daint [--ranks P]\n");
+        return 2;
+    }
+    if (!sp_platform_is_builtin(argv[0])) {
+        fprintf(stderr, "sparsim: unknown built-in platform '%s' (known: 1gbe, daint)\n", argv[0]);
+        return 2;
+    }
+    if (sp_platform_write_builtin(argv[0], p.ranks, stdout, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    return 0;
+}
+
+static int cmd_list(void)
+{
+    int n;
+    const sp_algorithm *a = sp_algorithm_list(&n);
+    printf("algorithms:\n");
+    for (int i = 0; i < n; i++)
+        printf("  %-14s %s\n", a[i].name, a[i].summary);
+    printf("platforms:\n"
+           "  %-14s %s\n  %-14s %s\n  %-14s %s\n",
+           "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
+           "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks\n"
+           "                 in groups of 384, joined by one link per pair of groups (pessimistic past 384)",
+           "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
+    const sp_device *d = sp_device_list(&n);
+    printf("device profiles:\n");
+    for (int i = 0; i < n; i++)
+        printf("  %-14s %s\n", d[i].name, d[i].description);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    sp_part_cleanup_on_signals(); /* an interrupted run leaves no NAME.part behind */
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return sp_cmd_run(argc - 2, argv + 2);
+    if (strcmp(argv[1], "list") == 0)
+        return cmd_list();
+    if (strcmp(argv[1], "platform") == 0)
+        return cmd_platform(argc - 2, argv + 2);
+    if (strcmp(argv[1], "sweep") == 0)
+        return sp_cmd_sweep(argc - 2, argv + 2);
+    if (strcmp(argv[1], "crossover") == 0)
+        return sp_cmd_crossover(argc - 2, argv + 2);
+    if (strcmp(argv[1], "analyze") == 0)
+        return sp_cmd_analyze(argc - 2, argv + 2);
+    if (strcmp(argv[1], "compare") == 0)
+        return sp_cmd_compare(argc - 2, argv + 2);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sparsim %s\n", SPARSIM_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "sparsim: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

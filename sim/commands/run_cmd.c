@@ -1,0 +1,136 @@
+/* run_cmd.c - `sparsim run`: one algorithm, or several side by side.
+ *
+ * Each algorithm runs in a child process (a SimGrid engine runs once per
+ * process); several are compared in a table and in DIR/comparison.csv.
+ */
+#include "cli.h"
+#include "../../traces/summary_keys.h"
+#include "../../traces/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sp_cli_run_one(const sp_plan *p)
+{
+    sp_report rep;
+    char err[600] = "";
+    int rc = sp_run(p, &rep, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        sp_report_free(&rep);
+        return rc;
+    }
+    if (!p->quiet)
+        sp_cli_print_summary(p, &rep, "simgrid");
+    sp_report_free(&rep);
+    return 0;
+}
+
+#define COMPARISON_HEADER                                                                                         \
+    "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_s,volume_bytes,bound_formula,"   \
+    "bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s"
+
+/* one row of comparison.csv and of the table, from a run's summary.json */
+static int compare_row(const sp_plan *base, const char *name, FILE *csv)
+{
+    char path[2200];
+    snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, name);
+    cJSON *j = sp_json_file(path);
+    if (!j) {
+        fprintf(stderr, "sparsim: cannot read %s\n", path);
+        return -1;
+    }
+    double t = sp_json_num(j, SPK_TIME_PER_ITER, SPK_MEAN), vol = sp_json_num(j, SPK_VOLUME, SPK_VOL_MAX);
+    double bw = sp_json_num(j, SPK_BOUND, SPK_WORDS), ratio = sp_json_num(j, SPK_BOUND, SPK_RATIO);
+    double smax = sp_json_num(j, SPK_RANKS, SPK_SENT_MAX_R), rmax = sp_json_num(j, SPK_RANKS, SPK_RECV_MAX_R);
+    double msgs = sp_json_num(j, SPK_MESSAGES, NULL), k = sp_json_num(j, SPK_K, NULL);
+    double wall = sp_json_num(j, SPK_WALL, NULL);
+    fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,\"%s\",%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n", name,
+            base->ranks, (unsigned long long)sp_json_num(j, SPK_CONFIG, SPK_CFG_N), base->density, k, base->platform,
+            base->network, base->device, (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
+            sp_json_str(j, SPK_CONFIG, SPK_CFG_PAYLOAD), t, vol, sp_json_str(j, SPK_BOUND, SPK_FORMULA), 4.0 * bw,
+            ratio, smax, rmax, msgs, wall);
+    if (!base->quiet)
+        printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f\n", name, t, vol, 4.0 * bw, ratio, smax, msgs);
+    cJSON_Delete(j);
+    return 0;
+}
+
+/* several algorithms: one child process each, then a comparison table */
+static int run_many(const sp_plan *base, char names[][64], int count)
+{
+    char err[600];
+    if (sp_mkdirs(base->out, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    for (int i = 0; i < count; i++) {
+        sp_plan p = *base;
+        snprintf(p.algo, sizeof p.algo, "%.63s", names[i]);
+        if ((size_t)snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]) >= sizeof p.out) {
+            fprintf(stderr, "sparsim: --out path is too long\n");
+            return 2;
+        }
+        p.quiet = 1;
+        int rc = sp_cli_run_in_child(&p);
+        if (rc != 0)
+            return rc;
+    }
+    char path[2200];
+    snprintf(path, sizeof path, "%s/comparison.csv", base->out);
+    sp_part_file pf;
+    if (sp_part_open(&pf, path, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 1;
+    }
+    fprintf(pf.f, COMPARISON_HEADER "\n");
+    if (!base->quiet) {
+        printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
+               base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
+               base->iters, base->iters == 1 ? "" : "s");
+        printf("%-14s %14s %16s %14s %10s %14s %10s\n", "algorithm", "time/iter (s)", "volume/rank (B)",
+               "bound (B)", "vol/bound", "max sent (B)", "messages");
+    }
+    int ok = 1;
+    for (int i = 0; i < count && ok; i++)
+        ok = compare_row(base, names[i], pf.f) == 0;
+    if (sp_part_close(&pf, ok, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 1;
+    }
+    if (!ok)
+        return 1;
+    if (!base->quiet)
+        printf("bound: each algorithm's closed-form volume per rank (formulas and sources in summary.json)\n"
+               "outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n", base->out,
+               base->out);
+    return 0;
+}
+
+int sp_cmd_run(int argc, char **argv)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    char err[600] = "";
+    int rc = sp_plan_parse(&p, argc, argv, err, sizeof err);
+    if (rc == 1) {
+        sp_plan_print_help("sparsim", stdout);
+        return 0;
+    }
+    if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0) {
+        fprintf(stderr, "sparsim: %s\n", err);
+        return 2;
+    }
+    char names[32][64];
+    int count = sp_plan_algorithms(&p, names, 32);
+    if (count == 1) {
+        snprintf(p.algo, sizeof p.algo, "%s", names[0]);
+        return sp_cli_run_in_child(&p);
+    }
+    if (p.dump_result[0]) {
+        fprintf(stderr, "sparsim: --dump-result needs a single --algo\n");
+        return 2;
+    }
+    return run_many(&p, names, count);
+}

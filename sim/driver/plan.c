@@ -1,0 +1,300 @@
+/* plan.c - the options of `sparsim run`, one row each, and the plan they make.
+ *
+ * A config file holds the same keys as the long flags ("ranks", "grad-file",
+ * ...); flags given on the command line override it.  Every value is checked
+ * by its row (options.c), with a message that names the flag and what is
+ * allowed; cross-field checks follow in sp_plan_validate.
+ */
+#include "plan.h"
+#include "../../topologies/device.h"
+#include "../../topologies/platform.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define F(field) offsetof(sp_plan, field), sizeof(((sp_plan *)0)->field)
+
+static const sp_opt_choice network_choices[] = {{"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
+static const sp_opt_choice payload_choices[] = {
+    {"auto", SP_PAYLOAD_AUTO}, {"exact", SP_PAYLOAD_EXACT}, {"size", SP_PAYLOAD_SIZE}, {NULL, 0}};
+static const sp_opt_choice gaussian_choices[] = {{"authors", 0}, {"oktopk", 1}, {NULL, 0}};
+static const sp_opt_choice preset_choices[] = {{"vgg16", 0}, {"lstm", 1}, {"bert", 2}, {NULL, 0}};
+static const sp_opt_choice balance_choices[] = {{"on", 1}, {"off", 0}, {"preset", -1}, {NULL, 0}};
+static const sp_opt_choice packing_choices[] = {{"pairs", 0}, {"separate", 1}, {NULL, 0}};
+static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
+
+#define MAXI 1e6
+#define U64MAX 1.8446744073709552e19
+
+static const sp_opt run_options[] = {
+    {"algo", SP_OT_STRING, F(algo), 0, 0, "all", NULL, SP_OPT_LIST, "NAME", NULL,
+     "algorithm: ring, recdoubling, rabenseifner, topka, gtopk, gaussiank, topkdsa, oktopk; a comma list; or "
+     "'all' for every one",
+     NULL, NULL},
+    {"ranks", SP_OT_INT, F(ranks), 1, SP_MAX_RANKS, "64", NULL, SP_OPT_LIST, "P", NULL, "number of ranks", NULL,
+     NULL},
+    {"platform", SP_OT_STRING, F(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "NAME",
+     NULL,
+     "1gbe (1 Gbps Ethernet crossbar), daint (Cray Aries dragonfly, up to 6144 ranks), or a SimGrid platform XML "
+     "file (rank i on its i-th host)",
+     NULL, NULL},
+    {"network", SP_OT_CHOICE, F(network), 0, 0, "lv08", network_choices, 0, "MODEL", NULL,
+     "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
+     "TCP-calibrated model), smpi (piecewise MPI model)",
+     NULL, NULL},
+    {"device", SP_OT_STRING, F(device), 0, 0, "none", NULL, 0, "NAME", NULL,
+     "device profile for local kernels: none (local compute is free), p100, p102, or a JSON file (sparsim-mpi "
+     "calibrate writes one)",
+     NULL, NULL},
+    {"n", SP_OT_U64, F(n), 1, 2147483647.0, "1M", NULL, SP_OPT_SUFFIX | SP_OPT_LIST, "N",
+     "an integer in 1..2^31-1 (int32 indices)", "gradient length in floats; K, M, G suffixes are powers of 1024",
+     NULL, NULL},
+    {"density", SP_OT_DOUBLE, F(density), 0, 1, "0.01", NULL, SP_OPT_OPEN_MIN | SP_OPT_LIST, "D", NULL,
+     "fraction of entries a sparse algorithm selects; k = floor(n * D)", NULL, NULL},
+    {"iters", SP_OT_INT, F(iters), 1, MAXI, "1", NULL, 0, "I", NULL, "iterations, with error feedback between them",
+     NULL, NULL},
+    {"seed", SP_OT_U64, F(seed), 0, U64MAX, "1", NULL, 0, "S", "a non-negative integer",
+     "seed of every random stream", NULL, NULL},
+    {"out", SP_OT_STRING, F(out), 0, 0, "sparsim-out", NULL, SP_OPT_NO_ECHO, "DIR", NULL, "output folder", NULL,
+     NULL},
+    {"grad-file", SP_OT_STRING, F(grad_file), 0, 0, "", NULL, 0, "F", NULL,
+     "gradients from a .npy of float32, shape (P, n) for one iteration or (I, P, n); sets n", NULL, NULL},
+    {"dump-result", SP_OT_STRING, F(dump_result), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
+     "write the last iteration's global result (float32, (n,))", NULL, NULL},
+    {"payload", SP_OT_CHOICE, F(payload), 0, 0, "auto", payload_choices, 0, "MODE", NULL,
+     "exact (real values travel; results checked), size (only sizes travel, for scale), auto (exact when it fits "
+     "in memory)",
+     NULL, NULL},
+    {"warmup", SP_OT_INT, F(warmup), 0, MAXI, "0", NULL, 0, "W", "a non-negative integer",
+     "run the first W iterations as dense ring allreduce (as the reference codes warm up)", NULL, NULL},
+    {"gaussian-variant", SP_OT_CHOICE, F(opts.gaussian_oktopk), 0, 0, "authors", gaussian_choices, 0, NULL, NULL,
+     "Gaussian-k threshold adjustment: the Gaussian-k authors' loop (x0.5 / x1.5, 3 passes, band [2k/3, 4k/3]) or "
+     "the Ok-Topk authors' (x/÷1.02, 20 passes, band [3k/4, 5k/4])",
+     NULL, NULL},
+    {"dsa-dense-at", SP_OT_DOUBLE, F(opts.dsa_dense_at), 0, 1, "0.3333333333333333", NULL, SP_OPT_OPEN_MIN, "F",
+     "a fraction in (0, 1]",
+     "TopkDSA all-gathers densely once the reduced non-zeros reach F x n (1/3 as in Ok-Topk's TopkDSA code)", NULL,
+     "1/3"},
+    {"bucket", SP_OT_INT, F(opts.bucket), 0, MAXI, "0", NULL, 0, "B", "a non-negative integer (0: min(4, P))",
+     "steps per bucket of destination-rotation exchanges; 0 is min(4, P), the authors' rule", NULL, NULL},
+    {"oktopk-preset", SP_OT_CHOICE, F(opts.oktopk_preset), 0, 0, "bert", preset_choices, 0, NULL, NULL,
+     "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, tau' "
+     "(32, 32, 128), feedback factors, balancing (off, off, on); when not given, bert's factors without changing "
+     "density or warm-up",
+     "Ok-Topk", NULL},
+    {"tau", SP_OT_INT, F(opts.tau), 1, MAXI, "64", NULL, 0, "N", "a positive integer",
+     "iterations between space repartitions", NULL, NULL},
+    {"tau-prime", SP_OT_INT, F(opts.tau_prime), 1, MAXI, NULL, NULL, 0, "N", "a positive integer",
+     "iterations between exact threshold recomputations", NULL, "the preset's"},
+    {"balance", SP_OT_CHOICE, F(opts.balance), 0, 0, "preset", balance_choices, 0, NULL, NULL,
+     "data balancing before the allgatherv", NULL, NULL},
+    {"quantiles", SP_OT_CHOICE, F(opts.exact_quantiles), 0, 0, "authors", quantile_choices, 0, NULL, NULL,
+     "region boundaries at positions i*floor(m/P) of each rank's sorted selection (the authors' code: the last "
+     "region gets the remainder) or at floor(i*m/P)",
+     NULL, NULL},
+    {"packing", SP_OT_CHOICE, F(opts.separate), 0, 0, "pairs", packing_choices, 0, NULL, NULL,
+     "one message of (index, value) pairs per peer, or the authors' separate index and value messages", NULL,
+     NULL},
+    {"grad-layers", SP_OT_INT, F(grad_layers), 1, 256, "16", NULL, 0, "L", NULL,
+     "contiguous layers with their own scale", "synthetic gradients (sim/driver/workload.c documents the model)",
+     NULL},
+    {"grad-spread", SP_OT_DOUBLE, F(grad_spread), 1, INFINITY, "10", NULL, 0, "S", NULL,
+     "layer scales log-uniform in [1/S, S]", NULL, NULL},
+    {"grad-shared", SP_OT_DOUBLE, F(grad_shared), 0, 1, "0.5", NULL, 0, "F", NULL,
+     "variance fraction shared by all ranks", NULL, NULL},
+    {"grad-persistence", SP_OT_DOUBLE, F(grad_persistence), 0, 1, "0.5", NULL, 0, "F", NULL,
+     "variance fraction repeated across iterations", NULL, NULL},
+    {"csv", SP_OT_BOOL, F(write_csv), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write messages.csv",
+     "outputs", NULL},
+    {"trace", SP_OT_BOOL, F(write_trace), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write trace.json",
+     NULL, NULL},
+    {"trace-msgs", SP_OT_U64, F(trace_msgs), 0, U64MAX, "200000", NULL, SP_OPT_SUFFIX | SP_OPT_NO_ECHO, "N",
+     "a non-negative integer", "at most N message events in trace.json", NULL, NULL},
+    {"quiet", SP_OT_BOOL, F(quiet), 0, 0, "false", NULL, SP_OPT_NO_ECHO, NULL, NULL, "no summary on stdout", NULL,
+     NULL},
+    {"watchdog", SP_OT_DOUBLE, F(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN | SP_OPT_NO_ECHO, "S",
+     "a positive number of seconds",
+     "sparsim-mpi only: end the job when a wait makes no progress for S seconds", NULL, NULL},
+    {"config", SP_OT_STRING, F(config), 0, 0, "", NULL, SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY, "FILE", NULL,
+     "read options from a JSON object first (keys: the names above)", NULL, NULL},
+};
+
+_Static_assert(sizeof run_options / sizeof run_options[0] <= SP_PLAN_MAX_OPTS, "sp_plan.given is too small");
+
+const sp_opt_table *sp_plan_options(void)
+{
+    static const sp_opt_table t = SP_OPT_TABLE(run_options);
+    return &t;
+}
+
+void sp_plan_defaults(sp_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    sp_opts_defaults(sp_plan_options(), p);
+}
+
+int sp_plan_set(sp_plan *p, const char *name, const char *value, char *err, size_t errlen)
+{
+    int rc = sp_opts_set(sp_plan_options(), p, p->given, name, value, err, errlen);
+    if (rc == 1)
+        snprintf(err, errlen, "unknown option '--%s' (see --help)", name);
+    return rc ? -1 : 0;
+}
+
+int sp_plan_given(const sp_plan *p, const char *name)
+{
+    int i = sp_opts_index(sp_plan_options(), name);
+    return i >= 0 && p->given[i];
+}
+
+int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+{
+    /* pass 1: --help and --config */
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+        if (strcmp(argv[i], "--config") == 0 || strncmp(argv[i], "--config=", 9) == 0) {
+            const char *path = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : NULL);
+            if (!path) {
+                snprintf(err, errlen, "--config needs a value");
+                return -1;
+            }
+            cJSON *j = sp_opts_read_config(path, err, errlen);
+            if (!j)
+                return -1;
+            int rc = sp_opts_apply_json(sp_plan_options(), p, p->given, j, 0, path, err, errlen);
+            cJSON_Delete(j);
+            if (rc)
+                return -1;
+        }
+    }
+    /* pass 2: flags override */
+    return sp_opts_parse_argv(sp_plan_options(), p, p->given, argc, argv, NULL, NULL, err, errlen);
+}
+
+int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
+{
+    int count = 0;
+    if (strcmp(p->algo, "all") == 0) {
+        int n;
+        const sp_algorithm *a = sp_algorithm_list(&n);
+        for (int i = 0; i < n && count < max; i++)
+            snprintf(names[count++], 64, "%s", a[i].name);
+        return count;
+    }
+    char buf[sizeof p->algo];
+    snprintf(buf, sizeof buf, "%s", p->algo);
+    char *save = NULL;
+    for (char *s = strtok_r(buf, ",", &save); s && count < max; s = strtok_r(NULL, ",", &save))
+        snprintf(names[count++], 64, "%.63s", s);
+    return count;
+}
+
+uint64_t sp_plan_k(const sp_plan *p) { return (uint64_t)floor((double)p->n * p->density); }
+
+sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
+{
+    sp_algo_opts o = p->opts;
+    const sp_oktopk_preset *pre = sp_oktopk_preset_at(o.oktopk_preset);
+    if (o.tau_prime <= 0)
+        o.tau_prime = pre->tau_prime;
+    if (o.balance < 0)
+        o.balance = pre->balance;
+    return o;
+}
+
+cJSON *sp_plan_echo(const sp_plan *p)
+{
+    sp_plan q = *p;
+    q.opts = sp_plan_algo_opts(p); /* what the run used */
+    return sp_opts_echo(sp_plan_options(), &q);
+}
+
+static int unknown_algorithm(const char *name, char *err, size_t errlen)
+{
+    int cnt;
+    const sp_algorithm *list = sp_algorithm_list(&cnt);
+    char known[256] = "", shown[160];
+    for (int j = 0; j < cnt; j++) {
+        strncat(known, list[j].name, sizeof known - strlen(known) - 1);
+        strncat(known, j + 1 < cnt ? ", " : "", sizeof known - strlen(known) - 1);
+    }
+    snprintf(err, errlen, "unknown algorithm '%s' (known: %s, all)", sp_opts_printable(name, shown, sizeof shown),
+             known);
+    return -1;
+}
+
+int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
+{
+    char shown[300];
+    if (sp_plan_given(p, "oktopk-preset")) { /* a named preset brings its density and warm-up, unless given */
+        const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
+        if (!sp_plan_given(p, "density"))
+            p->density = pre->density;
+        if (!sp_plan_given(p, "warmup"))
+            p->warmup = pre->warmup;
+    }
+    char names[32][64];
+    int count = sp_plan_algorithms(p, names, 32), any_sparse = 0;
+    if (count == 0) {
+        snprintf(err, errlen, "--algo names no algorithm");
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        const sp_algorithm *a = sp_algorithm_find(names[i]);
+        if (!a)
+            return unknown_algorithm(names[i], err, errlen);
+        any_sparse |= a->sparse;
+    }
+    if (!sp_device_find(p->device) && !sp_device_load(p->device, err, errlen))
+        return -1;
+    if (!sp_platform_is_builtin(p->platform) && access(p->platform, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)",
+                 sp_opts_printable(p->platform, shown, sizeof shown), strerror(errno));
+        return -1;
+    }
+    if (!p->out[0]) {
+        snprintf(err, errlen, "--out must name a folder");
+        return -1;
+    }
+    if (any_sparse && !p->grad_file[0] && sp_plan_k(p) < 1) {
+        snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);
+        return -1;
+    }
+    if (p->grad_file[0] && p->payload == SP_PAYLOAD_SIZE) {
+        snprintf(err, errlen, "--grad-file needs exact payloads (not --payload size)");
+        return -1;
+    }
+    if (p->dump_result[0] && p->payload == SP_PAYLOAD_SIZE) {
+        snprintf(err, errlen, "--dump-result needs exact payloads (not --payload size)");
+        return -1;
+    }
+    return 0;
+}
+
+void sp_plan_print_help(const char *prog, FILE *f)
+{
+    fprintf(f,
+            "usage: %s run [options]\n"
+            "\n"
+            "Simulates P ranks running one allreduce algorithm (or several, one after\n"
+            "the other) and writes what every message did.\n"
+            "\n"
+            "options (a JSON --config file takes the same names as keys; flags override it):\n",
+            prog);
+    sp_opts_help(sp_plan_options(), f);
+    fprintf(f, "  -h, --help        this help\n"
+               "\n"
+               "outputs in DIR (per algorithm in DIR/NAME when several run):\n"
+               "  messages.csv   iter,phase,src,dst,tag,bytes,t_post,t_done (seconds)\n"
+               "  summary.json   configuration, time per iteration and phase, bytes per rank,\n"
+               "                 volume as the bounds count it, bound and ratio\n"
+               "  trace.json     Chrome trace event format: open in https://ui.perfetto.dev\n"
+               "\n"
+               "exit status: 0 success, 1 the run failed, 2 bad input\n");
+}

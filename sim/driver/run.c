@@ -1,0 +1,411 @@
+/* run.c - the run driver: plan in, P ranks of one algorithm, report out.
+ *
+ * It resolves the plan (gradient file, payload mode), opens the writers and
+ * the accounting, lets the backend start the ranks, and each rank runs
+ * rank_main: per iteration the gradient added to the residual, a free
+ * synchronisation (as the reference codes' barrier after each allreduce),
+ * then the algorithm.  Everything the run keeps is in one sp_runstate.
+ */
+#include "run.h"
+#include "accounting.h"
+#include "workload.h"
+#include "../shim/backend.h"
+#include "../../analysis/bounds.h"
+#include "../../traces/npy.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define EXACT_MEMORY_BUDGET (6.0 * 1024 * 1024 * 1024) /* bytes, all ranks together */
+
+/* Everything one run keeps. */
+typedef struct {
+    sp_plan plan;                /* the effective plan (n and iters may come from the gradient file) */
+    const sp_algorithm *algo;
+    sp_algo_opts opts;           /* with the preset's values resolved */
+    sp_synth_params synth;
+    const float *grad_file_data; /* I x P x n from --grad-file, or NULL */
+    sp_report *rep;
+    sp_shim shim;
+    int first_result_rank;
+    int books_open; /* the iteration whose figures await every rank, or -1 */
+} sp_runstate;
+
+int sp_mkdirs(const char *path, char *err, size_t errlen)
+{
+    char buf[1100];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        snprintf(err, errlen, "folder name too long: %.100s...", path);
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create folder %s: %s", buf, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s exists and is not a folder", buf);
+        return -1;
+    }
+    return 0;
+}
+
+static void add_gradient(const sp_runstate *rs, const sp_ctx *c, float *acc)
+{
+    const sp_plan *p = &rs->plan;
+    uint64_t n = p->n;
+    if (rs->grad_file_data) {
+        const float *g = rs->grad_file_data + ((uint64_t)c->iter * (uint64_t)p->ranks + (uint64_t)c->rank) * n;
+        for (uint64_t i = 0; i < n; i++)
+            acc[i] += g[i];
+    } else {
+        sp_synth_add(&rs->synth, p->seed, c->rank, c->iter, n, acc);
+    }
+}
+
+/* the free synchronisation between iterations; once every rank has
+ * arrived, the books of the iteration they finished are closed */
+static void close_books(void *arg)
+{
+    sp_runstate *rs = arg;
+    if (rs->books_open >= 0)
+        rs->shim.sink.iteration_done(rs->shim.sink.to, rs->books_open);
+    rs->books_open = -1;
+}
+
+static void sync_ranks(sp_runstate *rs, sp_ctx *c, int done)
+{
+    rs->books_open = done;
+    sp_shim_sync(c, close_books, rs);
+}
+
+/* the last iteration's result must be the same on every rank */
+static void check_result(sp_runstate *rs, const sp_ctx *c, const float *result)
+{
+    sp_report *rep = rs->rep;
+    size_t bytes = rep->n * sizeof *result;
+    if (!rep->result) {
+        rep->result = malloc(bytes);
+        if (!rep->result) {
+            sp_fail(&rs->shim, "out of memory for the result");
+            return;
+        }
+        memcpy(rep->result, result, bytes);
+        rs->first_result_rank = c->rank;
+    } else if (memcmp(rep->result, result, bytes) != 0) {
+        sp_fail(&rs->shim, "ranks %d and %d disagree on the global result", rs->first_result_rank, c->rank);
+    }
+}
+
+static void rank_main(sp_ctx *c, void *arg)
+{
+    sp_runstate *rs = arg;
+    sp_report *rep = rs->rep;
+    const sp_plan *p = &rs->plan;
+    uint64_t n = p->n;
+    float *acc = NULL, *result = NULL;
+    if (rep->exact) {
+        acc = calloc(n, sizeof *acc);
+        result = malloc(n * sizeof *result);
+        if (!acc || !result) {
+            sp_fail(&rs->shim, "out of memory for the gradient of rank %d", c->rank);
+            goto out;
+        }
+    }
+    int other = sp_phase_id(&rs->shim, "other");
+    int it = 0;
+    for (; it < p->iters; it++) {
+        /* the gradient is produced before the synchronisation: it stands for
+         * the backward pass, which no allreduce time includes */
+        c->iter = it;
+        if (acc)
+            add_gradient(rs, c, acc);
+        sync_ranks(rs, c, it - 1);
+        if (rs->shim.failed)
+            break;
+        sp_shim_iteration_begin(c, it, other);
+        sp_algo_io io = {n, rep->k, acc, result, &rs->opts};
+        /* dense warm-up, as the reference codes do before sparsifying */
+        int warm = it < p->warmup;
+        int rc = warm ? sp_ring_allreduce(c, &io) : rs->algo->run(c, &io);
+        if (rc != SP_OK) {
+            sp_fail(&rs->shim, "%s failed on rank %d in iteration %d (error %d)",
+                    warm ? "ring (warm-up)" : rs->algo->name, c->rank, it, rc);
+            break;
+        }
+        sp_shim_iteration_end(c);
+        if (result && c->rank == 0 && rep->result_sum)
+            for (uint64_t i = 0; i < n; i++)
+                rep->result_sum[i] += result[i];
+    }
+    if (it == p->iters) {
+        sync_ranks(rs, c, it - 1);
+        if (acc && rep->residual_sum)
+            for (uint64_t i = 0; i < n; i++)
+                rep->residual_sum[i] += acc[i];
+        if (result && !rs->shim.failed)
+            check_result(rs, c, result);
+    }
+out:
+    free(acc);
+    free(result);
+    free(c->algo_state);
+    c->algo_state = NULL;
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen)
+{
+    const sp_algorithm *a = sp_algorithm_find(plan->algo);
+    if (!a) {
+        memset(rep, 0, sizeof *rep);
+        snprintf(err, errlen, "unknown algorithm '%s'", plan->algo);
+        return 2;
+    }
+    return sp_run_algorithm(plan, a, rep, err, errlen);
+}
+
+/* --grad-file: checks its shape against the plan and takes n and the
+ * iterations from it.  2 with a message for a file that does not fit. */
+static int load_gradients(sp_runstate *rs, sp_npy *grads, char *err, size_t errlen)
+{
+    sp_plan *plan = &rs->plan;
+    if (sp_npy_read(plan->grad_file, grads, err, errlen) != 0)
+        return 2;
+    uint64_t I, Pf, nf;
+    if (grads->ndim == 2) {
+        I = 1;
+        Pf = grads->shape[0];
+        nf = grads->shape[1];
+    } else if (grads->ndim == 3) {
+        I = grads->shape[0];
+        Pf = grads->shape[1];
+        nf = grads->shape[2];
+    } else {
+        snprintf(err, errlen, "%s has %d dimensions; expected (P, n) or (I, P, n)", plan->grad_file, grads->ndim);
+        return 2;
+    }
+    char why[200] = "";
+    if (Pf != (uint64_t)plan->ranks)
+        snprintf(why, sizeof why, "has %llu ranks, --ranks is %d", (unsigned long long)Pf, plan->ranks);
+    else if (nf < 1 || nf > 2147483647ull)
+        snprintf(why, sizeof why, "has a gradient length outside 1..2^31-1");
+    else if (sp_plan_given(plan, "n") && nf != plan->n)
+        snprintf(why, sizeof why, "has n = %llu, --n is %llu", (unsigned long long)nf,
+                 (unsigned long long)plan->n);
+    else if (I < 1)
+        snprintf(why, sizeof why, "holds no iteration");
+    else if (I > 1000000)
+        snprintf(why, sizeof why, "holds more than 1000000 iterations");
+    else if (sp_plan_given(plan, "iters") && (uint64_t)plan->iters > I)
+        snprintf(why, sizeof why, "holds %llu iteration(s), --iters asks for %d", (unsigned long long)I,
+                 plan->iters);
+    if (why[0]) {
+        snprintf(err, errlen, "gradient file %s %s", plan->grad_file, why);
+        return 2;
+    }
+    plan->n = nf;
+    if (!sp_plan_given(plan, "iters"))
+        plan->iters = (int)I;
+    rs->grad_file_data = grads->data;
+    return 0;
+}
+
+/* the report's arrays for the plan; -1 if memory runs out */
+static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exact)
+{
+    int P = plan->ranks;
+    rep->nranks = P;
+    rep->niters = plan->iters;
+    rep->n = plan->n;
+    rep->k = k;
+    rep->exact = exact;
+    rep->predicted_s = -1;
+    rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
+    rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
+    rep->rank_recv = calloc((size_t)P, sizeof *rep->rank_recv);
+    rep->stat_last = calloc((size_t)P * SP_MAX_STATS, sizeof *rep->stat_last);
+    if (exact) {
+        rep->result_sum = calloc(plan->n, sizeof *rep->result_sum);
+        rep->residual_sum = calloc(plan->n, sizeof *rep->residual_sum);
+    }
+    if (!rep->iters || !rep->rank_sent || !rep->rank_recv || !rep->stat_last ||
+        (exact && (!rep->result_sum || !rep->residual_sum)))
+        return -1;
+    for (int it = 0; it < plan->iters; it++)
+        rep->iters[it].dense_warmup = it < plan->warmup;
+    return 0;
+}
+
+/* what the analysis says of this run: bound and alpha-beta time */
+static void add_analysis(sp_report *rep, const sp_plan *plan)
+{
+    sp_bound b;
+    if (sp_bound_volume(plan->algo, plan->ranks, plan->n, rep->k, &b) == 0)
+        rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
+                                       b.lower_formula};
+    rep->predicted_s = sp_predict_time(plan->algo, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
+}
+
+int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
+{
+    memset(rep, 0, sizeof *rep);
+    sp_runstate *rs = calloc(1, sizeof *rs);
+    if (!rs) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    sp_plan *plan = &rs->plan;
+    *plan = *plan_in;
+    rs->algo = algo;
+    rs->opts = sp_plan_algo_opts(plan);
+    rs->synth = (sp_synth_params){plan->grad_layers, plan->grad_spread, plan->grad_shared, plan->grad_persistence};
+    rs->rep = rep;
+    sp_npy grads = {0};
+    sp_acct *acct = NULL;
+    sp_csv_writer *csv = NULL;
+    sp_chrome_writer *chrome = NULL;
+    int rc = 2;
+    char path[1200], werr[300] = "";
+
+    rs->shim.rep = rep;
+    rs->shim.dev = sp_device_find(plan->device);
+    if (!rs->shim.dev && !(rs->shim.dev = sp_device_load(plan->device, err, errlen)))
+        goto out;
+    if (plan->grad_file[0] && (rc = load_gradients(rs, &grads, err, errlen)) != 0)
+        goto out;
+    rc = 2;
+    uint64_t k = sp_plan_k(plan);
+    if (k < 1 && algo->sparse) {
+        snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density",
+                 (double)plan->n * plan->density);
+        goto out;
+    }
+    int P = plan->ranks;
+    double need = (double)P * (double)plan->n * 8.0 +
+                  (algo->exact_extra_bytes ? algo->exact_extra_bytes(P, plan->n, k) : 0.0);
+    int exact = plan->payload == SP_PAYLOAD_EXACT ||
+                (plan->payload == SP_PAYLOAD_AUTO &&
+                 (need <= EXACT_MEMORY_BUDGET || plan->grad_file[0] || plan->dump_result[0]));
+    if (!exact && !algo->size_only_ok) {
+        if (plan->payload == SP_PAYLOAD_SIZE)
+            snprintf(err, errlen, "%s needs exact payloads (its message sizes depend on the data); drop --payload size",
+                     algo->name);
+        else
+            snprintf(err, errlen, "%s needs exact payloads, which need %.1f GiB here; lower --ranks or --n",
+                     algo->name, need / (1024.0 * 1024 * 1024));
+        goto out;
+    }
+    plan->payload = exact ? SP_PAYLOAD_EXACT : SP_PAYLOAD_SIZE; /* what the run does, as summary.json says */
+    rc = 1;
+    if (report_alloc(rep, plan, k, exact) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+
+    int write_outputs = plan->out[0] != '\0' && sp_backend_is_root();
+    if (write_outputs) {
+        rc = 2;
+        if (sp_mkdirs(plan->out, err, errlen) != 0)
+            goto out;
+        /* a previous run's files must not pass for this run's */
+        const char *names[] = {"messages.csv", "summary.json", "trace.json"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(path, sizeof path, "%s/%s", plan->out, names[i]);
+            remove(path);
+        }
+        if (plan->write_csv) {
+            snprintf(path, sizeof path, "%s/messages.csv", plan->out);
+            if (!(csv = sp_csv_open(path, rep->phase_names, err, errlen)))
+                goto out;
+        }
+        if (plan->write_trace) {
+            snprintf(path, sizeof path, "%s/trace.json", plan->out);
+            if (!(chrome = sp_chrome_open(path, P, rep->phase_names, plan->trace_msgs, err, errlen)))
+                goto out;
+        }
+        rc = 1;
+    }
+    if (!(acct = sp_acct_open(rep, csv, chrome))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    rs->shim.sink = sp_acct_sink(acct);
+    rs->shim.want_times = csv || chrome;
+    rs->shim.rank_main = rank_main;
+    rs->shim.rank_arg = rs;
+
+    double w0 = now_wall();
+    sp_backend_config cfg = {P, plan->platform, plan->network, plan->watchdog};
+    char rerr[512] = "";
+    rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
+    rep->wall_seconds = now_wall() - w0;
+    if (rc == 0 && rs->shim.failed)
+        rc = 1;
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", rerr[0] ? rerr : rs->shim.errmsg);
+        goto out;
+    }
+    sp_csv_writer *c2 = csv;
+    sp_chrome_writer *t2 = chrome;
+    csv = NULL;
+    chrome = NULL;
+    int csv_rc = c2 ? sp_csv_close(c2, 1, werr, sizeof werr) : 0;
+    if (t2 && sp_chrome_close(t2, csv_rc == 0, &rep->trace_dropped, werr, sizeof werr) != 0 && csv_rc == 0)
+        csv_rc = -1;
+    if (csv_rc != 0) {
+        snprintf(err, errlen, "%s", werr);
+        rc = 1;
+        goto out;
+    }
+    add_analysis(rep, plan);
+    if (write_outputs) {
+        snprintf(path, sizeof path, "%s/summary.json", plan->out);
+        if (sp_summary_write(path, SPARSIM_VERSION, sp_backend_name(), sp_plan_echo(plan), rep, err, errlen) != 0) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (plan->dump_result[0] && sp_backend_is_root()) {
+        uint64_t shape[1] = {plan->n};
+        if (!rep->result) {
+            snprintf(err, errlen, "no result to dump");
+            rc = 1;
+            goto out;
+        }
+        if (sp_npy_write(plan->dump_result, rep->result, 1, shape, err, errlen) != 0) {
+            rc = 1;
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (csv)
+        sp_csv_close(csv, 0, werr, sizeof werr);
+    if (chrome)
+        sp_chrome_close(chrome, 0, NULL, werr, sizeof werr);
+    sp_acct_close(acct);
+    sp_npy_free(&grads);
+    free(rs);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* backend.h - what the shim core, its backends and the run driver share.
+ *
+ * The public shim header (shim.h) is all an algorithm sees.  Behind it, each
+ * backend (simgrid.c, mpi.c) fills an sp_backend table and starts the ranks;
+ * the shim core (shim.c) checks arguments, keeps each rank's phase and turns
+ * what happens into events: a message delivered, a phase span closed, a
+ * figure recorded.  Every event goes into one sink.  The driver decides what
+ * the sink is (its accounting, which turns events into every figure and feeds
+ * the writers); a backend only moves messages, and one that cannot observe a
+ * message whole at delivery (MPI: the receiver does not know when it was
+ * posted) records the halves, pairs them at the end and replays the events
+ * into the driver's sink.
+ */
+#ifndef SPARSIM_BACKEND_H
+#define SPARSIM_BACKEND_H
+
+#include "shim.h"
+#include "../../topologies/device.h"
+#include "../../traces/trace.h"
+
+/* Where events go. */
+typedef struct {
+    void (*message)(void *to, const sp_msg_event *e);
+    void (*span)(void *to, const sp_span_event *e);
+    void (*stat)(void *to, const sp_stat_event *e);
+    /* every rank has finished iteration `iter`: its events are all in */
+    void (*iteration_done)(void *to, int iter);
+    void *to;
+} sp_sink;
+
+/* The state of one run that the shim core keeps (one per process). */
+typedef struct sp_shim {
+    sp_report *rep;        /* phase and statistic names are interned into it */
+    const sp_device *dev;  /* prices sp_compute on simulated backends */
+    sp_sink sink;
+    int want_times;        /* a writer needs t_post and t_done of messages */
+    int failed;            /* the first failure wins */
+    char errmsg[256];
+    /* the program each rank runs (the driver's), with its argument */
+    void (*rank_main)(sp_ctx *c, void *arg);
+    void *rank_arg;
+} sp_shim;
+
+typedef struct sp_backend {
+    const char *name;
+    /* NULL when the send or receive could not be posted (the shim records why) */
+    sp_req *(*isend)(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post);
+    sp_req *(*irecv)(sp_ctx *c, int src, int tag, void *buf, size_t cap);
+    int (*waitall)(sp_ctx *c, sp_req **reqs, int n, size_t *sizes); /* NULL entries skipped */
+    double (*now)(const sp_ctx *c);
+    void (*advance)(sp_ctx *c, double seconds); /* modelled compute time */
+    /* untraced, free synchronisation of all ranks; once every rank of this
+     * process has arrived and before any leaves, last(arg) is called once */
+    void (*barrier)(sp_ctx *c, void (*last)(void *arg), void *arg);
+} sp_backend;
+
+/* One rank.  What every message touches comes first: thousands of ranks
+ * take turns on one core, and a rank's state is cold each time its turn
+ * comes. */
+struct sp_ctx {
+    int rank, size;
+    const sp_backend *be;
+    void *be_state;
+    sp_shim *shim;
+    int iter;
+    int phase;        /* current phase id */
+    double phase_t0;  /* when the current phase began */
+    void *algo_state; /* sp_rank_state */
+};
+
+/* Interns a phase name; returns its id (creates it on first use). */
+int sp_phase_id(sp_shim *sh, const char *name);
+
+/* The driver's hooks around an iteration of one rank: begin (phase `phase`,
+ * now), end (closes the open phase span). */
+void sp_shim_iteration_begin(sp_ctx *c, int iter, int phase);
+void sp_shim_iteration_end(sp_ctx *c);
+/* The free synchronisation between iterations: every rank of this process
+ * arrives, then last(arg) runs once, then they all go on. */
+void sp_shim_sync(sp_ctx *c, void (*last)(void *arg), void *arg);
+
+/* Called by a backend when a message has been delivered to rank `c`. */
+void sp_deliver(sp_ctx *c, const sp_msg_event *e);
+
+/* Records a failure (first one wins); ranks stop at the next iteration. */
+void sp_fail(sp_shim *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What a backend needs to start P ranks. */
+typedef struct {
+    int ranks;
+    const char *platform; /* built-in name or SimGrid XML file (simulated backends) */
+    const char *network;  /* cm02 | lv08 | smpi (simulated backends) */
+    double watchdog;      /* seconds a wait may make no progress (real backends) */
+} sp_backend_config;
+
+/* The backend linked into this program (simgrid.c or mpi.c): runs the ranks,
+ * each calling sh->rank_main; 0 on success, 2 for bad input (platform), 1 for
+ * a failed run.  On MPI every process calls it and only the root's report is
+ * complete.  It sets rep->alpha and rep->beta where it knows the routes. */
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen);
+const char *sp_backend_name(void);
+/* 1 in the process that writes the outputs */
+int sp_backend_is_root(void);
+
+#endif

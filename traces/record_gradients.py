@@ -1,0 +1,691 @@
+#!/usr/bin/python3
+"""Record real per-worker gradients as a trace for the simulator's --grad-file.
+
+One process plays P data-parallel workers.  Each iteration every worker computes
+the gradient of the loss on its own mini-batch shard; the dense average of the P
+gradients is applied with SGD (momentum 0.9), so the model really trains.  For the
+chosen iterations every worker's gradient, flattened in model.parameters() order,
+is appended to DIR/grads.npy, a float32 array of shape (I, P, n) that is streamed
+to disk one iteration at a time.  DIR/layers.json describes the run: the layer
+table (name, offset, size, shape of every parameter tensor), the recorded
+iterations, the training loss of every iteration and the test metrics.
+
+Models, after the three families of the sparse-allreduce papers:
+  cnn          a small VGG-like convnet (3x3 convolutions, batch norm, two
+               max-pools, two fully connected layers) on scikit-learn's bundled
+               8x8 digits, with random one-pixel shifts as augmentation
+  lstm         a character-level LSTM language model on the licence texts in
+               /usr/share/common-licenses
+  transformer  a BERT-like encoder trained by masked-token prediction on the
+               same texts, with word-level tokens and the output projection
+               tied to the token embedding
+
+Needs python3-torch, python3-sklearn and python3-numpy (Debian 12).
+Exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import re
+import signal
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+PROG = "record_gradients.py"
+LICENSE_DIR = "/usr/share/common-licenses"
+DEFAULT_RECORD = "50-81,200-231"
+MOMENTUM = 0.9
+TEST_FRACTION = 0.1          # the last 10% of the text (or of the digits) is held out
+EVAL_SEED = 20240601         # fixed masks for the transformer's test loss
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line on stderr with exit status 2."""
+
+
+class RunFailed(Exception):
+    """The run could not go on (missing data, diverged training): exit status 1."""
+
+
+class Terminated(Exception):
+    """SIGTERM or SIGHUP arrived; the run stops and removes its temporaries."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# ---------------------------------------------------------------------------
+# Model sizes.  "tiny" is for tests (a few thousand parameters, seconds);
+# "default" is 100k-500k parameters with a realistic mix of tensor sizes.
+
+SIZES = {
+    "cnn": {
+        "tiny":    dict(width1=4, width2=8, hidden=16),
+        "small":   dict(width1=16, width2=32, hidden=128),
+        "default": dict(width1=32, width2=64, hidden=256),
+    },
+    "lstm": {
+        "tiny":    dict(embed=8, hidden=16, layers=1),
+        "small":   dict(embed=32, hidden=64, layers=2),
+        "default": dict(embed=64, hidden=128, layers=2),
+    },
+    "transformer": {
+        "tiny":    dict(dim=16, layers=1, heads=2, ff=32, vocab=128, seq=32),
+        "small":   dict(dim=32, layers=2, heads=4, ff=128, vocab=512, seq=64),
+        "default": dict(dim=64, layers=3, heads=4, ff=256, vocab=2048, seq=64),
+    },
+}
+
+# Per-worker batch and learning rate when --batch / --lr are not given.
+DEFAULTS = {
+    "cnn":         dict(batch=16, lr=0.05),
+    "lstm":        dict(batch=8, lr=1.0),
+    "transformer": dict(batch=8, lr=0.1),
+}
+
+LSTM_SEQ = 32          # characters per training sequence
+MAX_GRAD_NORM = 1.0    # the averaged gradient is clipped to this norm for lstm/transformer
+WARMUP = 20            # iterations of linear learning-rate warm-up for the transformer
+
+
+# ---------------------------------------------------------------------------
+# cnn: VGG-like convnet on the 8x8 digits
+
+class SmallVgg(nn.Module):
+    """conv-bn-relu x2, max-pool, conv-bn-relu x2, max-pool, fc-relu-dropout, fc."""
+
+    def __init__(self, width1, width2, hidden, classes=10):
+        super().__init__()
+        layers = collections.OrderedDict()
+        channels = 1
+        for block, width in ((1, width1), (2, width2)):
+            for i in (1, 2):
+                name = f"{block}_{i}"
+                layers["conv" + name] = nn.Conv2d(channels, width, 3, padding=1, bias=False)
+                layers["bn" + name] = nn.BatchNorm2d(width)
+                layers["relu" + name] = nn.ReLU()
+                channels = width
+            layers[f"pool{block}"] = nn.MaxPool2d(2)
+        self.features = nn.Sequential(layers)
+        self.fc1 = nn.Linear(width2 * 2 * 2, hidden)   # 8x8 -> 4x4 -> 2x2
+        self.dropout = nn.Dropout(0.3)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        x = self.features(x).flatten(1)
+        return self.fc2(self.dropout(F.relu(self.fc1(x))))
+
+
+class DigitsTask:
+    """Digits classification; the last 10% of the images are the test set."""
+
+    name = "cnn"
+
+    def __init__(self, size, rng):
+        from sklearn.datasets import load_digits
+        digits = load_digits()
+        images = digits.images.astype(np.float32) / 16.0     # (1797, 8, 8), in [0, 1]
+        labels = digits.target.astype(np.int64)
+        cut = int(round(len(images) * (1 - TEST_FRACTION)))
+        self.train_x, self.train_y = images[:cut], labels[:cut]
+        self.test_x, self.test_y = images[cut:], labels[cut:]
+        self.mean = float(self.train_x.mean())
+        self.std = float(self.train_x.std())
+        self.rng = rng
+        self.order = np.empty(0, dtype=np.int64)   # what is left of this epoch's shuffle
+        self.model = SmallVgg(**SIZES["cnn"][size])
+
+    def describe(self):
+        return {"dataset": "sklearn digits, 8x8", "train_images": len(self.train_x),
+                "test_images": len(self.test_x), "augmentation": "random shift by -1..1 pixel in x and y"}
+
+    def _tensor(self, images):
+        return torch.from_numpy((images - self.mean) / self.std).unsqueeze(1)
+
+    def _shifted(self, images):
+        """Each image moved by -1, 0 or +1 pixel in each direction, filled with background."""
+        count = len(images)
+        padded = np.zeros((count, 10, 10), dtype=np.float32)
+        padded[:, 1:9, 1:9] = images
+        rows = self.rng.integers(0, 3, count)[:, None] + np.arange(8)
+        cols = self.rng.integers(0, 3, count)[:, None] + np.arange(8)
+        return padded[np.arange(count)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+    def draw(self, workers, batch):
+        """One global batch of workers x batch images, drawn epoch by epoch, split in shards."""
+        need = workers * batch
+        while len(self.order) < need:
+            self.order = np.concatenate([self.order, self.rng.permutation(len(self.train_x))])
+        picked, self.order = self.order[:need], self.order[need:]
+        shards = []
+        for w in range(workers):
+            idx = picked[w * batch:(w + 1) * batch]
+            shards.append((self._tensor(self._shifted(self.train_x[idx])), torch.from_numpy(self.train_y[idx])))
+        return shards
+
+    def loss(self, shard):
+        images, labels = shard
+        return F.cross_entropy(self.model(images), labels)
+
+    @torch.no_grad()
+    def evaluate(self):
+        logits = self.model(self._tensor(self.test_x))
+        labels = torch.from_numpy(self.test_y)
+        return {"test_loss": F.cross_entropy(logits, labels).item(),
+                "test_accuracy": (logits.argmax(1) == labels).float().mean().item()}
+
+
+# ---------------------------------------------------------------------------
+# Licence texts, shared by lstm and transformer
+
+def licence_text():
+    """All licence files, sorted by name, one after the other.
+
+    A symbolic link to another file of the directory (GPL -> GPL-3) is read once,
+    under the first name, so that no text appears twice.
+    """
+    try:
+        names = sorted(os.listdir(LICENSE_DIR))
+    except OSError as e:
+        raise RunFailed(f"cannot read {LICENSE_DIR}: {e.strerror}") from e
+    seen, texts = set(), []
+    for name in names:
+        path = os.path.join(LICENSE_DIR, name)
+        real = os.path.realpath(path)
+        if real in seen or not os.path.isfile(real):
+            continue
+        seen.add(real)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            texts.append(f.read())
+    if not texts:
+        raise RunFailed(f"no licence texts in {LICENSE_DIR}")
+    return "\n".join(texts)
+
+
+class CharLstm(nn.Module):
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, num_layers=layers, batch_first=True)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, chars):
+        out, _ = self.lstm(self.embed(chars))
+        return self.decoder(out)
+
+
+class CharLmTask:
+    """Next-character prediction; the last 10% of the text is the test set."""
+
+    name = "lstm"
+
+    def __init__(self, size, rng):
+        text = licence_text()
+        self.alphabet = sorted(set(text))
+        index = {c: i for i, c in enumerate(self.alphabet)}
+        codes = np.array([index[c] for c in text], dtype=np.int64)
+        cut = int(len(codes) * (1 - TEST_FRACTION))
+        self.train, self.test = codes[:cut], codes[cut:]
+        self.rng = rng
+        self.model = CharLstm(len(self.alphabet), **SIZES["lstm"][size])
+
+    def describe(self):
+        return {"dataset": LICENSE_DIR, "tokens": "characters", "vocabulary": len(self.alphabet),
+                "train_chars": len(self.train), "test_chars": len(self.test), "sequence": LSTM_SEQ}
+
+    def draw(self, workers, batch):
+        """Each worker gets `batch` windows of LSTM_SEQ + 1 characters at random places."""
+        span = np.arange(LSTM_SEQ + 1)
+        shards = []
+        for _ in range(workers):
+            starts = self.rng.integers(0, len(self.train) - LSTM_SEQ, batch)
+            shards.append(torch.from_numpy(self.train[starts[:, None] + span]))
+        return shards
+
+    def _loss(self, windows):
+        logits = self.model(windows[:, :-1])
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
+
+    def loss(self, windows):
+        return self._loss(windows)
+
+    @torch.no_grad()
+    def evaluate(self):
+        """Mean loss over every character of the test text, in windows as in training."""
+        count = (len(self.test) - 1) // LSTM_SEQ
+        starts = np.arange(count) * LSTM_SEQ
+        windows = torch.from_numpy(self.test[starts[:, None] + np.arange(LSTM_SEQ + 1)])
+        loss = self._loss(windows).item()
+        return {"test_loss": loss, "test_bits_per_char": loss / math.log(2)}
+
+
+# ---------------------------------------------------------------------------
+# transformer: BERT-like masked-token prediction on words
+
+WORD = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")   # lower-cased words, numbers and single punctuation marks
+UNK, MASK = 0, 1
+
+
+class MaskedLm(nn.Module):
+    """Token + position embeddings, post-norm encoder layers, BERT's prediction head.
+
+    The output projection is tied to the token embedding (logits = h E^T + b), as
+    in BERT, so that matrix gets the gradient of both its uses.
+    """
+
+    def __init__(self, vocab, dim, layers, heads, ff, seq):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, dim)
+        self.positions = nn.Embedding(seq, dim)
+        self.embed_norm = nn.LayerNorm(dim)
+        self.dropout = nn.Dropout(0.1)
+        layer = nn.TransformerEncoderLayer(dim, heads, ff, dropout=0.1, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(dim, dim)
+        self.head_norm = nn.LayerNorm(dim)
+        self.out_bias = nn.Parameter(torch.zeros(vocab))
+        for module in self.modules():          # BERT's initialisation
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+        for layer in self.encoder.layers:
+            nn.init.normal_(layer.self_attn.in_proj_weight, std=0.02)
+            nn.init.zeros_(layer.self_attn.in_proj_bias)
+
+    def forward(self, tokens, where):
+        """Logits for the positions where `where` is true."""
+        positions = torch.arange(tokens.shape[1])
+        x = self.embed_norm(self.tokens(tokens) + self.positions(positions))
+        h = self.encoder(self.dropout(x))[where]
+        h = self.head_norm(F.gelu(self.head(h)))
+        return h @ self.tokens.weight.t() + self.out_bias
+
+
+class MaskedLmTask:
+    """Masked-token prediction on words; the last 10% of the tokens are the test set.
+
+    The vocabulary is the training part's words seen at least twice, most frequent
+    first, up to the size's limit; other words become [UNK].  15% of the positions
+    of each sequence are predicted: 80% of them shown as [MASK], 10% as a random
+    word, 10% unchanged.
+    """
+
+    name = "transformer"
+
+    def __init__(self, size, rng):
+        config = dict(SIZES["transformer"][size])
+        self.seq = config["seq"]
+        words = WORD.findall(licence_text().lower())
+        cut = int(len(words) * (1 - TEST_FRACTION))
+        counts = collections.Counter(words[:cut])
+        frequent = sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], w))
+        self.vocab = ["[UNK]", "[MASK]"] + frequent[:config["vocab"] - 2]
+        index = {w: i for i, w in enumerate(self.vocab)}
+        codes = np.array([index.get(w, UNK) for w in words], dtype=np.int64)
+        self.train, self.test = codes[:cut], codes[cut:]
+        self.rng = rng
+        config["vocab"] = len(self.vocab)
+        self.model = MaskedLm(**config)
+        self.test_batch = self._masked(self._test_windows(), np.random.default_rng(EVAL_SEED))
+
+    def describe(self):
+        return {"dataset": LICENSE_DIR, "tokens": "words (lower case) and punctuation marks",
+                "vocabulary": len(self.vocab), "train_tokens": len(self.train), "test_tokens": len(self.test),
+                "unknown_fraction": float(np.mean(self.train == UNK)), "sequence": self.seq,
+                "masking": "15% of positions: 80% [MASK], 10% random word, 10% unchanged",
+                "output_projection": "tied to the token embedding, plus a bias"}
+
+    def _test_windows(self):
+        count = len(self.test) // self.seq
+        return self.test[:count * self.seq].reshape(count, self.seq)
+
+    def _masked(self, windows, rng):
+        """(inputs, where, targets): 15% of each row's positions chosen and corrupted."""
+        rows, seq = windows.shape
+        picks = max(1, int(round(0.15 * seq)))
+        chosen = np.argsort(rng.random((rows, seq)), axis=1)[:, :picks]
+        where = np.zeros((rows, seq), dtype=bool)
+        where[np.arange(rows)[:, None], chosen] = True
+        inputs = windows.copy()
+        roll = rng.random((rows, seq))
+        inputs[where & (roll < 0.8)] = MASK
+        swap = where & (roll >= 0.8) & (roll < 0.9)
+        inputs[swap] = rng.integers(2, len(self.vocab), int(swap.sum()))
+        return torch.from_numpy(inputs), torch.from_numpy(where), torch.from_numpy(windows[where])
+
+    def draw(self, workers, batch):
+        span = np.arange(self.seq)
+        shards = []
+        for _ in range(workers):
+            starts = self.rng.integers(0, len(self.train) - self.seq + 1, batch)
+            shards.append(self._masked(self.train[starts[:, None] + span], self.rng))
+        return shards
+
+    def loss(self, shard):
+        inputs, where, targets = shard
+        return F.cross_entropy(self.model(inputs, where), targets)
+
+    @torch.no_grad()
+    def evaluate(self):
+        """Masked-token loss on the test text, always with the same masks."""
+        inputs, where, targets = self.test_batch
+        logits = self.model(inputs, where)
+        return {"test_masked_loss": F.cross_entropy(logits, targets).item(),
+                "test_masked_accuracy": (logits.argmax(1) == targets).float().mean().item()}
+
+
+TASKS = {"cnn": DigitsTask, "lstm": CharLmTask, "transformer": MaskedLmTask}
+
+
+# ---------------------------------------------------------------------------
+# Streaming .npy writer
+
+class NpyStream:
+    """A float32 C-order .npy file (format 1.0) written one block at a time.
+
+    The header carries the final shape; blocks are appended along the first
+    axis and close() checks that exactly the announced number arrived.
+    """
+
+    def __init__(self, f, shape):
+        self.f = f
+        self.shape = tuple(int(s) for s in shape)
+        self.block = self.shape[1:]
+        self.written = 0
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }" % repr(self.shape)
+        # 6 bytes of magic, 2 of version, 2 of header length, the header and its '\n':
+        # padded with spaces so that the data starts at a multiple of 64 bytes.
+        header += " " * (-(10 + len(header) + 1) % 64) + "\n"
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+
+    def append(self, block):
+        if block.shape != self.block or block.dtype != np.dtype("<f4") or not block.flags.c_contiguous:
+            raise ValueError(f"block {block.shape} {block.dtype} does not fit {self.shape}")
+        if self.written == self.shape[0]:
+            raise ValueError("more blocks than the header announced")
+        self.f.write(block.data)
+        self.written += 1
+
+    def finish(self):
+        if self.written != self.shape[0]:
+            raise ValueError(f"{self.written} blocks written, the header announced {self.shape[0]}")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+
+# ---------------------------------------------------------------------------
+# Command line
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def parse_record(text, iters, option="--record"):
+    """'50-81,200-231' -> sorted iterations; each below iters."""
+    chosen = set()
+    for item in text.split(","):
+        item = item.strip()
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        if not match:
+            raise UsageError(f"{option}: '{item}' is neither an iteration nor a range A-B")
+        first = int(match[1])
+        last = int(match[2]) if match[2] is not None else first
+        if last < first:
+            raise UsageError(f"{option}: range {item} ends before it starts")
+        if last >= iters:
+            raise UsageError(f"{option}: iteration {last} is beyond --iters {iters} (iterations are 0..{iters - 1})")
+        chosen.update(range(first, last + 1))
+    return sorted(chosen)
+
+
+def default_record(iters):
+    """The default ranges, cut at --iters; an error if nothing is left."""
+    chosen = [i for i in parse_record(DEFAULT_RECORD, 1 << 62) if i < iters]
+    if not chosen:
+        raise UsageError(f"the default --record {DEFAULT_RECORD} has no iteration below --iters {iters}; give --record")
+    return chosen
+
+
+def parse_args(argv):
+    sizes = ", ".join(f"{m}: batch {d['batch']}, lr {d['lr']}" for m, d in DEFAULTS.items())
+    parser = Parser(
+        prog=PROG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train a model with P data-parallel workers in one process and record every "
+                    "worker's flattened gradient, for chosen iterations, as DIR/grads.npy "
+                    "(float32, shape (I, P, n)) with DIR/layers.json describing it.",
+        epilog=f"""models:
+  cnn          small VGG-like convnet on scikit-learn's 8x8 digits, random one-pixel
+               shifts; --batch images per worker
+  lstm         character-level LSTM language model on {LICENSE_DIR};
+               --batch sequences of {LSTM_SEQ} characters per worker
+  transformer  BERT-like encoder, masked-token prediction (15%, 80/10/10) on the same
+               texts, word tokens, output projection tied to the token embedding;
+               --batch sequences per worker
+
+defaults per model: {sizes}.
+SGD with momentum {MOMENTUM} on the averaged gradient; for lstm and transformer the averaged
+gradient is clipped to norm {MAX_GRAD_NORM}, and the transformer warms its learning rate up
+over {WARMUP} iterations.  The recorded gradients are the workers' own, unclipped.
+
+outputs in DIR (written under a temporary name, renamed at the end):
+  grads.npy    float32, C order, shape (I, P, n): I recorded iterations, P workers,
+               n parameters in model.parameters() order
+  layers.json  layer table (name, offset, size, shape), recorded iterations, the
+               training loss of every iteration, test metrics, wall time
+
+exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).""")
+    parser.add_argument("--model", required=True, choices=sorted(TASKS), help="model family (see below)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    parser.add_argument("--workers", type=int, default=8, metavar="P", help="data-parallel workers (default 8)")
+    parser.add_argument("--iters", type=int, default=300, help="training iterations (default 300)")
+    parser.add_argument("--record", metavar="LIST",
+                        help="iterations to record, 0-based, as a comma-separated list of numbers and "
+                             f"inclusive ranges A-B, each below --iters (default {DEFAULT_RECORD}, "
+                             "cut at --iters)")
+    parser.add_argument("--batch", type=int, metavar="B", help="mini-batch per worker (default per model)")
+    parser.add_argument("--lr", type=float, help="learning rate (default per model)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the model, the data order and dropout (default 1)")
+    parser.add_argument("--threads", type=int, default=2, help="CPU threads for torch (default 2)")
+    parser.add_argument("--size", choices=["tiny", "small", "default"], default="default",
+                        help="model size: tiny (a few thousand parameters, for tests), small, default "
+                             "(100k-300k parameters)")
+    args = parser.parse_args(argv)
+
+    for name in ("workers", "iters", "threads"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1")
+    if args.batch is None:
+        args.batch = DEFAULTS[args.model]["batch"]
+    if args.batch < 1:
+        raise UsageError("--batch must be at least 1")
+    if args.lr is None:
+        args.lr = DEFAULTS[args.model]["lr"]
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise UsageError("--lr must be a positive number")
+    if not 0 <= args.seed < 2 ** 32:
+        raise UsageError("--seed must be in 0..4294967295")
+    args.record = parse_record(args.record, args.iters) if args.record is not None else default_record(args.iters)
+    return args
+
+
+# ---------------------------------------------------------------------------
+# Training
+
+def flatten_into(params, row):
+    """Copy the parameters' gradients, in order, into one row of the gradient matrix."""
+    offset = 0
+    for p in params:
+        size = p.numel()
+        if p.grad is None:               # a parameter this batch did not reach
+            row[offset:offset + size].zero_()
+        else:
+            row[offset:offset + size].copy_(p.grad.reshape(-1))
+        offset += size
+
+
+def train(task, args, stream, log):
+    """Run all iterations; returns the mean training loss of each one."""
+    model = task.model
+    params = list(model.parameters())
+    n = sum(p.numel() for p in params)
+    grads = torch.zeros(args.workers, n)
+    optimizer = torch.optim.SGD(params, lr=args.lr, momentum=MOMENTUM)
+    recorded = set(args.record)
+    clip = MAX_GRAD_NORM if task.name in ("lstm", "transformer") else 0.0
+    losses = []
+    start = time.monotonic()
+    for it in range(args.iters):
+        model.train()
+        worker_losses = []
+        for w, shard in enumerate(task.draw(args.workers, args.batch)):
+            model.zero_grad(set_to_none=True)
+            loss = task.loss(shard)
+            loss.backward()
+            flatten_into(params, grads[w])
+            worker_losses.append(loss.item())
+        mean_loss = float(np.mean(worker_losses))
+        if not math.isfinite(mean_loss) or not torch.isfinite(grads).all():
+            raise RunFailed(f"training diverged at iteration {it} (loss {mean_loss}); try a smaller --lr")
+        losses.append(mean_loss)
+        if it in recorded:
+            stream.append(grads.numpy())
+
+        average = grads.mean(0)
+        offset = 0
+        for p in params:
+            p.grad = average[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        if clip:
+            nn.utils.clip_grad_norm_(params, clip)
+        if task.name == "transformer":
+            for group in optimizer.param_groups:
+                group["lr"] = args.lr * min(1.0, (it + 1) / WARMUP)
+        optimizer.step()
+
+        if it % 50 == 0 or it == args.iters - 1:
+            log(f"iteration {it:5d}  loss {mean_loss:.4f}  ({time.monotonic() - start:.1f} s)")
+    return losses
+
+
+def layer_table(model):
+    table, offset = [], 0
+    for name, p in model.named_parameters():
+        table.append({"name": name, "offset": offset, "size": p.numel(), "shape": list(p.shape)})
+        offset += p.numel()
+    return table
+
+
+def remove_quietly(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def run(args, log):
+    started = time.monotonic()
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: {e.strerror}") from e
+    final_grads = os.path.join(args.out, "grads.npy")
+    final_layers = os.path.join(args.out, "layers.json")
+    tmp_grads = os.path.join(args.out, f".grads.npy.{os.getpid()}.part")
+    tmp_layers = os.path.join(args.out, f".layers.json.{os.getpid()}.part")
+    try:
+        grads_file = open(tmp_grads, "xb")
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot write there: {e.strerror}") from e
+
+    try:
+        with grads_file:
+            torch.manual_seed(args.seed)
+            task = TASKS[args.model](args.size, np.random.default_rng(args.seed))
+            model = task.model
+            layers = layer_table(model)
+            n = sum(layer["size"] for layer in layers)
+            shape = (len(args.record), args.workers, n)
+            log(f"{args.model} ({args.size}): {n} parameters in {len(layers)} tensors; {args.workers} workers x "
+                f"batch {args.batch}; {args.iters} iterations; recording {len(args.record)} "
+                f"({4 * math.prod(shape) / 2**20:.1f} MiB)")
+            model.eval()
+            test_start = task.evaluate()
+            log("test at start: " + ", ".join(f"{k} {v:.4f}" for k, v in test_start.items()))
+
+            stream = NpyStream(grads_file, shape)
+            train_started = time.monotonic()
+            losses = train(task, args, stream, log)
+            train_seconds = time.monotonic() - train_started
+            stream.finish()
+
+        model.eval()
+        test_end = task.evaluate()
+        log("test at end:   " + ", ".join(f"{k} {v:.4f}" for k, v in test_end.items()))
+        wall = time.monotonic() - started
+        summary = {
+            "model": args.model, "size": args.size, "n": n, "workers": args.workers,
+            "iterations": args.record, "layers": layers,
+            "seed": args.seed, "batch": args.batch, "lr": args.lr, "momentum": MOMENTUM,
+            "grad_clip": MAX_GRAD_NORM if args.model in ("lstm", "transformer") else None,
+            "warmup": WARMUP if args.model == "transformer" else 0,
+            "iters": args.iters, "threads": args.threads, "data": task.describe(),
+            "loss": losses, "test_start": test_start, "test_end": test_end,
+            "train_seconds": round(train_seconds, 3), "wall_seconds": round(wall, 3),
+            "grads": {"file": "grads.npy", "dtype": "float32", "shape": list(shape)},
+        }
+        with open(tmp_layers, "x") as f:
+            json.dump(summary, f, indent=1)
+            f.write("\n")
+        os.replace(tmp_layers, final_layers)
+        os.replace(tmp_grads, final_grads)
+        log(f"wrote {final_grads} and {final_layers} in {wall:.1f} s")
+    finally:
+        remove_quietly(tmp_grads)
+        remove_quietly(tmp_layers)
+
+
+def main(argv):
+    def on_signal(signum, frame):
+        raise Terminated(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    def log(line):
+        print(line, flush=True)
+
+    try:
+        args = parse_args(argv)
+        torch.set_num_threads(args.threads)
+        torch.use_deterministic_algorithms(True)
+        run(args, log)
+        return 0
+    except UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; no output written", file=sys.stderr)
+        return 130
+    except Terminated as e:
+        print(f"{PROG}: stopped by {e}; no output written", file=sys.stderr)
+        return 128 + e.signum
+    except (RunFailed, OSError) as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,92 @@
+/* summary_keys.h - the schema of summary.json: every key, written once.
+ *
+ * The writer (summary_json.c) and every reader (the commands that tabulate
+ * runs, sweeps, analyze, compare) name keys through these macros, so a key
+ * cannot drift between them.  Units are in the names: _s seconds, _bytes
+ * bytes, _Bps bytes per second; words are 4 bytes.  The keys of "config" are
+ * the option names of `sparsim run` (its option table is their schema).
+ *
+ * {
+ *   SPK_VERSION: "x.y.z",
+ *   SPK_CONFIG: { option name: value, ... },
+ *   SPK_BACKEND: "simgrid" | "mpi",
+ *   SPK_K: k,
+ *   SPK_PLATFORM: { SPK_ALPHA: s, SPK_BANDWIDTH: B/s },
+ *   SPK_PHASES: [ phase names ],
+ *   SPK_ITERATIONS: [ { SPK_ITER, SPK_TIME, SPK_T_START, SPK_T_END, SPK_VOLUME_BYTES, SPK_MESSAGES,
+ *                       SPK_BYTES, SPK_DENSE_WARMUP (only when true),
+ *                       SPK_STATS: { name: { SPK_MIN, SPK_MEAN, SPK_MAX } },
+ *                       SPK_PHASES: { name: { SPK_TIME, SPK_VOLUME_BYTES, SPK_SENT_MAX, SPK_RECV_MAX } } } ],
+ *   SPK_TIME_PER_ITER: { SPK_MEAN, SPK_MAX, SPK_MIN },
+ *   SPK_VOLUME: { SPK_DEFINITION, SPK_VOL_MEAN, SPK_VOL_MAX, SPK_VOL_WORDS_MAX },
+ *   SPK_BOUND: { SPK_FORMULA, SPK_SOURCE, SPK_WORDS, SPK_BYTES_KEY, SPK_RATIO, SPK_FLOOR_WORDS (optional),
+ *                SPK_LOWER_FORMULA, SPK_LOWER_WORDS, SPK_LOWER_BYTES }   (absent without a closed form),
+ *   SPK_PREDICTION: { SPK_MODEL, SPK_TIME, SPK_MEASURED_OVER_PREDICTED }  (likewise),
+ *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY },
+ *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count
+ * }
+ */
+#ifndef SPARSIM_SUMMARY_KEYS_H
+#define SPARSIM_SUMMARY_KEYS_H
+
+#define SPK_VERSION "sparsim_version"
+#define SPK_CONFIG "config"
+#define SPK_BACKEND "backend"
+#define SPK_K "k"
+#define SPK_PLATFORM "platform"
+#define SPK_ALPHA "alpha_s"
+#define SPK_BANDWIDTH "bandwidth_Bps"
+#define SPK_PHASES "phases"
+#define SPK_ITERATIONS "iterations"
+#define SPK_ITER "iter"
+#define SPK_TIME "time_s"
+#define SPK_T_START "t_start_s"
+#define SPK_T_END "t_end_s"
+#define SPK_VOLUME_BYTES "volume_bytes"
+#define SPK_MESSAGES "messages"
+#define SPK_BYTES "bytes"
+#define SPK_DENSE_WARMUP "dense_warmup"
+#define SPK_STATS "stats"
+#define SPK_MIN "min"
+#define SPK_MEAN "mean"
+#define SPK_MAX "max"
+#define SPK_SENT_MAX "sent_max_bytes"
+#define SPK_RECV_MAX "recv_max_bytes"
+#define SPK_TIME_PER_ITER "time_per_iter_s"
+#define SPK_VOLUME "volume"
+#define SPK_DEFINITION "definition"
+#define SPK_VOL_MEAN "bytes_per_iter_mean"
+#define SPK_VOL_MAX "bytes_per_iter_max"
+#define SPK_VOL_WORDS_MAX "words_per_iter_max"
+#define SPK_BOUND "bound"
+#define SPK_FORMULA "formula"
+#define SPK_SOURCE "source"
+#define SPK_WORDS "words"
+#define SPK_BYTES_KEY "bytes"
+#define SPK_RATIO "ratio"
+#define SPK_FLOOR_WORDS "floor_words"
+#define SPK_LOWER_FORMULA "lower_formula"
+#define SPK_LOWER_WORDS "lower_words"
+#define SPK_LOWER_BYTES "lower_bytes"
+#define SPK_PREDICTION "prediction"
+#define SPK_MODEL "model"
+#define SPK_MEASURED_OVER_PREDICTED "measured_over_predicted"
+#define SPK_RANKS "ranks"
+#define SPK_SENT_MEAN "sent_bytes_mean"
+#define SPK_SENT_MAX_R "sent_bytes_max"
+#define SPK_RECV_MEAN "recv_bytes_mean"
+#define SPK_RECV_MAX_R "recv_bytes_max"
+#define SPK_SENT_ARRAY "sent_bytes"
+#define SPK_RECV_ARRAY "recv_bytes"
+#define SPK_WALL "wall_seconds"
+#define SPK_TRACE_DROPPED "trace_messages_dropped"
+
+/* the keys of "config" that the readers use (option names) */
+#define SPK_CFG_ALGO "algo"
+#define SPK_CFG_RANKS "ranks"
+#define SPK_CFG_PLATFORM "platform"
+#define SPK_CFG_N "n"
+#define SPK_CFG_ITERS "iters"
+#define SPK_CFG_PAYLOAD "payload"
+
+#endif
