@@ -30,15 +30,23 @@ typedef struct {
 typedef struct {
     run_row *r;
     int n, cap;
+    int oom; /* a row could not be kept */
 } rows;
 
-static void add(rows *rs, const run_row *r)
+static int add(rows *rs, const run_row *r)
 {
     if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? rs->cap * 2 : 32;
-        rs->r = realloc(rs->r, (size_t)rs->cap * sizeof *rs->r);
+        int cap = rs->cap ? rs->cap * 2 : 32;
+        run_row *nr = realloc(rs->r, (size_t)cap * sizeof *nr);
+        if (!nr) {
+            rs->oom = 1;
+            return -1;
+        }
+        rs->r = nr;
+        rs->cap = cap;
     }
     rs->r[rs->n++] = *r;
+    return 0;
 }
 
 static int read_summary(const char *path, rows *rs)
@@ -81,8 +89,14 @@ static void scan_dir(const char *dir, int depth, rows *rs)
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        names = realloc(names, (size_t)(nn + 1) * sizeof *names);
-        names[nn++] = strdup(e->d_name);
+        char **nn2 = realloc(names, (size_t)(nn + 1) * sizeof *names);
+        if (!nn2 || !(nn2[nn] = strdup(e->d_name))) {
+            names = nn2 ? nn2 : names;
+            rs->oom = 1;
+            break;
+        }
+        names = nn2;
+        nn++;
     }
     closedir(d);
     /* a stable order: by name */
@@ -181,6 +195,11 @@ int sp_analyze(const char *path, char *err, size_t errlen)
         scan_dir(path, 2, &rs);
     else if (read_sweep_csv(path, &rs, err, errlen) != 0)
         return 2;
+    if (rs.oom) {
+        free(rs.r);
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return 1;
+    }
     if (rs.n == 0) {
         free(rs.r);
         snprintf(err, errlen, "no finished run found in %s", path);

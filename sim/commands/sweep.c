@@ -195,13 +195,18 @@ static char **read_done(const char *path, int *count, int *exists)
         if (nf < 6)
             continue;
         if (*count == cap) {
-            cap = cap ? cap * 2 : 64;
-            keys = realloc(keys, (size_t)cap * sizeof *keys);
+            int nc = cap ? cap * 2 : 64;
+            char **nk = realloc(keys, (size_t)nc * sizeof *nk);
+            if (!nk)
+                break; /* fewer rows known as done: they run again */
+            keys = nk;
+            cap = nc;
         }
         /* algo, ranks, n, density, (k), platform */
         char key[512];
         snprintf(key, sizeof key, "%s|%s|%s|%s|%s", fields[0], fields[1], fields[2], fields[3], fields[5]);
-        keys[(*count)++] = strdup(key);
+        if ((keys[*count] = strdup(key)))
+            (*count)++;
     }
     fclose(f);
     return keys;
@@ -270,38 +275,25 @@ static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, d
     fsync(fileno(f));
 }
 
-int sp_cmd_sweep(int argc, char **argv)
+/* the runs of the sweep, every value checked before anything runs; NULL
+ * with a message (and *status: 2 bad input, 1 no memory) */
+static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count, int *status, char *err,
+                           size_t errlen)
 {
-    sweep_opts o;
-    memset(&o, 0, sizeof o);
-    sp_opts_defaults(&sweep_table, &o);
-    sp_plan base;
-    sp_plan_defaults(&base);
-    char err[600] = "";
-    int help;
-    if (parse_sweep(argc, argv, &o, &base, &help, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        return 2;
-    }
-    if (help) {
-        sweep_help();
-        return 0;
-    }
-    base.iters = o.iters;
     /* the axes: 0 algo, 1 ranks, 2 n, 3 density, 4 platform */
-    sp_cli_list *ax = calloc(5, sizeof *ax);
-    if (!ax) {
-        fprintf(stderr, "sparsim: out of memory\n");
-        return 1;
-    }
     const char *axis_names[5] = {"algo", "ranks", "n", "density", "platform"};
-    const char *axis_text[5] = {o.algo, o.ranks, o.n, o.density, o.platform};
+    const char *axis_text[5] = {o->algo, o->ranks, o->n, o->density, o->platform};
+    sp_plan *plans = NULL;
+    sp_cli_list *ax = calloc(5, sizeof *ax);
+    *status = 1;
+    if (!ax) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    *status = 2;
     for (int i = 0; i < 5; i++)
-        if (sp_cli_split(axis_text[i], &ax[i], axis_names[i], err, sizeof err) != 0) {
-            fprintf(stderr, "sparsim: %s\n", err);
-            free(ax);
-            return 2;
-        }
+        if (sp_cli_split(axis_text[i], &ax[i], axis_names[i], err, errlen) != 0)
+            goto out;
     if (ax[0].count == 1 && !strcmp(ax[0].items[0], "all")) {
         int n;
         const sp_algorithm *a = sp_algorithm_list(&n);
@@ -309,82 +301,96 @@ int sp_cmd_sweep(int argc, char **argv)
         for (int i = 0; i < n && i < SP_CLI_MAX_LIST; i++)
             snprintf(ax[0].items[ax[0].count++], sizeof ax[0].items[0], "%s", a[i].name);
     }
-    /* validate every combination's values before running anything */
-    int total = ax[0].count * ax[1].count * ax[2].count * ax[3].count * ax[4].count;
-    sp_plan *plans = calloc((size_t)total, sizeof *plans);
+    int total = ax[0].count * ax[1].count * ax[2].count * ax[3].count * ax[4].count, np = 0;
+    plans = calloc((size_t)total, sizeof *plans);
     if (!plans) {
-        fprintf(stderr, "sparsim: out of memory for %d runs\n", total);
-        free(ax);
-        return 1;
+        *status = 1;
+        snprintf(err, errlen, "out of memory for %d runs", total);
+        goto out;
     }
-    int np = 0;
     for (int pl = 0; pl < ax[4].count; pl++)
         for (int ni = 0; ni < ax[2].count; ni++)
             for (int di = 0; di < ax[3].count; di++)
                 for (int ri = 0; ri < ax[1].count; ri++)
                     for (int ai = 0; ai < ax[0].count; ai++) {
-                        sp_plan p = base;
+                        sp_plan *p = &plans[np++];
+                        *p = *base;
                         const char *vals[5] = {ax[0].items[ai], ax[1].items[ri], ax[2].items[ni], ax[3].items[di],
                                                ax[4].items[pl]};
-                        int bad = 0;
-                        for (int i = 0; i < 5 && !bad; i++)
-                            bad = sp_plan_set(&p, axis_names[i], vals[i], err, sizeof err) != 0;
-                        if (bad || sp_plan_validate(&p, err, sizeof err) != 0) {
-                            fprintf(stderr, "sparsim: %s\n", err);
+                        for (int i = 0; i < 5; i++)
+                            if (sp_plan_set(p, axis_names[i], vals[i], err, errlen) != 0) {
+                                free(plans);
+                                plans = NULL;
+                                goto out;
+                            }
+                        if (sp_plan_validate(p, err, errlen) != 0) {
                             free(plans);
-                            free(ax);
-                            return 2;
+                            plans = NULL;
+                            goto out;
                         }
-                        p.quiet = 1;
-                        p.write_trace = 0;
-                        p.write_csv = o.keep[0] != '\0';
-                        plans[np++] = p;
+                        p->quiet = 1;
+                        p->write_trace = 0;
+                        p->write_csv = o->keep[0] != '\0';
                     }
+    *count = np;
+    *status = 0;
+out:
     free(ax);
-    int ndone = 0, exists = 0;
-    char **done = read_done(o.out, &ndone, &exists);
+    return plans;
+}
+
+int sp_cmd_sweep(int argc, char **argv)
+{
+    sweep_opts o;
+    memset(&o, 0, sizeof o);
+    sp_opts_defaults(&sweep_table, &o);
+    sp_plan base;
+    sp_plan_defaults(&base);
+    char err[600] = "", tmpl[1100] = "";
+    int help, np = 0, status = 2, ndone = 0, exists = 0;
+    sp_plan *plans = NULL;
+    char **done = NULL;
+    FILE *csv = NULL;
+    if (parse_sweep(argc, argv, &o, &base, &help, err, sizeof err) != 0)
+        goto out;
+    if (help) {
+        sweep_help();
+        return 0;
+    }
+    base.iters = o.iters;
+    if (!(plans = make_plans(&o, &base, &np, &status, err, sizeof err)))
+        goto out;
+    status = 2;
+    done = read_done(o.out, &ndone, &exists);
     if (exists == 2) {
-        fprintf(stderr,
-                "sparsim: %s is not a sweep CSV with this version's columns; choose another --out (it is left "
-                "untouched)\n",
-                o.out);
-        free(plans);
-        return 2;
+        snprintf(err, sizeof err,
+                 "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
+                 o.out);
+        goto out;
     }
     if (exists && !o.resume) {
-        fprintf(stderr, "sparsim: %s exists; add --resume to continue it, or choose another --out\n", o.out);
-        free_done(done, ndone);
-        free(plans);
-        return 2;
+        snprintf(err, sizeof err, "%s exists; add --resume to continue it, or choose another --out", o.out);
+        goto out;
     }
-    FILE *csv = fopen(o.out, exists ? "a" : "w");
-    if (!csv) {
-        fprintf(stderr, "sparsim: cannot write %s: %s\n", o.out, strerror(errno));
-        free_done(done, ndone);
-        free(plans);
-        return 2;
+    if (!(csv = fopen(o.out, exists ? "a" : "w"))) {
+        snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
+        goto out;
     }
     if (!exists) {
         fprintf(csv, SWEEP_HEADER "\n");
         fflush(csv);
     }
-    char tmpl[1100] = "";
     if (!o.keep[0]) {
         const char *t = getenv("TMPDIR");
         snprintf(tmpl, sizeof tmpl, "%s/sparsim-sweep-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(tmpl)) {
-            fprintf(stderr, "sparsim: cannot create a temporary folder: %s\n", strerror(errno));
-            fclose(csv);
-            free_done(done, ndone);
-            free(plans);
-            return 1;
+            snprintf(err, sizeof err, "cannot create a temporary folder: %s", strerror(errno));
+            tmpl[0] = '\0';
+            status = 1;
+            goto out;
         }
     } else if (sp_mkdirs(o.keep, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        fclose(csv);
-        free_done(done, ndone);
-        free(plans);
-        return 2;
+        goto out;
     }
     sp_cli_on_interrupt(remove_on_interrupt, tmpl[0] ? tmpl : NULL);
     double t0 = sp_cli_now();
@@ -408,9 +414,9 @@ int sp_cmd_sweep(int argc, char **argv)
         double w0 = sp_cli_now(), rss = -1;
         cJSON *s;
         int rc = sp_cli_run_and_read(p, &s, &rss);
-        char status[64];
-        snprintf(status, sizeof status, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed");
-        write_row(csv, p, s, status, sp_cli_now() - w0, rss);
+        char st[64];
+        snprintf(st, sizeof st, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed");
+        write_row(csv, p, s, st, sp_cli_now() - w0, rss);
         cJSON_Delete(s);
         if (!o.keep[0])
             sp_cli_remove_run_dir(p->out);
@@ -418,14 +424,18 @@ int sp_cmd_sweep(int argc, char **argv)
         failed += rc != 0;
         progress(i + 1, np, t0);
     }
-    fclose(csv);
+    char took[32];
+    fmt_duration(took, sizeof took, sp_cli_now() - t0);
+    printf("sweep: %d runs (%d failed), %d already in %s; %s\n", ran, failed, skipped, o.out, took);
+    status = failed ? 1 : 0;
+out:
+    if (status != 0 && err[0])
+        fprintf(stderr, "sparsim: %s\n", err);
+    if (csv)
+        fclose(csv);
     if (tmpl[0])
         rmdir(tmpl);
     free_done(done, ndone);
     free(plans);
-    char took[32];
-    fmt_duration(took, sizeof took, sp_cli_now() - t0);
-    printf("sweep: %d runs (%d failed), %d already in %s; %s\n", ran, failed, skipped, o.out, took);
-    return failed ? 1 : 0;
+    return status;
 }
-

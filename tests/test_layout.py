@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""The house rules, checked on every source file.
+
+1. Nothing under algorithms/ includes a SimGrid or MPI header: algorithms see
+   the shim header (sim/shim/shim.h) and their own headers, nothing else.
+2. Rooms depend downward only: each folder includes files of the folders it
+   may use (the table below, which README.md's layout map states in words),
+   and that table has no cycle.
+
+usage: test_layout.py REPO_ROOT        (exit 0: the rules hold)
+       test_layout.py --self-test      (the checker catches what it must)
+"""
+import os
+import re
+import sys
+import tempfile
+
+# folder -> the folders its files may include (besides their own)
+MAY_USE = {
+    "traces": set(),
+    "topologies": {"traces"},
+    "analysis": {"traces"},
+    "sim/shim": {"traces", "topologies"},
+    "algorithms": {"sim/shim"},
+    "sim/workload": {"algorithms", "sim/shim", "traces", "analysis"},
+    "sim/driver": {"sim/shim", "sim/workload", "algorithms", "analysis", "traces", "topologies"},
+    "sim/commands": {"sim/driver", "sim/shim", "sim/workload", "algorithms", "analysis", "traces", "topologies"},
+}
+# what a file in algorithms/ may include from sim/shim
+ALGORITHMS_SEE = {"sim/shim/shim.h"}
+FORBIDDEN_IN_ALGORITHMS = re.compile(r"^\s*#\s*include\s*[<\"](simgrid/|simgrid\.h|mpi\.h|smpi/|xbt/)")
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+SOURCES = (".c", ".h", ".cpp", ".cu", ".cuh")
+
+
+def room_of(rel):
+    """The room of a path relative to the root: the longest MAY_USE key it lies in."""
+    best = None
+    for room in MAY_USE:
+        if rel == room or rel.startswith(room + "/"):
+            if best is None or len(room) > len(best):
+                best = room
+    return best
+
+
+def acyclic(graph):
+    state = {}
+
+    def visit(n, stack):
+        if state.get(n) == 1:
+            raise ValueError("cycle: " + " -> ".join(stack + [n]))
+        if state.get(n) == 2:
+            return
+        state[n] = 1
+        for m in graph.get(n, ()):
+            visit(m, stack + [n])
+        state[n] = 2
+
+    for n in graph:
+        visit(n, [])
+
+
+def check(root, counted=None):
+    """The list of violations under root (empty when the rules hold);
+    counted[0] gets the number of files checked."""
+    problems = []
+    files = 0
+    try:
+        acyclic(MAY_USE)
+    except ValueError as e:
+        problems.append("the table of rooms has a " + str(e))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and not d.startswith("build")]
+        for name in filenames:
+            if not name.endswith(SOURCES):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            room = room_of(rel)
+            if room is None:
+                continue  # tests, bench, notebooks: they may use anything
+            files += 1
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    if room == "algorithms" and FORBIDDEN_IN_ALGORITHMS.match(line):
+                        problems.append("%s:%d: algorithms include no SimGrid or MPI header: %s"
+                                        % (rel, lineno, line.strip()))
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    target = os.path.normpath(os.path.join(os.path.dirname(rel), m.group(1)))
+                    other = room_of(target)
+                    if other is None or other == room:
+                        if other is None and not os.path.exists(os.path.join(root, target)):
+                            problems.append("%s:%d: includes %s, which is not there" % (rel, lineno, target))
+                        continue
+                    if other not in MAY_USE[room]:
+                        problems.append("%s:%d: %s may not use %s (includes %s)" % (rel, lineno, room, other, target))
+                    elif room == "algorithms" and target not in ALGORITHMS_SEE:
+                        problems.append("%s:%d: algorithms see only %s, not %s"
+                                        % (rel, lineno, " ".join(sorted(ALGORITHMS_SEE)), target))
+    if counted is not None:
+        counted[0] = files
+    return problems
+
+
+def self_test():
+    """A tree that breaks each rule must be caught; a clean one must pass."""
+    cases = {
+        "mpi in algorithms": ("algorithms/a.c", "#include <mpi.h>\n"),
+        "simgrid in algorithms": ("algorithms/a.c", "#include <simgrid/actor.h>\n"),
+        "algorithms use the driver": ("algorithms/a.c", '#include "../sim/driver/run.h"\n'),
+        "algorithms use the backend": ("algorithms/a.c", '#include "../sim/shim/backend.h"\n'),
+        "traces use the driver": ("traces/t.c", '#include "../sim/driver/plan.h"\n'),
+        "the shim uses the driver": ("sim/shim/s.c", '#include "../driver/run.h"\n'),
+        "topologies use algorithms": ("topologies/p.c", '#include "../algorithms/algorithm.h"\n'),
+    }
+    failures = 0
+    for what, (rel, text) in cases.items():
+        with tempfile.TemporaryDirectory() as d:
+            for f in ["sim/driver/run.h", "sim/driver/plan.h", "sim/shim/backend.h", "algorithms/algorithm.h"]:
+                os.makedirs(os.path.join(d, os.path.dirname(f)), exist_ok=True)
+                open(os.path.join(d, f), "w").close()
+            os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "w") as f:
+                f.write(text)
+            if not check(d):
+                print("FAIL self-test: not caught: " + what)
+                failures += 1
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "algorithms"))
+        os.makedirs(os.path.join(d, "sim/shim"))
+        open(os.path.join(d, "sim/shim/shim.h"), "w").close()
+        with open(os.path.join(d, "algorithms/a.c"), "w") as f:
+            f.write('#include "../sim/shim/shim.h"\n#include <stdlib.h>\n')
+        if check(d):
+            print("FAIL self-test: a clean tree is refused: %s" % check(d))
+            failures += 1
+    return failures
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    failures = self_test()
+    counted = [0]
+    problems = [] if sys.argv[1] == "--self-test" else check(sys.argv[1], counted)
+    for p in problems:
+        print("FAIL " + p)
+    bad = failures + len(problems)
+    print("layout: %d source files in rooms checked" % counted[0])
+    print("%d passed, %d failed" % (counted[0] + 8 - bad if not problems else 8 - failures, bad))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
