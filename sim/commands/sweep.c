@@ -346,7 +346,7 @@ int sp_cmd_sweep(int argc, char **argv)
     sp_opts_defaults(&sweep_table, &o);
     sp_plan base;
     sp_plan_defaults(&base);
-    char err[600] = "", tmpl[1100] = "";
+    char err[1400] = "", tmpl[1100] = "";
     int help, np = 0, status = 2, ndone = 0, exists = 0;
     sp_plan *plans = NULL;
     char **done = NULL;
