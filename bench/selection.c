@@ -13,7 +13,7 @@
  *   selection [--n 1M,16M,128M] [--density 0.01] [--reps 3] [--no-sort]
  */
 #include "../algorithms/select.h"
-#include "../sim/driver/workload.h"
+#include "../sim/workload/generator.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -80,9 +80,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "out of memory at n = %llu\n", (unsigned long long)n);
             return 1;
         }
-        sp_synth_params sp;
-        sp_synth_defaults(&sp);
-        sp_synth_add(&sp, 1, 0, 0, n, x);
+        sp_profile prof;
+        char err[300];
+        sp_generator *gen = NULL;
+        if (sp_profile_get("generic", n, 1, NULL, &prof, err, sizeof err) != 0 ||
+            !(gen = sp_generator_new(&prof, 1, err, sizeof err))) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        sp_generator_fill(gen, 0, 0, x, 1);
+        sp_generator_free(gen);
+        sp_profile_free(&prof);
         double best[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
         float thr = 0;
         for (int r = 0; r < reps; r++) {

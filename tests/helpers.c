@@ -1,7 +1,7 @@
 /* helpers.c - running the real binary and small file helpers for tests. */
 #define _GNU_SOURCE
 #include "helpers.h"
-#include "../sim/driver/workload.h"
+#include "../sim/workload/generator.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -129,20 +129,31 @@ sp_report t_run_ok(const sp_plan *p)
     return rep;
 }
 
+sp_generator *t_generator(const sp_plan *p)
+{
+    sp_profile prof;
+    char err[300];
+    cr_assert_eq(sp_plan_profile(p, &prof, err, sizeof err), 0, "%s", err);
+    sp_generator *g = sp_generator_new(&prof, p->seed, err, sizeof err);
+    cr_assert_not_null(g, "%s", err);
+    sp_profile_free(&prof);
+    return g;
+}
+
 double *t_gradient_sum(const sp_plan *p, double **mag)
 {
-    sp_synth_params sp = {p->grad_layers, p->grad_spread, p->grad_shared, p->grad_persistence};
+    sp_generator *gen = t_generator(p);
     float *g = malloc(p->n * sizeof *g);
     double *sum = calloc(p->n, sizeof *sum), *m = calloc(p->n, sizeof *m);
     for (int it = 0; it < p->iters; it++)
         for (int r = 0; r < p->ranks; r++) {
-            memset(g, 0, p->n * sizeof *g);
-            sp_synth_add(&sp, p->seed, r, it, p->n, g);
+            sp_generator_fill(gen, r, it, g, 0);
             for (uint64_t i = 0; i < p->n; i++) {
                 sum[i] += g[i];
                 m[i] += fabs(g[i]);
             }
         }
+    sp_generator_free(gen);
     free(g);
     if (mag)
         *mag = m;

@@ -43,4 +43,8 @@ sp_report t_run_ok(const sp_plan *p);
  * of their magnitudes (mag may be NULL).  The caller frees. */
 double *t_gradient_sum(const sp_plan *p, double **mag);
 
+/* The generator a run of plan p uses (the caller frees it). */
+struct sp_generator;
+struct sp_generator *t_generator(const sp_plan *p);
+
 #endif

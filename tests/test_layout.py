@@ -19,7 +19,7 @@ import tempfile
 MAY_USE = {
     "traces": set(),
     "topologies": {"traces"},
-    "analysis": {"traces"},
+    "analysis": {"traces", "algorithms"},
     "sim/shim": {"traces", "topologies"},
     "algorithms": {"sim/shim"},
     "sim/workload": {"algorithms", "sim/shim", "traces", "analysis"},

@@ -4,7 +4,7 @@
  * forks), so each gets a fresh SimGrid engine. */
 #include "helpers.h"
 #include "../sim/driver/run.h"
-#include "../sim/driver/workload.h"
+#include "../sim/workload/generator.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -75,8 +75,7 @@ static void reference(const struct combo *c, const sp_plan *p, uint64_t k, doubl
 {
     uint64_t n = p->n;
     int P = c->P;
-    sp_synth_params sp;
-    sp_synth_defaults(&sp);
+    sp_generator *gen = t_generator(p);
     int dense = !strcmp(c->algo, "ring") || !strcmp(c->algo, "recdoubling") || !strcmp(c->algo, "rabenseifner");
     float *acc = calloc(n * (size_t)P, sizeof *acc); /* per-rank residual + gradient */
     int32_t *order = malloc(n * sizeof *order);
@@ -87,7 +86,7 @@ static void reference(const struct combo *c, const sp_plan *p, uint64_t k, doubl
         memset(ref, 0, n * sizeof *ref);
         memset(scale, 0, n * sizeof *scale);
         for (int r = 0; r < P; r++)
-            sp_synth_add(&sp, p->seed, r, it, n, acc + (size_t)r * n);
+            sp_generator_fill(gen, r, it, acc + (size_t)r * n, 1);
         if (!strcmp(c->algo, "gtopk")) {
             memset(part, 0, n * (size_t)P * sizeof *part);
             memset(has, 0, n * (size_t)P);
@@ -203,6 +202,7 @@ static void reference(const struct combo *c, const sp_plan *p, uint64_t k, doubl
     free(sel);
     free(part);
     free(has);
+    sp_generator_free(gen);
 }
 
 ParameterizedTestParameters(results, equal_reference)

@@ -139,7 +139,8 @@ static sp_report run_uniform(const char *algo, int P, uint64_t n, double density
     t_plan(&p, algo, P, n, density);
     p.iters = 2;
     p.grad_spread = 1.0; /* no layer skew: selections spread over the index space */
-    p.grad_shared = 0.0;
+    char err[200];
+    cr_assert_eq(sp_plan_set(&p, "grad-shared", "0", err, sizeof err), 0, "%s", err);
     p.opts.gaussian_oktopk = oktopk;
     return t_run_ok(&p);
 }

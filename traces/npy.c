@@ -14,56 +14,55 @@
 
 static const char magic[] = "\x93NUMPY";
 
-int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
+/* the header of an open .npy; the file position ends at the data.  The
+ * file's size must be exactly the header plus what the shape says, so a
+ * header that claims more than the file holds is refused before anything is
+ * allocated. */
+static int read_header(FILE *f, const char *path, sp_npy_info *info, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-        return -1;
-    }
+    memset(info, 0, sizeof *info);
     unsigned char pre[10];
     if (fread(pre, 1, 8, f) != 8 || memcmp(pre, magic, 6) != 0) {
         snprintf(err, errlen, "%s is not a NumPy .npy file", path);
-        goto fail;
+        return -1;
     }
     int major = pre[6];
     uint32_t hlen;
+    long at;
     if (major == 1) {
         unsigned char b[2];
         if (fread(b, 1, 2, f) != 2)
             goto short_file;
         hlen = (uint32_t)b[0] | ((uint32_t)b[1] << 8);
+        at = 10;
     } else if (major == 2 || major == 3) {
         unsigned char b[4];
         if (fread(b, 1, 4, f) != 4)
             goto short_file;
         hlen = (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+        at = 12;
     } else {
         snprintf(err, errlen, "%s: unsupported .npy format version %d", path, major);
-        goto fail;
+        return -1;
     }
     if (hlen > 1 << 20) {
         snprintf(err, errlen, "%s: .npy header too large", path);
-        goto fail;
+        return -1;
     }
-    char *h = malloc(hlen + 1);
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
+    char h[1 << 12];
+    if (hlen >= sizeof h) {
+        snprintf(err, errlen, "%s: .npy header too large", path);
+        return -1;
     }
-    if (fread(h, 1, hlen, f) != hlen) {
-        free(h);
+    if (fread(h, 1, hlen, f) != hlen)
         goto short_file;
-    }
     h[hlen] = '\0';
     char *d = strstr(h, "'descr'");
     char *fo = strstr(h, "'fortran_order'");
     char *sh = strstr(h, "'shape'");
     if (!d || !fo || !sh) {
         snprintf(err, errlen, "%s: malformed .npy header", path);
-        free(h);
-        goto fail;
+        return -1;
     }
     char dtype[16] = "";
     char *q = strchr(d + 7, '\'');
@@ -76,23 +75,20 @@ int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
     }
     if (strcmp(dtype, "<f4") != 0) {
         snprintf(err, errlen, "%s: dtype is '%s', expected float32 ('<f4')", path, dtype);
-        free(h);
-        goto fail;
+        return -1;
     }
     char *fv = fo + strlen("'fortran_order'");
     while (*fv == ' ' || *fv == ':')
         fv++;
     if (strncmp(fv, "False", 5) != 0) {
         snprintf(err, errlen, "%s: Fortran-order arrays are not supported (save with C order)", path);
-        free(h);
-        goto fail;
+        return -1;
     }
     char *p = strchr(sh, '(');
     char *pe = p ? strchr(p, ')') : NULL;
     if (!p || !pe) {
         snprintf(err, errlen, "%s: malformed shape in .npy header", path);
-        free(h);
-        goto fail;
+        return -1;
     }
     p++;
     uint64_t count = 1;
@@ -104,23 +100,73 @@ int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
         char *end;
         errno = 0;
         unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || errno || out->ndim == 8) {
+        if (end == p || errno || info->ndim == 8 || *p == '-') {
             snprintf(err, errlen, "%s: malformed shape in .npy header", path);
-            free(h);
-            goto fail;
+            return -1;
         }
-        out->shape[out->ndim++] = v;
-        if (v && count > UINT64_MAX / v) {
+        info->shape[info->ndim++] = v;
+        if (v && count > (UINT64_MAX / 8) / v) {
             snprintf(err, errlen, "%s: shape too large", path);
-            free(h);
-            goto fail;
+            return -1;
         }
         count *= v;
         p = end;
     }
-    free(h);
+    info->count = count;
+    info->data_offset = (uint64_t)at + hlen;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        snprintf(err, errlen, "cannot read %s: not a regular file", path);
+        return -1;
+    }
+    long size = ftell(f);
+    if (size < 0 || fseek(f, (long)info->data_offset, SEEK_SET) != 0) {
+        snprintf(err, errlen, "cannot read %s: not a regular file", path);
+        return -1;
+    }
+    uint64_t want = info->data_offset + count * sizeof(float);
+    if ((uint64_t)size < want) {
+        snprintf(err, errlen, "%s: file is shorter than its header says (%llu bytes, header says %llu)", path,
+                 (unsigned long long)size, (unsigned long long)want);
+        return -1;
+    }
+    if ((uint64_t)size > want) {
+        snprintf(err, errlen, "%s: more data than its shape says", path);
+        return -1;
+    }
+    return 0;
+short_file:
+    snprintf(err, errlen, "%s: file is shorter than its header says", path);
+    return -1;
+}
+
+int sp_npy_info_read(const char *path, sp_npy_info *info, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = read_header(f, path, info, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    sp_npy_info info;
+    if (read_header(f, path, &info, err, errlen) != 0)
+        goto fail;
+    out->ndim = info.ndim;
+    memcpy(out->shape, info.shape, sizeof out->shape);
+    uint64_t count = info.count;
     if (count > ((uint64_t)1 << 34)) {
-        snprintf(err, errlen, "%s: array of %llu floats is too large", path, (unsigned long long)count);
+        snprintf(err, errlen, "%s: array of %llu floats is too large to read whole", path, (unsigned long long)count);
         goto fail;
     }
     out->data = malloc(count ? count * sizeof(float) : 1);
@@ -128,10 +174,8 @@ int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory reading %s", path);
         goto fail;
     }
-    if (fread(out->data, sizeof(float), count, f) != count)
-        goto short_file;
-    if (fgetc(f) != EOF) {
-        snprintf(err, errlen, "%s: more data than its shape says", path);
+    if (fread(out->data, sizeof(float), count, f) != count) {
+        snprintf(err, errlen, "%s: file is shorter than its header says", path);
         goto fail;
     }
     for (uint64_t i = 0; i < count; i++)
@@ -141,8 +185,6 @@ int sp_npy_read(const char *path, sp_npy *out, char *err, size_t errlen)
         }
     fclose(f);
     return 0;
-short_file:
-    snprintf(err, errlen, "%s: file is shorter than its header says", path);
 fail:
     fclose(f);
     sp_npy_free(out);
@@ -155,23 +197,20 @@ void sp_npy_free(sp_npy *a)
     a->data = NULL;
 }
 
-int sp_npy_write(const char *path, const float *data, int ndim, const uint64_t *shape, char *err, size_t errlen)
+/* a v1.0 header for a float32 C-order array, padded so the data starts on
+ * a 64-byte boundary; returns its length */
+static int make_header(char *header, int ndim, const uint64_t *shape)
 {
     char dict[256];
     int len = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
-    uint64_t count = 1;
-    for (int i = 0; i < ndim; i++) {
+    for (int i = 0; i < ndim; i++)
         len += snprintf(dict + len, sizeof dict - (size_t)len, "%llu,%s", (unsigned long long)shape[i],
                         (i + 1 < ndim) ? " " : "");
-        count *= shape[i];
-    }
     if (ndim > 1)
         len--; /* (a, b) rather than (a, b,) */
     len += snprintf(dict + len, sizeof dict - (size_t)len, "), }");
-    /* pad so that data starts on a 64-byte boundary; header ends with '\n' */
     int total = 10 + len + 1;
     int pad = (64 - total % 64) % 64;
-    char header[512];
     memcpy(header, magic, 6);
     header[6] = 1;
     header[7] = 0;
@@ -181,14 +220,49 @@ int sp_npy_write(const char *path, const float *data, int ndim, const uint64_t *
     memcpy(header + 10, dict, (size_t)len);
     memset(header + 10 + len, ' ', (size_t)pad);
     header[10 + len + pad] = '\n';
-    sp_part_file pf;
-    if (sp_part_open(&pf, path, err, errlen) != 0)
+    return 10 + len + pad + 1;
+}
+
+int sp_npy_write(const char *path, const float *data, int ndim, const uint64_t *shape, char *err, size_t errlen)
+{
+    sp_npy_stream st;
+    if (sp_npy_stream_open(&st, path, ndim, shape, err, errlen) != 0)
         return -1;
-    int ok = fwrite(header, 1, (size_t)(10 + len + pad + 1), pf.f) == (size_t)(10 + len + pad + 1) &&
-             fwrite(data, sizeof(float), count, pf.f) == count;
-    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok) {
-        if (!ok)
-            snprintf(err, errlen, "error writing %s", path);
+    sp_npy_stream_write(&st, data, st.count);
+    return sp_npy_stream_close(&st, 1, err, errlen);
+}
+
+int sp_npy_stream_open(sp_npy_stream *st, const char *path, int ndim, const uint64_t *shape, char *err,
+                       size_t errlen)
+{
+    memset(st, 0, sizeof *st);
+    char header[512];
+    int hl = make_header(header, ndim, shape);
+    st->count = 1;
+    for (int i = 0; i < ndim; i++)
+        st->count *= shape[i];
+    if (sp_part_open(&st->pf, path, err, errlen) != 0)
+        return -1;
+    st->ok = fwrite(header, 1, (size_t)hl, st->pf.f) == (size_t)hl;
+    return 0;
+}
+
+void sp_npy_stream_write(sp_npy_stream *st, const float *data, uint64_t count)
+{
+    if (st->ok && (st->written + count > st->count || fwrite(data, sizeof(float), count, st->pf.f) != count))
+        st->ok = 0;
+    st->written += count;
+}
+
+int sp_npy_stream_close(sp_npy_stream *st, int ok, char *err, size_t errlen)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s", st->pf.path ? st->pf.path : "");
+    int complete = st->ok && st->written == st->count;
+    if (sp_part_close(&st->pf, ok && complete, err, errlen) != 0)
+        return -1;
+    if (ok && !complete) {
+        snprintf(err, errlen, "error writing %s", path);
         return -1;
     }
     return 0;

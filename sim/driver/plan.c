@@ -8,6 +8,7 @@
 #include "plan.h"
 #include "../../topologies/device.h"
 #include "../../topologies/platform.h"
+#include "../workload/profile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -100,15 +101,33 @@ static const sp_opt run_options[] = {
     {"packing", SP_OT_CHOICE, F(opts.separate), 0, 0, "pairs", packing_choices, 0, NULL, NULL,
      "one message of (index, value) pairs per peer, or the authors' separate index and value messages", NULL,
      NULL},
-    {"grad-layers", SP_OT_INT, F(grad_layers), 1, 256, "16", NULL, 0, "L", NULL,
-     "contiguous layers with their own scale", "synthetic gradients (sim/driver/workload.c documents the model)",
-     NULL},
-    {"grad-spread", SP_OT_DOUBLE, F(grad_spread), 1, INFINITY, "10", NULL, 0, "S", NULL,
-     "layer scales log-uniform in [1/S, S]", NULL, NULL},
-    {"grad-shared", SP_OT_DOUBLE, F(grad_shared), 0, 1, "0.5", NULL, 0, "F", NULL,
-     "variance fraction shared by all ranks", NULL, NULL},
-    {"grad-persistence", SP_OT_DOUBLE, F(grad_persistence), 0, 1, "0.5", NULL, 0, "F", NULL,
-     "variance fraction repeated across iterations", NULL, NULL},
+    {"workload", SP_OT_STRING, F(workload), 0, 0, "generic", NULL, 0, "NAME",
+     NULL,
+     "the gradients' profile: generic, the papers' models vgg16, lstm, bert (their real layer tables), or a "
+     "profile JSON file (sparsim profile writes one); scaled to --n when it differs",
+     "gradients (sim/workload/profile.h documents the model)", NULL},
+    {"grad-layers", SP_OT_INT, F(grad_layers), 1, 4096, "16", NULL, 0, "L", NULL,
+     "generic profile: layers, of sizes spread over three decades", NULL, NULL},
+    {"grad-spread", SP_OT_DOUBLE, F(grad_spread), 1, 1e6, "10", NULL, 0, "S", NULL,
+     "generic profile: layer scales log-uniform in [1/S, S]", NULL, NULL},
+    {"grad-tail", SP_OT_DOUBLE, F(grad_tail), 0, 3, NULL, NULL, 0, "T", NULL,
+     "spread of log10 scales within every layer (heavy tails within a layer)", NULL, "the profile's"},
+    {"grad-zeros", SP_OT_DOUBLE, F(grad_zeros), 0, 0.999, NULL, NULL, 0, "F", NULL,
+     "fraction of entries exactly zero in every layer", NULL, "the profile's"},
+    {"grad-shared", SP_OT_DOUBLE, F(grad_shared), 0, 0.999, NULL, NULL, 0, "F", NULL,
+     "variance fraction shared by all ranks (their cosine)", NULL, "the profile's"},
+    {"grad-refresh", SP_OT_DOUBLE, F(grad_refresh), 0, 1e9, NULL, NULL, 0, "R", NULL,
+     "iterations over which a coordinate's scale is redrawn (0: never)", NULL, "the profile's"},
+    {"grad-persistence", SP_OT_DOUBLE, F(grad_persistence), 0, 1, NULL, NULL, 0, "F", NULL,
+     "share of a coordinate's log-scale variance that survives a redraw", NULL, "the profile's"},
+    {"grad-drift", SP_OT_DOUBLE, F(grad_drift), 0, 1, NULL, NULL, 0, "D", NULL,
+     "standard deviation of the per-iteration step of the log overall scale", NULL, "the profile's"},
+    {"settle", SP_OT_INT, F(settle), 0, MAXI, "0", NULL, 0, "N", "a non-negative integer",
+     "start from a settled residual: N iterations of local error feedback (each rank consumes its exact top-k) "
+     "before the first simulated one, which then uses iteration N's gradient",
+     NULL, NULL},
+    {"dump-grads", SP_OT_STRING, F(dump_grads), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
+     "write every gradient the run used as float32 .npy of shape (I, P, n)", NULL, NULL},
     {"csv", SP_OT_BOOL, F(write_csv), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write messages.csv",
      "outputs", NULL},
     {"trace", SP_OT_BOOL, F(write_trace), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write trace.json",
@@ -208,6 +227,26 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
     return o;
 }
 
+int sp_plan_profile(const sp_plan *p, void *out, char *err, size_t errlen)
+{
+    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1};
+    if (sp_plan_given(p, "grad-tail"))
+        k.tail = p->grad_tail;
+    if (sp_plan_given(p, "grad-zeros"))
+        k.zeros = p->grad_zeros;
+    if (sp_plan_given(p, "grad-shared"))
+        k.common = p->grad_shared;
+    if (sp_plan_given(p, "grad-refresh"))
+        k.refresh = p->grad_refresh;
+    if (sp_plan_given(p, "grad-persistence"))
+        k.keep = p->grad_persistence;
+    if (sp_plan_given(p, "grad-drift"))
+        k.drift = p->grad_drift;
+    /* a profile with an n of its own (the papers' models) keeps it unless --n is given */
+    uint64_t n = sp_plan_given(p, "n") || !strcmp(p->workload, "generic") ? p->n : 0;
+    return sp_profile_get(p->workload, n, p->seed, &k, out, err, errlen);
+}
+
 cJSON *sp_plan_echo(const sp_plan *p)
 {
     sp_plan q = *p;
@@ -261,6 +300,13 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
     if (!p->out[0]) {
         snprintf(err, errlen, "--out must name a folder");
         return -1;
+    }
+    if (!p->grad_file[0]) {
+        sp_profile prof;
+        if (sp_plan_profile(p, &prof, err, errlen) != 0)
+            return -1;
+        p->n = prof.n;
+        sp_profile_free(&prof);
     }
     if (any_sparse && !p->grad_file[0] && sp_plan_k(p) < 1) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);

@@ -40,9 +40,13 @@ typedef struct {
     int quiet;              /* no human summary on stdout */
     int warmup;             /* first iterations run as dense ring allreduce */
     sp_algo_opts opts;
-    /* synthetic gradient generator (sim/driver/workload.c says what each controls) */
-    int grad_layers;
-    double grad_spread, grad_shared, grad_persistence;
+    /* the workload: a profile of the gradients (sim/workload/profile.h) */
+    char workload[1024];    /* built-in profile name or JSON profile file */
+    int grad_layers;        /* generic profile: layers */
+    double grad_spread;     /* generic profile: layer medians log-uniform in [1/S, S] */
+    double grad_tail, grad_zeros, grad_shared, grad_refresh, grad_persistence, grad_drift; /* overrides, when given */
+    int settle;             /* iterations of local error feedback before the first simulated one */
+    char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */
     double watchdog;        /* sparsim-mpi: seconds a wait may make no progress */
     char config[1024];      /* the --config file, if any */
     unsigned char given[SP_PLAN_MAX_OPTS]; /* per option row: set explicitly */
@@ -77,6 +81,11 @@ int sp_plan_algorithms(const sp_plan *p, char names[][64], int max);
 
 /* k, the number of entries a top-k algorithm selects per rank. */
 uint64_t sp_plan_k(const sp_plan *p);
+
+/* The workload's profile for this plan (n from the plan).  0, or -1 with a
+ * message. */
+struct sp_profile_s;
+int sp_plan_profile(const sp_plan *p, void *profile /* sp_profile* */, char *err, size_t errlen);
 
 /* The configuration echoed into summary.json. */
 struct cJSON *sp_plan_echo(const sp_plan *p);

@@ -8,9 +8,11 @@
  */
 #include "run.h"
 #include "accounting.h"
-#include "workload.h"
 #include "../shim/backend.h"
+#include "../workload/generator.h"
+#include "../../algorithms/select.h"
 #include "../../analysis/bounds.h"
+#include "../../traces/gradients.h"
 #include "../../traces/npy.h"
 
 #include <errno.h>
@@ -27,8 +29,7 @@ typedef struct {
     sp_plan plan;                /* the effective plan (n and iters may come from the gradient file) */
     const sp_algorithm *algo;
     sp_algo_opts opts;           /* with the preset's values resolved */
-    sp_synth_params synth;
-    const float *grad_file_data; /* I x P x n from --grad-file, or NULL */
+    sp_grad_source *source;      /* the gradients: a trace or the generator */
     sp_report *rep;
     sp_shim shim;
     int first_result_rank;
@@ -64,16 +65,29 @@ int sp_mkdirs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-static void add_gradient(const sp_runstate *rs, const sp_ctx *c, float *acc)
+/* acc += this rank's gradient of run iteration `it` (after the settling ones) */
+static void add_gradient(sp_runstate *rs, const sp_ctx *c, int it, float *acc)
 {
-    const sp_plan *p = &rs->plan;
-    uint64_t n = p->n;
-    if (rs->grad_file_data) {
-        const float *g = rs->grad_file_data + ((uint64_t)c->iter * (uint64_t)p->ranks + (uint64_t)c->rank) * n;
-        for (uint64_t i = 0; i < n; i++)
-            acc[i] += g[i];
-    } else {
-        sp_synth_add(&rs->synth, p->seed, c->rank, c->iter, n, acc);
+    char err[300];
+    if (rs->source->fill(rs->source, rs->plan.settle + it, c->rank, acc, 1, err, sizeof err) != 0)
+        sp_fail(&rs->shim, "%s", err);
+}
+
+/* --settle: iterations of local error feedback before the first simulated
+ * one (each rank consumes its exact top-k), all ranks in step so that the
+ * generator's shared part is computed once per iteration */
+static void settle(sp_runstate *rs, sp_ctx *c, float *acc, sp_pair *top)
+{
+    for (int s = 0; s < rs->plan.settle && !rs->shim.failed; s++) {
+        char err[300];
+        if (rs->source->fill(rs->source, s, c->rank, acc, 1, err, sizeof err) != 0) {
+            sp_fail(&rs->shim, "%s", err);
+            break;
+        }
+        uint64_t m = sp_topk_exact(acc, rs->plan.n, rs->rep->k, top);
+        for (uint64_t j = 0; j < m; j++)
+            acc[top[j].idx] = 0.0f;
+        sp_shim_sync(c, NULL, NULL);
     }
 }
 
@@ -126,6 +140,15 @@ static void rank_main(sp_ctx *c, void *arg)
             goto out;
         }
     }
+    if (acc && p->settle > 0 && rs->algo->sparse) {
+        sp_pair *top = malloc((rep->k ? rep->k : 1) * sizeof *top);
+        if (!top) {
+            sp_fail(&rs->shim, "out of memory settling the residual of rank %d", c->rank);
+            goto out;
+        }
+        settle(rs, c, acc, top);
+        free(top);
+    }
     int other = sp_phase_id(&rs->shim, "other");
     int it = 0;
     for (; it < p->iters; it++) {
@@ -133,7 +156,7 @@ static void rank_main(sp_ctx *c, void *arg)
          * the backward pass, which no allreduce time includes */
         c->iter = it;
         if (acc)
-            add_gradient(rs, c, acc);
+            add_gradient(rs, c, it, acc);
         sync_ranks(rs, c, it - 1);
         if (rs->shim.failed)
             break;
@@ -185,50 +208,76 @@ int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen)
     return sp_run_algorithm(plan, a, rep, err, errlen);
 }
 
-/* --grad-file: checks its shape against the plan and takes n and the
- * iterations from it.  2 with a message for a file that does not fit. */
-static int load_gradients(sp_runstate *rs, sp_npy *grads, char *err, size_t errlen)
+/* The gradients: --grad-file's trace, checked against the plan (n and the
+ * iterations may come from it), or the generator on the plan's profile.
+ * 2 with a message for a trace that does not fit. */
+static int open_source(sp_runstate *rs, char *err, size_t errlen)
 {
     sp_plan *plan = &rs->plan;
-    if (sp_npy_read(plan->grad_file, grads, err, errlen) != 0)
-        return 2;
-    uint64_t I, Pf, nf;
-    if (grads->ndim == 2) {
-        I = 1;
-        Pf = grads->shape[0];
-        nf = grads->shape[1];
-    } else if (grads->ndim == 3) {
-        I = grads->shape[0];
-        Pf = grads->shape[1];
-        nf = grads->shape[2];
-    } else {
-        snprintf(err, errlen, "%s has %d dimensions; expected (P, n) or (I, P, n)", plan->grad_file, grads->ndim);
-        return 2;
+    if (!plan->grad_file[0]) {
+        sp_profile prof;
+        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
+            return 2;
+        plan->n = prof.n;
+        rs->source = sp_generator_source(&prof, plan->seed, plan->ranks, plan->settle + plan->iters, err, errlen);
+        sp_profile_free(&prof);
+        return rs->source ? 0 : 1;
     }
+    sp_grad_source *src = sp_trace_open(plan->grad_file, err, errlen);
+    if (!src)
+        return 2;
+    rs->source = src;
     char why[200] = "";
-    if (Pf != (uint64_t)plan->ranks)
-        snprintf(why, sizeof why, "has %llu ranks, --ranks is %d", (unsigned long long)Pf, plan->ranks);
-    else if (nf < 1 || nf > 2147483647ull)
-        snprintf(why, sizeof why, "has a gradient length outside 1..2^31-1");
-    else if (sp_plan_given(plan, "n") && nf != plan->n)
-        snprintf(why, sizeof why, "has n = %llu, --n is %llu", (unsigned long long)nf,
+    if (src->ranks < plan->ranks)
+        snprintf(why, sizeof why, "has %d ranks, --ranks is %d", src->ranks, plan->ranks);
+    else if (sp_plan_given(plan, "n") && src->n != plan->n)
+        snprintf(why, sizeof why, "has n = %llu, --n is %llu", (unsigned long long)src->n,
                  (unsigned long long)plan->n);
-    else if (I < 1)
-        snprintf(why, sizeof why, "holds no iteration");
-    else if (I > 1000000)
-        snprintf(why, sizeof why, "holds more than 1000000 iterations");
-    else if (sp_plan_given(plan, "iters") && (uint64_t)plan->iters > I)
-        snprintf(why, sizeof why, "holds %llu iteration(s), --iters asks for %d", (unsigned long long)I,
-                 plan->iters);
+    else if (src->iters <= plan->settle)
+        snprintf(why, sizeof why, "holds %d iteration(s), --settle uses %d before the run", src->iters, plan->settle);
+    else if (sp_plan_given(plan, "iters") && plan->settle + plan->iters > src->iters)
+        snprintf(why, sizeof why, "holds %d iteration(s), --iters asks for %d%s", src->iters, plan->iters,
+                 plan->settle ? " after the settling ones" : "");
     if (why[0]) {
         snprintf(err, errlen, "gradient file %s %s", plan->grad_file, why);
         return 2;
     }
-    plan->n = nf;
+    /* ranks 0..P-1 use the trace's first P workers */
+    plan->n = src->n;
     if (!sp_plan_given(plan, "iters"))
-        plan->iters = (int)I;
-    rs->grad_file_data = grads->data;
+        plan->iters = src->iters - plan->settle;
     return 0;
+}
+
+/* --dump-grads: every gradient the run used, (I, P, n), streamed */
+static int dump_gradients(sp_runstate *rs, char *err, size_t errlen)
+{
+    const sp_plan *plan = &rs->plan;
+    uint64_t shape[3] = {(uint64_t)plan->iters, (uint64_t)plan->ranks, plan->n};
+    float *g = malloc(plan->n * sizeof *g);
+    sp_npy_stream st;
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (sp_npy_stream_open(&st, plan->dump_grads, 3, shape, err, errlen) != 0) {
+        free(g);
+        return -1;
+    }
+    int ok = 1;
+    for (int it = 0; it < plan->iters && ok; it++)
+        for (int r = 0; r < plan->ranks && ok; r++) {
+            ok = rs->source->fill(rs->source, plan->settle + it, r, g, 0, err, errlen) == 0;
+            if (ok)
+                sp_npy_stream_write(&st, g, plan->n);
+        }
+    free(g);
+    char e2[300];
+    if (sp_npy_stream_close(&st, ok, e2, sizeof e2) != 0 && ok) {
+        snprintf(err, errlen, "%s", e2);
+        return -1;
+    }
+    return ok ? 0 : -1;
 }
 
 /* the report's arrays for the plan; -1 if memory runs out */
@@ -279,9 +328,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     *plan = *plan_in;
     rs->algo = algo;
     rs->opts = sp_plan_algo_opts(plan);
-    rs->synth = (sp_synth_params){plan->grad_layers, plan->grad_spread, plan->grad_shared, plan->grad_persistence};
     rs->rep = rep;
-    sp_npy grads = {0};
     sp_acct *acct = NULL;
     sp_csv_writer *csv = NULL;
     sp_chrome_writer *chrome = NULL;
@@ -292,7 +339,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     rs->shim.dev = sp_device_find(plan->device);
     if (!rs->shim.dev && !(rs->shim.dev = sp_device_load(plan->device, err, errlen)))
         goto out;
-    if (plan->grad_file[0] && (rc = load_gradients(rs, &grads, err, errlen)) != 0)
+    if ((rc = open_source(rs, err, errlen)) != 0)
         goto out;
     rc = 2;
     uint64_t k = sp_plan_k(plan);
@@ -386,6 +433,10 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
             goto out;
         }
     }
+    if (plan->dump_grads[0] && sp_backend_is_root() && dump_gradients(rs, err, errlen) != 0) {
+        rc = 1;
+        goto out;
+    }
     if (plan->dump_result[0] && sp_backend_is_root()) {
         uint64_t shape[1] = {plan->n};
         if (!rep->result) {
@@ -405,7 +456,8 @@ out:
     if (chrome)
         sp_chrome_close(chrome, 0, NULL, werr, sizeof werr);
     sp_acct_close(acct);
-    sp_npy_free(&grads);
+    if (rs->source)
+        rs->source->close(rs->source);
     free(rs);
     return rc;
 }

@@ -1,0 +1,266 @@
+/* generator.c - exact synthetic gradients (see generator.h and profile.h).
+ *
+ *   g[t, r, i] = S(t) * sigma_i(t) * (sqrt(c) * Zc[t, i] + sqrt(1 - c) * Z[t, r, i])
+ *   log10 sigma_i(t) = m_l + s_l * (sqrt(keep) * A_i + sqrt(1 - keep) * B_{i, e_i(t)})
+ *   e_i(t) = floor((t + phase_i) / refresh), phase_i uniform in [0, refresh)
+ *   ln S(t) = drift * (W_1 + ... + W_t)
+ * A, B, Zc, Z, W unit normals and phase_i, the zero marks, from a
+ * counter-based hash of (seed, stream, indices).  The shared part (sigma,
+ * the common term) is computed once per iteration and reused by every rank,
+ * incrementally where only some coordinates' scales are redrawn; a rank's own
+ * part is one hash and one table lookup per entry.
+ */
+#include "generator.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_ZERO = 1, ST_KEEP, ST_REDRAW, ST_PHASE, ST_COMMON, ST_RANK, ST_WALK };
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* the key of one stream; entry i of it is mix64(key + i * GOLD) */
+static inline uint64_t stream_key(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b)
+{
+    return mix64(mix64(mix64(seed ^ (stream * 0xd6e8feb86659fd93ull)) + a) + b);
+}
+
+#define GOLD 0x9e3779b97f4a7c15ull
+
+/* ---- unit normals from random bits ----------------------------------------
+ * The inverse normal distribution function, tabulated at 2^14 equal steps
+ * of probability and interpolated linearly; the two outermost cells (one
+ * chance in 8192) are computed exactly.  Linear interpolation between
+ * quantiles keeps the distribution exact up to the interpolation error
+ * (below 2e-4 in z, tests/test_units.c). */
+#define NT_BITS 14
+#define NT (1 << NT_BITS)
+static float normal_table[NT + 1];
+static int normal_ready;
+
+static void normal_init(void)
+{
+    if (normal_ready)
+        return;
+    for (int j = 1; j < NT; j++)
+        normal_table[j] = (float)gsl_cdf_ugaussian_Pinv((double)j / NT);
+    normal_table[0] = normal_table[1];
+    normal_table[NT] = normal_table[NT - 1];
+    normal_ready = 1;
+}
+
+double sp_normal_from_bits(uint64_t h)
+{
+    normal_init();
+    unsigned j = (unsigned)(h >> (64 - NT_BITS));
+    if (j == 0 || j == NT - 1) {
+        double u = ((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+        return gsl_cdf_ugaussian_Pinv(u);
+    }
+    float frac = (float)((h >> (64 - NT_BITS - 24)) & 0xffffff) * (1.0f / 16777216.0f);
+    return normal_table[j] + frac * (normal_table[j + 1] - normal_table[j]);
+}
+
+static inline float fast_normal(uint64_t h)
+{
+    unsigned j = (unsigned)(h >> (64 - NT_BITS));
+    if (__builtin_expect(j == 0 || j == NT - 1, 0))
+        return (float)sp_normal_from_bits(h);
+    float frac = (float)((h >> (64 - NT_BITS - 24)) & 0xffffff) * (1.0f / 16777216.0f);
+    return normal_table[j] + frac * (normal_table[j + 1] - normal_table[j]);
+}
+
+static inline double unit_of(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
+
+struct sp_generator {
+    sp_profile p;
+    uint64_t seed;
+    float *sigma;   /* sigma_i(t) without S(t); 0 for exact zeros */
+    float *common;  /* sigma_i(t) sqrt(c) Zc[t, i], or NULL when c = 0 */
+    int *layer_of;  /* NULL: computed from the profile as needed */
+    int cached;     /* iteration the shared arrays hold, or -1 */
+    double *walk;   /* ln S(t) / drift for t = 0 .. nwalk-1 */
+    int nwalk;
+    float own;      /* sqrt(1 - c) */
+};
+
+double sp_generator_scale(sp_generator *g, int iter)
+{
+    if (iter < 0)
+        iter = 0;
+    if (iter >= g->nwalk) {
+        int nw = iter + 1 > 2 * g->nwalk ? iter + 1 : 2 * g->nwalk;
+        double *w = realloc(g->walk, (size_t)nw * sizeof *w);
+        if (!w)
+            return 1.0;
+        for (int t = g->nwalk; t < nw; t++)
+            w[t] = t == 0 ? 0 : w[t - 1] + sp_normal_from_bits(mix64(stream_key(g->seed, ST_WALK, 0, 0) + (uint64_t)t * GOLD));
+        g->walk = w;
+        g->nwalk = nw;
+    }
+    return exp(g->p.drift * g->walk[iter]);
+}
+
+/* the epoch of coordinate i at iteration t (its scale is redrawn when it changes) */
+static inline int64_t epoch_of(const sp_generator *g, uint64_t i, int t)
+{
+    if (g->p.refresh <= 0)
+        return 0;
+    double phase = unit_of(mix64(stream_key(g->seed, ST_PHASE, 0, 0) + i * GOLD)) * g->p.refresh;
+    return (int64_t)floor(((double)t + phase) / g->p.refresh);
+}
+
+/* sigma_i at epoch e for coordinate i of layer l */
+static inline float sigma_of(const sp_generator *g, const sp_profile_layer *l, uint64_t i, int64_t e)
+{
+    if (l->zeros > 0 && unit_of(mix64(stream_key(g->seed, ST_ZERO, 0, 0) + i * GOLD)) < l->zeros)
+        return 0.0f;
+    double a = fast_normal(mix64(stream_key(g->seed, ST_KEEP, 0, 0) + i * GOLD));
+    double x = sqrt(g->p.keep) * a;
+    if (g->p.keep < 1 && g->p.refresh > 0)
+        x += sqrt(1 - g->p.keep) * fast_normal(mix64(stream_key(g->seed, ST_REDRAW, (uint64_t)e, 0) + i * GOLD));
+    else if (g->p.keep < 1)
+        x = a; /* never redrawn: the whole spread persists */
+    return (float)pow(10.0, l->log10_scale + l->log10_spread * x);
+}
+
+/* the shared arrays for iteration t: from scratch, or from t - 1 by redrawing
+ * only the coordinates whose epoch changed */
+static void share(sp_generator *g, int t)
+{
+    if (g->cached == t)
+        return;
+    int incremental = g->cached >= 0 && t == g->cached + 1;
+    int redraws = g->p.refresh > 0 && g->p.keep < 1;
+    for (int l = 0; l < g->p.nlayers && (redraws || !incremental); l++) {
+        const sp_profile_layer *ly = &g->p.layers[l];
+        for (uint64_t i = ly->offset; i < ly->offset + ly->size; i++) {
+            if (incremental) {
+                int64_t e = epoch_of(g, i, t);
+                if (e == epoch_of(g, i, t - 1))
+                    continue;
+                g->sigma[i] = sigma_of(g, ly, i, e);
+            } else {
+                g->sigma[i] = sigma_of(g, ly, i, epoch_of(g, i, t));
+            }
+        }
+    }
+    if (g->common) {
+        float sc = (float)sqrt(g->p.common);
+        uint64_t key = stream_key(g->seed, ST_COMMON, (uint64_t)t, 0);
+        for (uint64_t i = 0; i < g->p.n; i++)
+            g->common[i] = g->sigma[i] * sc * fast_normal(mix64(key + i * GOLD));
+    }
+    g->cached = t;
+}
+
+sp_generator *sp_generator_new(const sp_profile *p, uint64_t seed, char *err, size_t errlen)
+{
+    normal_init();
+    sp_generator *g = calloc(1, sizeof *g);
+    if (!g || sp_profile_copy(&g->p, p) != 0) {
+        free(g);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    g->seed = seed;
+    g->cached = -1;
+    g->own = (float)sqrt(1.0 - p->common);
+    g->sigma = malloc(p->n * sizeof *g->sigma);
+    if (p->common > 0)
+        g->common = malloc(p->n * sizeof *g->common);
+    if (!g->sigma || (p->common > 0 && !g->common)) {
+        snprintf(err, errlen, "out of memory for the generator's %llu entries", (unsigned long long)p->n);
+        sp_generator_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sp_generator_free(sp_generator *g)
+{
+    if (!g)
+        return;
+    sp_profile_free(&g->p);
+    free(g->sigma);
+    free(g->common);
+    free(g->walk);
+    free(g);
+}
+
+int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
+{
+    share(g, iter);
+    float s = (float)sp_generator_scale(g, iter), a = s * g->own;
+    uint64_t key = stream_key(g->seed, ST_RANK, (uint64_t)rank, (uint64_t)iter);
+    const float *sig = g->sigma, *com = g->common;
+    uint64_t n = g->p.n;
+    if (!add)
+        memset(acc, 0, n * sizeof *acc);
+    if (com)
+        for (uint64_t i = 0; i < n; i++)
+            acc[i] += s * com[i] + a * sig[i] * fast_normal(mix64(key + i * GOLD));
+    else
+        for (uint64_t i = 0; i < n; i++)
+            acc[i] += a * sig[i] * fast_normal(mix64(key + i * GOLD));
+    return 0;
+}
+
+/* ---- as a gradient source ------------------------------------------------ */
+
+static int source_fill(sp_grad_source *s, int it, int rank, float *out, int add, char *err, size_t errlen)
+{
+    if (it < 0 || it >= s->iters || rank < 0 || rank >= s->ranks) {
+        snprintf(err, errlen, "the generator was asked for iteration %d of rank %d", it, rank);
+        return -1;
+    }
+    return sp_generator_fill(s->impl, rank, it, out, add);
+}
+
+static void source_close(sp_grad_source *s)
+{
+    if (!s)
+        return;
+    sp_generator_free(s->impl);
+    free(s->layers);
+    free(s);
+}
+
+sp_grad_source *sp_generator_source(const sp_profile *p, uint64_t seed, int ranks, int iters, char *err,
+                                    size_t errlen)
+{
+    sp_grad_source *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->impl = sp_generator_new(p, seed, err, errlen);
+    s->layers = calloc((size_t)p->nlayers, sizeof *s->layers);
+    if (!s->impl || !s->layers) {
+        if (s->impl && !s->layers)
+            snprintf(err, errlen, "out of memory");
+        source_close(s);
+        return NULL;
+    }
+    for (int l = 0; l < p->nlayers; l++) {
+        snprintf(s->layers[l].name, sizeof s->layers[l].name, "%s", p->layers[l].name);
+        s->layers[l].offset = p->layers[l].offset;
+        s->layers[l].size = p->layers[l].size;
+    }
+    s->nlayers = p->nlayers;
+    s->n = p->n;
+    s->ranks = ranks;
+    s->iters = iters;
+    s->fill = source_fill;
+    s->close = source_close;
+    return s;
+}

@@ -1,0 +1,37 @@
+/* generator.h - exact synthetic gradients from a workload profile.
+ *
+ * Every value is a pure function of (seed, rank, iteration, index): runs are
+ * reproducible on every backend, in any order.  What all ranks share (the
+ * per-coordinate scales, the common component, the overall scale) is
+ * computed once per iteration; a rank's own part is one normal draw per
+ * entry.  profile.h gives the model.
+ */
+#ifndef SPARSIM_GENERATOR_H
+#define SPARSIM_GENERATOR_H
+
+#include "profile.h"
+#include "../../traces/gradients.h"
+
+typedef struct sp_generator sp_generator;
+
+/* A generator for profile p (copied) and seed; NULL with a message. */
+sp_generator *sp_generator_new(const sp_profile *p, uint64_t seed, char *err, size_t errlen);
+void sp_generator_free(sp_generator *g);
+
+/* acc[0..n) += the gradient of rank `rank` in iteration `iter` (or =, with
+ * add = 0).  0, or -1 if memory for the shared part ran out. */
+int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add);
+
+/* S(iter), the overall scale */
+double sp_generator_scale(sp_generator *g, int iter);
+
+/* The generator as a gradient source of `ranks` ranks and `iters`
+ * iterations (it takes over nothing; the source owns a copy). */
+sp_grad_source *sp_generator_source(const sp_profile *p, uint64_t seed, int ranks, int iters, char *err,
+                                    size_t errlen);
+
+/* A unit normal from 64 random bits (a table of the inverse distribution
+ * function, exact in the outermost cells); exposed for tests. */
+double sp_normal_from_bits(uint64_t h);
+
+#endif

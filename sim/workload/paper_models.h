@@ -1,0 +1,23 @@
+/* paper_models.h - layer tables of the models the sparse-allreduce papers
+ * train (paper_models.c says where each comes from). */
+#ifndef SPARSIM_PAPER_MODELS_H
+#define SPARSIM_PAPER_MODELS_H
+
+#include <stdint.h>
+
+typedef struct {
+    const char *name, *kind;
+    uint64_t size;
+} sp_paper_layer;
+
+typedef struct {
+    const char *name, *description;
+    uint64_t n;
+    const sp_paper_layer *layers;
+    int nlayers;
+} sp_paper_model;
+
+/* vgg16, lstm or bert; NULL for another name */
+const sp_paper_model *sp_paper_model_find(const char *name);
+
+#endif

@@ -1,0 +1,491 @@
+/* profile.c - workload profiles: built in, read, written, checked, scaled.
+ *
+ * Built-in profiles:
+ *  - generic: L layers (--grad-layers) of sizes spread over three decades
+ *    (real models mix tensors of tens to hundreds of thousands of entries),
+ *    medians log-uniform in [1/S, S] (--grad-spread), the within-layer
+ *    spread, zeros, sharing, persistence and drift of the kinds' defaults.
+ *  - vgg16, lstm, bert: the papers' models with their real layer tables
+ *    (paper_models.c), each tensor given its kind's parameters.
+ * Kind parameters (relative log10 scale, within-layer log10 spread, zeros)
+ * and the global ones come from recorded traces of real training (the CNN,
+ * LSTM and transformer of traces/record_gradients.py, fitted by `sparsim
+ * profile`); bench/README.md shows the fit against those traces.
+ */
+#include "profile.h"
+#include "paper_models.h"
+#include "../../traces/trace.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Per kind of tensor: the median log10 scale relative to the model's
+ * weight matrices, the spread of log10 scales within a tensor, and the share
+ * of exact zeros. */
+typedef struct {
+    const char *kind;
+    double log10_scale, log10_spread, zeros;
+} kind_params;
+
+static const kind_params kinds[] = {
+    {"conv_weight", 0.0, 0.35, 0.0},    {"conv_bias", 0.3, 0.35, 0.0},    {"bn_weight", 0.5, 0.35, 0.0},
+    {"bn_bias", 0.5, 0.35, 0.0},        {"linear_weight", 0.0, 0.35, 0.0}, {"linear_bias", 0.5, 0.35, 0.0},
+    {"embedding", -1.0, 0.5, 0.5},      {"lstm_weight_ih", 0.0, 0.35, 0.0}, {"lstm_weight_hh", -0.3, 0.35, 0.0},
+    {"lstm_bias", 0.5, 0.35, 0.0},      {"layernorm_weight", 0.3, 0.35, 0.0},
+    {"layernorm_bias", 0.3, 0.35, 0.0}, {"other", 0.0, 0.35, 0.0},
+};
+
+/* the global parameters of built-in profiles */
+#define DEFAULT_TAIL 0.35
+#define DEFAULT_ZEROS 0.05
+#define DEFAULT_COMMON 0.1
+#define DEFAULT_REFRESH 60.0
+#define DEFAULT_KEEP 0.8
+#define DEFAULT_DRIFT 0.02
+
+static const char *const builtin[] = {"generic", "vgg16", "lstm", "bert", NULL};
+
+const char *const *sp_profile_builtin_names(void) { return builtin; }
+
+int sp_profile_is_builtin(const char *name)
+{
+    for (int i = 0; builtin[i]; i++)
+        if (!strcmp(builtin[i], name))
+            return 1;
+    return 0;
+}
+
+void sp_profile_free(sp_profile *p)
+{
+    free(p->layers);
+    memset(p, 0, sizeof *p);
+}
+
+int sp_profile_copy(sp_profile *dst, const sp_profile *src)
+{
+    *dst = *src;
+    dst->layers = malloc((size_t)src->nlayers * sizeof *dst->layers);
+    if (!dst->layers) {
+        memset(dst, 0, sizeof *dst);
+        return -1;
+    }
+    memcpy(dst->layers, src->layers, (size_t)src->nlayers * sizeof *dst->layers);
+    return 0;
+}
+
+int sp_profile_layer_of(const sp_profile *p, uint64_t i)
+{
+    int lo = 0, hi = p->nlayers - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (p->layers[mid].offset <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+int sp_profile_check(const sp_profile *p, char *err, size_t errlen)
+{
+    const char *who = p->name[0] ? p->name : "profile";
+    if (p->n < 1 || p->n > 2147483647ull) {
+        snprintf(err, errlen, "%s: \"n\" must be in 1..2^31-1", who);
+        return -1;
+    }
+    if (p->nlayers < 1) {
+        snprintf(err, errlen, "%s: \"layers\" must hold at least one layer", who);
+        return -1;
+    }
+    uint64_t at = 0;
+    for (int i = 0; i < p->nlayers; i++) {
+        const sp_profile_layer *l = &p->layers[i];
+        if (l->offset != at || l->size < 1) {
+            snprintf(err, errlen, "%s: layer %d (%s) must start at %llu and hold at least one entry", who, i, l->name,
+                     (unsigned long long)at);
+            return -1;
+        }
+        if (!isfinite(l->log10_scale) || fabs(l->log10_scale) > 30) {
+            snprintf(err, errlen, "%s: layer %d (%s): \"log10_scale\" must be a number in [-30, 30]", who, i,
+                     l->name);
+            return -1;
+        }
+        if (!(l->log10_spread >= 0 && l->log10_spread <= 3)) {
+            snprintf(err, errlen, "%s: layer %d (%s): \"log10_spread\" must be in [0, 3]", who, i, l->name);
+            return -1;
+        }
+        if (!(l->zeros >= 0 && l->zeros < 1)) {
+            snprintf(err, errlen, "%s: layer %d (%s): \"zeros\" must be in [0, 1)", who, i, l->name);
+            return -1;
+        }
+        at += l->size;
+    }
+    if (at != p->n) {
+        snprintf(err, errlen, "%s: the layers cover %llu entries, \"n\" is %llu", who, (unsigned long long)at,
+                 (unsigned long long)p->n);
+        return -1;
+    }
+    if (!(p->common >= 0 && p->common < 1)) {
+        snprintf(err, errlen, "%s: \"common\" must be in [0, 1)", who);
+        return -1;
+    }
+    if (!(p->refresh >= 0 && p->refresh <= 1e9)) {
+        snprintf(err, errlen, "%s: \"refresh\" must be in [0, 1e9] iterations", who);
+        return -1;
+    }
+    if (!(p->keep >= 0 && p->keep <= 1)) {
+        snprintf(err, errlen, "%s: \"keep\" must be in [0, 1]", who);
+        return -1;
+    }
+    if (!(p->drift >= 0 && p->drift <= 1)) {
+        snprintf(err, errlen, "%s: \"drift\" must be in [0, 1]", who);
+        return -1;
+    }
+    return 0;
+}
+
+int sp_profile_scale_to(sp_profile *p, uint64_t n, char *err, size_t errlen)
+{
+    if (n == p->n)
+        return 0;
+    if (n < 1) {
+        snprintf(err, errlen, "n must be at least 1");
+        return -1;
+    }
+    /* keep the layers whose share survives (at least one entry each while n allows) */
+    int L = p->nlayers;
+    if ((uint64_t)L > n) {
+        /* more layers than entries: merge the smallest trailing ones into one */
+        L = (int)n;
+    }
+    uint64_t old = p->n, at = 0;
+    double cum = 0;
+    for (int i = 0; i < L; i++) {
+        cum += (double)p->layers[i].size / (double)old;
+        uint64_t end = i == L - 1 ? n : (uint64_t)llround(cum * (double)n);
+        if (end < at + 1)
+            end = at + 1;
+        if (end > n - (uint64_t)(L - 1 - i))
+            end = n - (uint64_t)(L - 1 - i);
+        p->layers[i].offset = at;
+        p->layers[i].size = end - at;
+        at = end;
+    }
+    p->nlayers = L;
+    p->n = n;
+    return 0;
+}
+
+static const kind_params *kind_of(const char *kind)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kinds[i].kind, kind))
+            return &kinds[i];
+    return &kinds[sizeof kinds / sizeof kinds[0] - 1];
+}
+
+static void set_globals(sp_profile *p)
+{
+    p->common = DEFAULT_COMMON;
+    p->refresh = DEFAULT_REFRESH;
+    p->keep = DEFAULT_KEEP;
+    p->drift = DEFAULT_DRIFT;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double unit(uint64_t seed, uint64_t a, uint64_t b) { return (double)(mix64(mix64(seed ^ a) + b) >> 11) / 9007199254740992.0; }
+
+/* the generic profile: L layers, sizes spread over three decades */
+static int build_generic(sp_profile *p, uint64_t n, uint64_t seed, int L, double spread, char *err, size_t errlen)
+{
+    if (n < 1) {
+        snprintf(err, errlen, "the generic profile needs n");
+        return -1;
+    }
+    if ((uint64_t)L > n)
+        L = (int)n;
+    p->layers = calloc((size_t)L, sizeof *p->layers);
+    if (!p->layers) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(p->name, sizeof p->name, "generic");
+    snprintf(p->source, sizeof p->source,
+             "generic: %d layers of sizes spread over three decades, medians log-uniform in [1/%g, %g]; within-layer "
+             "spread, zeros, sharing, persistence and drift fitted to recorded traces of real training",
+             L, spread, spread);
+    double w[4096], sum = 0;
+    if (L > 4096)
+        L = 4096;
+    for (int l = 0; l < L; l++) {
+        w[l] = pow(10.0, 3.0 * unit(seed, 0x1a7e5, (uint64_t)l));
+        sum += w[l];
+    }
+    p->nlayers = L;
+    p->n = n;
+    uint64_t at = 0;
+    double cum = 0;
+    double ls = log10(spread > 1 ? spread : 1);
+    for (int l = 0; l < L; l++) {
+        cum += w[l] / sum;
+        uint64_t end = l == L - 1 ? n : (uint64_t)llround(cum * (double)n);
+        if (end < at + 1)
+            end = at + 1;
+        if (end > n - (uint64_t)(L - 1 - l))
+            end = n - (uint64_t)(L - 1 - l);
+        sp_profile_layer *ly = &p->layers[l];
+        snprintf(ly->name, sizeof ly->name, "layer%d", l);
+        snprintf(ly->kind, sizeof ly->kind, "other");
+        ly->offset = at;
+        ly->size = end - at;
+        ly->log10_scale = (2.0 * unit(seed, 0x5ca1e, (uint64_t)l) - 1.0) * ls;
+        ly->log10_spread = DEFAULT_TAIL;
+        ly->zeros = DEFAULT_ZEROS;
+        at = end;
+    }
+    set_globals(p);
+    return 0;
+}
+
+static int build_paper(sp_profile *p, const sp_paper_model *m, char *err, size_t errlen)
+{
+    p->layers = calloc((size_t)m->nlayers, sizeof *p->layers);
+    if (!p->layers) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(p->name, sizeof p->name, "%s", m->name);
+    snprintf(p->source, sizeof p->source,
+             "%s: layer table from the authors' code (sim/workload/paper_models.c); each tensor's scale, spread "
+             "and zeros those of its kind, fitted to recorded traces of real training",
+             m->description);
+    p->nlayers = m->nlayers;
+    p->n = m->n;
+    uint64_t at = 0;
+    for (int i = 0; i < m->nlayers; i++) {
+        sp_profile_layer *ly = &p->layers[i];
+        const kind_params *k = kind_of(m->layers[i].kind);
+        snprintf(ly->name, sizeof ly->name, "%s", m->layers[i].name);
+        snprintf(ly->kind, sizeof ly->kind, "%s", m->layers[i].kind);
+        ly->offset = at;
+        ly->size = m->layers[i].size;
+        ly->log10_scale = k->log10_scale;
+        ly->log10_spread = k->log10_spread;
+        ly->zeros = k->zeros;
+        at += ly->size;
+    }
+    set_globals(p);
+    return 0;
+}
+
+static int get_num(const cJSON *o, const char *key, double *v, int required, const char *origin, const char *where,
+                   char *err, size_t errlen)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!x) {
+        if (required) {
+            snprintf(err, errlen, "%s: %s\"%s\" is missing", origin, where, key);
+            return -1;
+        }
+        return 0;
+    }
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
+        snprintf(err, errlen, "%s: %s\"%s\" must be a number", origin, where, key);
+        return -1;
+    }
+    *v = x->valuedouble;
+    return 0;
+}
+
+int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    if (!j) {
+        snprintf(err, errlen, "%s: malformed JSON", origin);
+        return -1;
+    }
+    int rc = -1;
+    if (!cJSON_IsObject(j)) {
+        snprintf(err, errlen, "%s: a profile is a JSON object", origin);
+        goto out;
+    }
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+    snprintf(out->name, sizeof out->name, "%s", cJSON_IsString(nm) ? nm->valuestring : "profile");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "source");
+    snprintf(out->source, sizeof out->source, "%s", cJSON_IsString(src) ? src->valuestring : origin);
+    double n = 0;
+    if (get_num(j, "n", &n, 1, origin, "", err, errlen) != 0)
+        goto out;
+    if (!(n >= 1 && n <= 2147483647.0) || n != floor(n)) {
+        snprintf(err, errlen, "%s: \"n\" must be a whole number in 1..2^31-1", origin);
+        goto out;
+    }
+    out->n = (uint64_t)n;
+    out->common = DEFAULT_COMMON;
+    out->refresh = DEFAULT_REFRESH;
+    out->keep = DEFAULT_KEEP;
+    out->drift = DEFAULT_DRIFT;
+    if (get_num(j, "common", &out->common, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "refresh", &out->refresh, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "keep", &out->keep, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "drift", &out->drift, 1, origin, "", err, errlen) != 0)
+        goto out;
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers");
+    int nl = cJSON_GetArraySize(layers);
+    if (!cJSON_IsArray(layers) || nl < 1 || nl > 10000000) {
+        snprintf(err, errlen, "%s: \"layers\" must be a non-empty array", origin);
+        goto out;
+    }
+    out->layers = calloc((size_t)nl, sizeof *out->layers);
+    if (!out->layers) {
+        snprintf(err, errlen, "out of memory reading %s", origin);
+        goto out;
+    }
+    uint64_t at = 0;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, layers)
+    {
+        char where[64];
+        snprintf(where, sizeof where, "layer %d: ", out->nlayers);
+        sp_profile_layer *ly = &out->layers[out->nlayers];
+        double size = 0, zeros = 0;
+        if (!cJSON_IsObject(l)) {
+            snprintf(err, errlen, "%s: %sa layer is an object", origin, where);
+            goto out;
+        }
+        if (get_num(l, "size", &size, 1, origin, where, err, errlen) != 0 ||
+            get_num(l, "log10_scale", &ly->log10_scale, 1, origin, where, err, errlen) != 0 ||
+            get_num(l, "log10_spread", &ly->log10_spread, 1, origin, where, err, errlen) != 0 ||
+            get_num(l, "zeros", &zeros, 0, origin, where, err, errlen) != 0)
+            goto out;
+        if (!(size >= 1) || size != floor(size) || size > 2147483647.0) {
+            snprintf(err, errlen, "%s: %s\"size\" must be a positive whole number", origin, where);
+            goto out;
+        }
+        ly->size = (uint64_t)size;
+        ly->zeros = zeros;
+        ly->offset = at;
+        at += ly->size;
+        const cJSON *ln = cJSON_GetObjectItemCaseSensitive(l, "name"), *lk = cJSON_GetObjectItemCaseSensitive(l, "kind");
+        snprintf(ly->name, sizeof ly->name, "%s", cJSON_IsString(ln) ? ln->valuestring : "layer");
+        snprintf(ly->kind, sizeof ly->kind, "%s", cJSON_IsString(lk) ? lk->valuestring : "");
+        out->nlayers++;
+    }
+    char e2[300];
+    if (sp_profile_check(out, e2, sizeof e2) != 0) {
+        snprintf(err, errlen, "%s: %s", origin, e2);
+        goto out;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(j);
+    if (rc)
+        sp_profile_free(out);
+    return rc;
+}
+
+int sp_profile_write(const sp_profile *p, FILE *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddStringToObject(o, "source", p->source);
+    cJSON_AddNumberToObject(o, "n", (double)p->n);
+    cJSON_AddNumberToObject(o, "common", p->common);
+    cJSON_AddNumberToObject(o, "refresh", p->refresh);
+    cJSON_AddNumberToObject(o, "keep", p->keep);
+    cJSON_AddNumberToObject(o, "drift", p->drift);
+    cJSON *ls = cJSON_AddArrayToObject(o, "layers");
+    for (int i = 0; ls && i < p->nlayers; i++) {
+        const sp_profile_layer *l = &p->layers[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", l->name);
+        if (l->kind[0])
+            cJSON_AddStringToObject(x, "kind", l->kind);
+        cJSON_AddNumberToObject(x, "size", (double)l->size);
+        cJSON_AddNumberToObject(x, "log10_scale", l->log10_scale);
+        cJSON_AddNumberToObject(x, "log10_spread", l->log10_spread);
+        cJSON_AddNumberToObject(x, "zeros", l->zeros);
+        cJSON_AddItemToArray(ls, x);
+    }
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    int ok = text && fprintf(f, "%s\n", text) > 0;
+    free(text);
+    return ok ? 0 : -1;
+}
+
+static void apply_knobs(sp_profile *p, const sp_profile_knobs *k)
+{
+    if (!k)
+        return;
+    for (int i = 0; i < p->nlayers; i++) {
+        if (k->tail >= 0)
+            p->layers[i].log10_spread = k->tail;
+        if (k->zeros >= 0)
+            p->layers[i].zeros = k->zeros;
+    }
+    if (k->common >= 0)
+        p->common = k->common;
+    if (k->refresh >= 0)
+        p->refresh = k->refresh;
+    if (k->keep >= 0)
+        p->keep = k->keep;
+    if (k->drift >= 0)
+        p->drift = k->drift;
+}
+
+int sp_profile_get(const char *name, uint64_t n, uint64_t seed, const sp_profile_knobs *knobs, sp_profile *out,
+                   char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int rc;
+    const sp_paper_model *m;
+    if (!strcmp(name, "generic")) {
+        rc = build_generic(out, n, seed, knobs && knobs->layers > 0 ? knobs->layers : 16,
+                           knobs && knobs->spread >= 1 ? knobs->spread : 10.0, err, errlen);
+    } else if ((m = sp_paper_model_find(name))) {
+        rc = build_paper(out, m, err, errlen);
+    } else {
+        char jerr[600];
+        if (access(name, R_OK) != 0) {
+            snprintf(err, errlen, "unknown workload '%s' (built in: generic, vgg16, lstm, bert; or a profile JSON "
+                                  "file): %s",
+                     name, strerror(errno));
+            return -1;
+        }
+        cJSON *j = sp_json_file_checked(name, 256u << 20, jerr, sizeof jerr);
+        if (!j) {
+            snprintf(err, errlen, "profile %s", jerr);
+            return -1;
+        }
+        char *text = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (!text) {
+            snprintf(err, errlen, "out of memory reading %s", name);
+            return -1;
+        }
+        rc = sp_profile_parse(text, name, out, err, errlen);
+        free(text);
+    }
+    if (rc != 0)
+        return -1;
+    apply_knobs(out, knobs);
+    if ((n && sp_profile_scale_to(out, n, err, errlen) != 0) || sp_profile_check(out, err, errlen) != 0) {
+        sp_profile_free(out);
+        return -1;
+    }
+    return 0;
+}
