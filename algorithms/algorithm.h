@@ -9,7 +9,9 @@
  *                global result is set to 0, the rest stays (error feedback)
  *   result  out: the global result, the sum over ranks (not divided by P),
  *                identical on every rank (n floats)
- * In size-only mode both are NULL and only message sizes matter.
+ * In size-only mode both are NULL and only message sizes matter; with a model
+ * workload both are NULL too, and the data is asked of the model through
+ * sparse_set.h.
  */
 #ifndef SPARSIM_ALGORITHM_H
 #define SPARSIM_ALGORITHM_H
@@ -60,6 +62,7 @@ typedef struct sp_algorithm_s {
     int (*run)(sp_ctx *c, sp_algo_io *io);
     int sparse;       /* selects k = floor(n * density) entries per rank (needs k >= 1) */
     int size_only_ok; /* can run with size-only payloads (message sizes do not depend on data) */
+    int model_ok;     /* reads its data through sparse_set.h: runs on a model workload too */
     /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
     double (*exact_extra_bytes)(int P, uint64_t n, uint64_t k);
 } sp_algorithm;

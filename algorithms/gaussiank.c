@@ -12,11 +12,12 @@
  * Communication: an allgather of the counts, then an allgatherv of the
  * (int32, float32) pairs: about 2k(P-1) words per rank (Li & Hoefler,
  * PPoPP 2022, Table 1).  Residual: selected entries are consumed.
- * Reports "selected", "threshold" and "adjust_rounds" (sp_stat).
+ * Reports "selected", "threshold" and "adjust_rounds" (sp_stat).  The data
+ * is looked at through sparse_set.h only: exact vectors or a model workload.
  */
 #include "algorithm.h"
 #include "collectives.h"
-#include "select.h"
+#include "sparse_set.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +26,14 @@
 #define TAG_PAIRS 401
 
 /* the threshold after the variant's adjustment loop; *rounds = counts done */
-static float adjust(sp_ctx *c, const float *acc, uint64_t n, uint64_t k, float thr, int oktopk, int *rounds)
+static float adjust(sp_ctx *c, sp_algo_io *io, uint64_t k, float thr, int oktopk, int *rounds)
 {
-    double kd = (double)k;
+    double kd = (double)k, n = (double)io->n;
     *rounds = 0;
     if (!oktopk) {
         for (int pass = 0; pass < 3; pass++) {
-            uint64_t m = sp_threshold_select(acc, n, thr, NULL, 0);
-            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            uint64_t m = sp_count_above(c, io, thr);
+            sp_compute(c, SP_K_THRESHOLD, n);
             (*rounds)++;
             if (pass == 2 || ((double)m >= 2.0 * kd / 3.0 && (double)m <= 4.0 * kd / 3.0))
                 break;
@@ -40,21 +41,21 @@ static float adjust(sp_ctx *c, const float *acc, uint64_t n, uint64_t k, float t
         }
         return thr;
     }
-    uint64_t m = sp_threshold_select(acc, n, thr, NULL, 0);
-    sp_compute(c, SP_K_THRESHOLD, (double)n);
+    uint64_t m = sp_count_above(c, io, thr);
+    sp_compute(c, SP_K_THRESHOLD, n);
     *rounds = 1;
     if ((double)m < 3.0 * kd / 4.0) {
         for (int i = 0; i < 20 && (double)m < 3.0 * kd / 4.0; i++) {
             thr /= 1.02f;
-            m = sp_threshold_select(acc, n, thr, NULL, 0);
-            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            m = sp_count_above(c, io, thr);
+            sp_compute(c, SP_K_THRESHOLD, n);
             (*rounds)++;
         }
     } else if ((double)m > 5.0 * kd / 4.0) {
         for (int i = 0; i < 20 && (double)m > 5.0 * kd / 4.0; i++) {
             thr *= 1.02f;
-            m = sp_threshold_select(acc, n, thr, NULL, 0);
-            sp_compute(c, SP_K_THRESHOLD, (double)n);
+            m = sp_count_above(c, io, thr);
+            sp_compute(c, SP_K_THRESHOLD, n);
             (*rounds)++;
         }
     }
@@ -65,58 +66,52 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c);
     uint64_t n = io->n, k = io->k;
-    sp_pair *sel = NULL, *all = NULL;
-    uint64_t *counts = NULL;
-    size_t *bytes = NULL;
-    int rc = SP_OK;
-    if (!io->acc)
-        return SP_ERR_ARG; /* the selection depends on the data: exact payloads only */
+    sp_set sel = {0};
+    sp_pair *all = NULL;
+    uint64_t *counts = malloc((size_t)P * sizeof *counts);
+    size_t *bytes = malloc((size_t)P * sizeof *bytes);
+    int exact = sp_data_exact(io), rc = counts && bytes ? SP_OK : SP_ERR_MEM;
+    if (rc)
+        goto out;
 
     sp_phase(c, "select");
-    float thr = (float)sp_gaussian_threshold(io->acc, n, (double)k / (double)n);
+    float thr = sp_gaussian_estimate(c, io, (double)k / (double)n);
     sp_compute(c, SP_K_DENSE_SUM, 2.0 * (double)n); /* mean and deviation: two passes */
     int rounds;
-    thr = adjust(c, io->acc, n, k, thr, io->opts->gaussian_oktopk, &rounds);
-    uint64_t m = sp_threshold_select(io->acc, n, thr, NULL, 0);
-    sel = malloc((m ? m : 1) * sizeof *sel);
-    counts = malloc((size_t)P * sizeof *counts);
-    bytes = malloc((size_t)P * sizeof *bytes);
-    if (!sel || !counts || !bytes) {
-        rc = SP_ERR_MEM;
+    thr = adjust(c, io, k, thr, io->opts->gaussian_oktopk, &rounds);
+    if ((rc = sp_set_above(c, io, thr, &sel)) != SP_OK)
         goto out;
-    }
-    sp_threshold_select(io->acc, n, thr, sel, m);
     sp_compute(c, SP_K_THRESHOLD, (double)n);
-    for (uint64_t j = 0; j < m; j++)
-        io->acc[sel[j].idx] = 0.0f;
-    sp_stat(c, "selected", (double)m);
+    sp_set_consume(c, io, &sel);
+    sp_stat(c, "selected", (double)sel.count);
     sp_stat(c, "threshold", thr);
     sp_stat(c, "adjust_rounds", rounds);
 
     sp_phase(c, "counts");
     uint64_t total;
-    rc = sp_allgather_count(c, m, counts, &total, TAG_COUNTS);
+    rc = sp_allgather_count(c, sel.count, counts, &total, TAG_COUNTS);
     if (rc)
         goto out;
     sp_phase(c, "allgather");
     for (int j = 0; j < P; j++)
         bytes[j] = counts[j] * sizeof(sp_pair);
-    all = malloc((total ? total : 1) * sizeof *all);
-    if (!all) {
+    if (exact && !(all = malloc((total ? total : 1) * sizeof *all))) {
         rc = SP_ERR_MEM;
         goto out;
     }
-    rc = sp_allgatherv(c, sel, bytes, all, TAG_PAIRS);
+    rc = sp_allgatherv(c, sel.pairs, bytes, all, TAG_PAIRS);
     if (rc)
         goto out;
 
     sp_phase(c, "sum");
-    memset(io->result, 0, n * sizeof(float));
-    for (uint64_t j = 0; j < total; j++)
-        io->result[all[j].idx] += all[j].val;
+    if (exact) {
+        memset(io->result, 0, n * sizeof(float));
+        for (uint64_t j = 0; j < total; j++)
+            io->result[all[j].idx] += all[j].val;
+    }
     sp_compute(c, SP_K_SCATTER_ADD, (double)total);
 out:
-    free(sel);
+    sp_set_free(&sel);
     free(all);
     free(counts);
     free(bytes);

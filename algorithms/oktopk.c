@@ -25,6 +25,8 @@
  *     thr_global by the global count T, with the preset's factors.
  *  Residual: only local selections that entered the global result leave it.
  *
+ * The data is looked at through sparse_set.h only (exact vectors or a model
+ * workload), so one file runs in both modes.
  * Reports (sp_stat): local_selected, thr_local, raised (x1.03 steps taken),
  * region_nnz (imbalance after
  * repartition), global_count (this rank's c_r before balancing), balanced
@@ -33,7 +35,7 @@
 #include "algorithm.h"
 #include "collectives.h"
 #include "rotation.h"
-#include "select.h"
+#include "sparse_set.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,22 +80,13 @@ typedef struct {
     int64_t bounds[]; /* P + 1 region boundaries */
 } okstate;
 
-/* the largest float below the k-th largest |x| among sel: |x| > it keeps the k */
-static float threshold_below(const sp_pair *sel, uint64_t m)
-{
-    float t = INFINITY;
-    for (uint64_t j = 0; j < m; j++)
-        if (fabsf(sel[j].val) < t)
-            t = fabsf(sel[j].val);
-    return m ? nextafterf(t, 0.0f) : 0.0f;
-}
-
 /* step 2: boundaries from the averaged local quantiles.  The authors' code
  * takes boundary i at position i * floor(m / P) of the sorted selection,
  * which leaves the remainder (up to P - 1 entries per rank) to the last
  * region; --quantiles exact takes it at floor(i m / P). */
-static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, uint64_t n, int exact_q)
+static int repartition(sp_ctx *c, okstate *st, const sp_set *sel, uint64_t n, int exact_q)
 {
+    uint64_t m = sel->count;
     int P = sp_size(c);
     st->bounds[0] = 0;
     st->bounds[P] = (int64_t)n;
@@ -104,8 +97,8 @@ static int repartition(sp_ctx *c, okstate *st, const sp_pair *sel, uint64_t m, u
         uint64_t chunk = m / (uint64_t)P;
         for (int i = 1; i < P; i++)
             b[i - 1] = !chunk   ? (int64_t)((uint64_t)i * (n / (uint64_t)P))
-                       : exact_q ? sel[(uint64_t)i * m / (uint64_t)P].idx
-                                 : sel[(uint64_t)i * chunk].idx;
+                       : exact_q ? sp_set_index_at(c, sel, (uint64_t)i * m / (uint64_t)P)
+                                 : sp_set_index_at(c, sel, (uint64_t)i * chunk);
         int rc = sp_allreduce_i64(c, b, P - 1, SP_OP_SUM, TAG_REPART);
         for (int i = 1; i < P && rc == SP_OK; i++) {
             int64_t g = b[i - 1] / P;
@@ -136,6 +129,13 @@ static int allgatherv_pairs(sp_ctx *c, const sp_pair *mine, const uint64_t *coun
         for (int j = 0; j < P; j++)
             bytes[j] = counts[j] * sizeof(sp_pair);
         rc = sp_allgatherv(c, mine, bytes, all, TAG_AG);
+    } else if (!all) {
+        /* size-only (a model workload): the two messages' sizes */
+        for (int j = 0; j < P; j++)
+            bytes[j] = counts[j] * 4;
+        rc = sp_allgatherv(c, NULL, bytes, NULL, TAG_AG);
+        if (rc == SP_OK)
+            rc = sp_allgatherv(c, NULL, bytes, NULL, TAG_AG + 1);
     } else {
         int32_t *idx = malloc((counts[r] + 1) * 4), *allidx = malloc((total + 1) * 4);
         float *val = malloc((counts[r] + 1) * 4), *allval = malloc((total + 1) * 4);
@@ -197,12 +197,14 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
         if (hi <= lo)
             continue;
         if (j == r) {
-            memcpy(out + (lo - B[r]), g + (lo - O[r]), (hi - lo) * sizeof *out);
+            if (out)
+                memcpy(out + (lo - B[r]), g + (lo - O[r]), (hi - lo) * sizeof *out);
             continue;
         }
         pend[npend].at = lo - B[r];
         pend[npend].cnt = hi - lo;
-        nq += sp_post_recv_pairs(c, j, TAG_BAL, out + (lo - B[r]), hi - lo, separate, q + nq, &pend[npend].scratch);
+        nq += sp_post_recv_pairs(c, j, TAG_BAL, out ? out + (lo - B[r]) : NULL, hi - lo, separate, q + nq,
+                                 &pend[npend].scratch);
         npend++;
     }
     for (int j = 0; j < P && pend; j++) {
@@ -210,11 +212,12 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
         uint64_t lo = O[r] > B[j] ? O[r] : B[j], hi = O[r + 1] < B[j + 1] ? O[r + 1] : B[j + 1];
         if (hi <= lo || j == r)
             continue;
-        nq += sp_post_pairs(c, j, TAG_BAL, g + (lo - O[r]), hi - lo, separate, q + nq, &scr[ns++]);
+        nq += sp_post_pairs(c, j, TAG_BAL, g ? g + (lo - O[r]) : NULL, hi - lo, separate, q + nq, &scr[ns++]);
     }
     int rc = pend ? sp_waitall(c, q, nq, NULL) : SP_ERR_MEM;
     for (int i = 0; i < npend; i++) {
-        sp_unpack_pairs(out + pend[i].at, pend[i].cnt, pend[i].scratch);
+        if (out)
+            sp_unpack_pairs(out + pend[i].at, pend[i].cnt, pend[i].scratch);
         free(pend[i].scratch);
     }
     for (int i = 0; i < ns; i++)
@@ -231,8 +234,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c), r = sp_rank(c), it = sp_iter(c);
     uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
-    if (!io->acc)
-        return SP_ERR_ARG; /* selections depend on the data: exact payloads only */
+    int exact = sp_data_exact(io);
     const sp_algo_opts *o = io->opts;
     const sp_oktopk_preset *pre = sp_oktopk_preset_at(o->oktopk_preset);
     int tau = o->tau, taup = o->tau_prime, do_balance = o->balance, sep = o->separate;
@@ -244,11 +246,12 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     int recompute = !st->init || it % taup == 0;
     double kd = (double)k;
 
-    sp_pair *sel = NULL, *gsel = NULL, *gall = NULL, *mine_bal = NULL;
+    sp_set sel = {0};
+    sp_pair *gsel = NULL, *gall = NULL, *mine_bal = NULL;
     sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
     uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
     uint64_t *gcnt = calloc((size_t)P, sizeof *gcnt);
-    sp_region rs = {NULL, NULL, 0, 0, c};
+    sp_region rs = {0};
     int rc = blocks && scnt && rcnt && gcnt ? SP_OK : SP_ERR_MEM;
     if (rc)
         goto out;
@@ -256,19 +259,16 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     /* 1. local threshold and selection */
     sp_phase(c, "threshold");
     if (recompute) {
-        sp_pair *top = malloc(k * sizeof *top);
-        if (!top || sp_topk_exact(io->acc, n, k, top) != k) {
-            free(top);
+        st->thr_local = sp_kth_threshold(c, io, k);
+        if (isnan(st->thr_local)) {
             rc = SP_ERR_MEM;
             goto out;
         }
-        st->thr_local = threshold_below(top, k);
-        free(top);
         sp_compute(c, SP_K_TOPK, (double)n);
     } else {
         int raised = 0;
         for (int pass = 0; pass < 5; pass++) {
-            uint64_t cnt = sp_threshold_select(io->acc, n, st->thr_local, NULL, 0);
+            uint64_t cnt = sp_count_above(c, io, st->thr_local);
             sp_compute(c, SP_K_THRESHOLD, (double)n);
             if ((double)cnt <= 4.0 * kd / 3.0)
                 break;
@@ -277,13 +277,9 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         }
         sp_stat(c, "raised", raised);
     }
-    uint64_t m = sp_threshold_select(io->acc, n, st->thr_local, NULL, 0);
-    sel = malloc((m ? m : 1) * sizeof *sel);
-    if (!sel) {
-        rc = SP_ERR_MEM;
+    if ((rc = sp_set_above(c, io, st->thr_local, &sel)) != SP_OK)
         goto out;
-    }
-    sp_threshold_select(io->acc, n, st->thr_local, sel, m);
+    uint64_t m = sel.count;
     sp_compute(c, SP_K_THRESHOLD, (double)n);
     sp_stat(c, "local_selected", (double)m);
     sp_stat(c, "thr_local", st->thr_local);
@@ -291,22 +287,16 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     /* 2. regions */
     if (!st->have_regions || it % tau == 0) {
         sp_phase(c, "repartition");
-        rc = repartition(c, st, sel, m, n, o->exact_quantiles);
+        rc = repartition(c, st, &sel, n, o->exact_quantiles);
         if (rc)
             goto out;
     }
     int64_t off = st->bounds[r], len = st->bounds[r + 1] - st->bounds[r];
-    if (sp_region_init(&rs, c, off, len) != SP_OK) {
+    if (sp_region_init(&rs, c, off, len, exact, st->thr_local) != SP_OK) {
         rc = SP_ERR_MEM;
         goto out;
     }
-    for (uint64_t j = 0, reg = 0; j < m; j++) {
-        while ((int64_t)sel[j].idx >= st->bounds[reg + 1])
-            reg++;
-        if (!scnt[reg])
-            blocks[reg] = sel + j;
-        scnt[reg]++;
-    }
+    sp_set_split(c, &sel, st->bounds, P, scnt, blocks);
 
     /* 3. split and reduce */
     sp_phase(c, "counts");
@@ -315,12 +305,13 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         goto out;
     sp_phase(c, "split-reduce");
     sp_region_add(blocks[r], scnt[r], r, &rs);
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, 1, sep, sp_region_add, &rs);
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, exact, sep, sp_region_add, &rs);
     if (rc)
         goto out;
     uint64_t nnz = sp_region_nnz(&rs);
     sp_stat(c, "region_nnz", (double)nnz);
     /* local feedback for the next iteration */
+    float thr_sel = st->thr_local;
     if ((double)m < pre->local_a * kd)
         st->thr_local /= (float)pre->local_s;
     else if ((double)m > 5.0 * kd / 4.0)
@@ -329,8 +320,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     /* 4. global selection */
     uint64_t cr = 0, T = 0;
     float thr_used = st->thr_global;
-    gsel = malloc((nnz ? nnz : 1) * sizeof *gsel);
-    if (!gsel) {
+    if (exact && !(gsel = malloc((nnz ? nnz : 1) * sizeof *gsel))) {
         rc = SP_ERR_MEM;
         goto out;
     }
@@ -341,8 +331,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         rc = sp_allgather_count(c, cr, gcnt, &all, TAG_GCOUNTS);
         if (rc)
             goto out;
-        gall = malloc((all ? all : 1) * sizeof *gall);
-        if (!gall) {
+        if (exact && !(gall = malloc((all ? all : 1) * sizeof *gall))) {
             rc = SP_ERR_MEM;
             goto out;
         }
@@ -351,9 +340,12 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         if (rc)
             goto out;
         sp_phase(c, "threshold");
-        T = sp_topk_pairs(gall, all, k < all ? k : all, gall);
+        T = sp_global_topk(c, gall, all, k, thr_sel, &st->thr_global);
+        if (T == (uint64_t)-1) {
+            rc = SP_ERR_MEM;
+            goto out;
+        }
         sp_compute(c, SP_K_TOPK, (double)all);
-        st->thr_global = threshold_below(gall, T);
         thr_used = st->thr_global;
     } else {
         sp_phase(c, "threshold");
@@ -363,8 +355,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         rc = sp_allgather_count(c, cr, gcnt, &T, TAG_GCOUNTS);
         if (rc)
             goto out;
-        gall = malloc((T ? T : 1) * sizeof *gall);
-        if (!gall) {
+        if (exact && !(gall = malloc((T ? T : 1) * sizeof *gall))) {
             rc = SP_ERR_MEM;
             goto out;
         }
@@ -372,8 +363,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         if (do_balance) {
             sp_phase(c, "balance");
             uint64_t q = T / (uint64_t)P + ((uint64_t)r < T % (uint64_t)P ? 1 : 0);
-            mine_bal = malloc((q ? q : 1) * sizeof *mine_bal);
-            if (!mine_bal) {
+            if (exact && !(mine_bal = malloc((q ? q : 1) * sizeof *mine_bal))) {
                 rc = SP_ERR_MEM;
                 goto out;
             }
@@ -403,13 +393,15 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
 
     /* 5. the result, and the residual: only what entered it leaves */
     sp_phase(c, "update");
-    memset(io->result, 0, n * sizeof(float));
-    for (uint64_t j = 0; j < T; j++)
-        io->result[gall[j].idx] = gall[j].val;
+    if (exact) {
+        memset(io->result, 0, n * sizeof(float));
+        for (uint64_t j = 0; j < T; j++)
+            io->result[gall[j].idx] = gall[j].val;
+    }
     sp_compute(c, SP_K_SCATTER_ADD, (double)T);
-    sp_consume_delivered(io->acc, sel, m, gall, T);
+    sp_set_consume_delivered(c, io, &sel, gall, T, thr_used);
 out:
-    free(sel);
+    sp_set_free(&sel);
     free(gsel);
     free(gall);
     free(mine_bal);

@@ -25,18 +25,18 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
 }
 
 static const sp_algorithm algorithms[] = {
-    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 0, 1, no_extra},
-    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 0, 1, dense_extra},
+    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 0, 1, 1, no_extra},
+    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 0, 1, 1, dense_extra},
     {"rabenseifner", "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
-     sp_rabenseifner_allreduce, 0, 1, dense_extra},
-    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, 1, topka_extra},
-    {"gtopk", "gTop-k: tree reduction keeping the top k at each merge, then broadcast", sp_gtopk, 1, 1, no_extra},
-    {"gaussiank", "Gaussian-k: threshold from a normal fit, allgatherv of the selections", sp_gaussiank, 1, 0,
+     sp_rabenseifner_allreduce, 0, 1, 1, dense_extra},
+    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, 1, 1, topka_extra},
+    {"gtopk", "gTop-k: tree reduction keeping the top k at each merge, then broadcast", sp_gtopk, 1, 1, 1, no_extra},
+    {"gaussiank", "Gaussian-k: threshold from a normal fit, allgatherv of the selections", sp_gaussiank, 1, 0, 1,
      topka_extra},
     {"topkdsa", "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
-     sp_topkdsa, 1, 0, dense_extra},
+     sp_topkdsa, 1, 0, 1, dense_extra},
     {"oktopk", "Ok-Topk (Li & Hoefler): balanced split-and-reduce, balancing, allgatherv, threshold reuse", sp_oktopk,
-     1, 0, topka_extra},
+     1, 0, 1, topka_extra},
 };
 
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
@@ -53,7 +53,8 @@ static int selftest_unmatched(sp_ctx *c, sp_algo_io *io)
 }
 
 static const sp_algorithm hidden[] = {
-    {"selftest-unmatched", "diagnostic: rank 0 waits for a message nobody sends", selftest_unmatched, 0, 1, no_extra},
+    {"selftest-unmatched", "diagnostic: rank 0 waits for a message nobody sends", selftest_unmatched, 0, 1, 1,
+     no_extra},
 };
 
 const sp_algorithm *sp_algorithm_find(const char *name)

@@ -120,13 +120,18 @@ int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_c
     return rc;
 }
 
-int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len)
+int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len, int exact, float thr)
 {
-    r->values = calloc((size_t)(len > 0 ? len : 1), sizeof(float));
-    r->touched = calloc((size_t)(len > 0 ? len : 1), 1);
+    memset(r, 0, sizeof *r);
     r->off = off;
     r->len = len;
     r->c = c;
+    r->thr = thr;
+    r->nnz = -1;
+    if (!exact)
+        return SP_OK;
+    r->values = calloc((size_t)(len > 0 ? len : 1), sizeof(float));
+    r->touched = calloc((size_t)(len > 0 ? len : 1), 1);
     return r->values && r->touched ? SP_OK : SP_ERR_MEM;
 }
 
@@ -142,30 +147,49 @@ void sp_region_add(const sp_pair *p, uint64_t cnt, int src, void *arg)
 {
     (void)src;
     sp_region *r = arg;
-    if (p)
+    if (r->values && p)
         for (uint64_t i = 0; i < cnt; i++) {
             int64_t at = (int64_t)p[i].idx - r->off;
             r->values[at] += p[i].val;
             r->touched[at] = 1;
         }
+    r->recv_total += cnt;
+    if (cnt > r->recv_max)
+        r->recv_max = cnt;
     sp_compute(r->c, SP_K_SCATTER_ADD, (double)cnt);
 }
 
-uint64_t sp_region_nnz(const sp_region *r)
+uint64_t sp_region_nnz(sp_region *r)
 {
+    if (!r->values) {
+        if (r->nnz < 0) {
+            uint64_t most = r->recv_total < (uint64_t)r->len ? r->recv_total : (uint64_t)r->len;
+            r->nnz = (int64_t)sp_model_union(r->c, r->thr, r->off, r->off + r->len, r->recv_max, most);
+        }
+        return (uint64_t)r->nnz;
+    }
     uint64_t n = 0;
     for (int64_t i = 0; i < r->len; i++)
         n += r->touched[i];
     return n;
 }
 
-uint64_t sp_region_pack(const sp_region *r, float above, sp_pair *out)
+uint64_t sp_region_pack(sp_region *r, float above, sp_pair *out)
 {
+    if (!r->values) {
+        uint64_t nnz = sp_region_nnz(r);
+        if (above < 0)
+            return nnz;
+        return sp_model_reduced_above(r->c, r->thr, r->off, r->off + r->len, above, nnz);
+    }
     uint64_t w = 0;
     for (int64_t i = 0; i < r->len; i++)
         if (r->touched[i] && fabsf(r->values[i]) > above) {
-            out[w].idx = (int32_t)(r->off + i);
-            out[w++].val = r->values[i];
+            if (out) {
+                out[w].idx = (int32_t)(r->off + i);
+                out[w].val = r->values[i];
+            }
+            w++;
         }
     return w;
 }

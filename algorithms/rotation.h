@@ -15,24 +15,33 @@
 
 typedef void (*sp_consume_fn)(const sp_pair *pairs, uint64_t count, int src, void *arg);
 
-/* The region a rank reduces: values of entries [off, off + len) and which
- * of them some rank contributed to (the reduced non-zeros). */
+/* The region a rank reduces: [off, off + len).  Exact: the summed values
+ * and which entries some rank contributed to (the reduced non-zeros).
+ * Model (no values): the counts received, and the rule the ranks selected
+ * with (|x| > thr), from which the model says how many distinct entries and
+ * reduced values there are. */
 typedef struct {
     float *values;
     unsigned char *touched;
     int64_t off, len;
     sp_ctx *c;
+    float thr;                     /* model: the ranks' selection threshold */
+    uint64_t recv_total, recv_max; /* model: entries received, in all and from one rank */
+    int64_t nnz;                   /* model: the reduced non-zeros once known, else -1 */
 } sp_region;
 
-int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len);
+/* exact: with value arrays; thr: the selection rule (model) */
+int sp_region_init(sp_region *r, sp_ctx *c, int64_t off, int64_t len, int exact, float thr);
 void sp_region_free(sp_region *r);
-/* an sp_consume_fn: scatter-adds pairs (global indices) into the region */
+/* an sp_consume_fn: scatter-adds pairs (global indices) into the region,
+ * or, in model mode (pairs NULL), counts them */
 void sp_region_add(const sp_pair *pairs, uint64_t count, int src, void *region);
 /* how many entries some rank contributed to */
-uint64_t sp_region_nnz(const sp_region *r);
+uint64_t sp_region_nnz(sp_region *r);
 /* the contributed entries with |value| > above (every one for above < 0) as
- * pairs with global indices, in index order; returns how many were written */
-uint64_t sp_region_pack(const sp_region *r, float above, sp_pair *out);
+ * pairs with global indices, in index order, into out (NULL in model mode);
+ * returns how many there are */
+uint64_t sp_region_pack(sp_region *r, float above, sp_pair *out);
 
 /* send[j] / send_cnt[j]: the block for rank j (send[j] may be NULL in
  * size-only mode); recv_cnt[j]: pairs to receive from j.  bucket <= 0 means

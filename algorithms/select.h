@@ -34,6 +34,8 @@ uint64_t sp_threshold_select(const float *x, uint64_t n, float thr, sp_pair *out
  * sigma the mean and standard deviation of x, thr = mu + |Phi^-1(rho / 2)| sigma,
  * Phi^-1 the standard normal percent-point function (GSL). */
 double sp_gaussian_threshold(const float *x, uint64_t n, double density);
+/* Phi^-1(density / 2), the z of that estimate (negative) */
+double sp_gaussian_z(double density);
 
 /* Merges two index-sorted pair lists, adding values at equal indices; out
  * holds up to na + nb pairs.  Returns the number written (index-sorted). */

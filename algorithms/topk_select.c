@@ -171,9 +171,10 @@ double sp_gaussian_threshold(const float *x, uint64_t n, double density)
     double mean_d = sum / (double)n;
     double var = sq / (double)n - mean_d * mean_d;
     double sigma = sqrt(var > 0 ? var : 0);
-    double z = gsl_cdf_ugaussian_Pinv(density / 2.0);
-    return shift + mean_d + fabs(z) * sigma;
+    return shift + mean_d + fabs(sp_gaussian_z(density)) * sigma;
 }
+
+double sp_gaussian_z(double density) { return gsl_cdf_ugaussian_Pinv(density / 2.0); }
 
 uint64_t sp_merge_add(const sp_pair *a, uint64_t na, const sp_pair *b, uint64_t nb, sp_pair *out)
 {

@@ -12,12 +12,13 @@
  * Volume per rank between 4k(P-1)/P and (2k+n)(P-1)/P words (Li & Hoefler,
  * PPoPP 2022, Table 1).  Residual: every selected entry is consumed.
  * Reports "reduced_nnz" (this rank's region) and "dense" (1 if the dense
- * allgather was used).
+ * allgather was used).  The data is looked at through sparse_set.h only:
+ * exact vectors or a model workload.
  */
 #include "algorithm.h"
 #include "collectives.h"
 #include "rotation.h"
-#include "select.h"
+#include "sparse_set.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,52 +28,42 @@
 #define TAG_NNZ 502
 #define TAG_AG 503
 
-static uint64_t region_off(uint64_t n, int P, int j) { return (uint64_t)j * (n / (uint64_t)P); }
-static uint64_t region_len(uint64_t n, int P, int j)
-{
-    return j == P - 1 ? n - region_off(n, P, j) : n / (uint64_t)P;
-}
+static uint64_t region_off(uint64_t n, int P, int j) { return j == P ? n : (uint64_t)j * (n / (uint64_t)P); }
+static uint64_t region_len(uint64_t n, int P, int j) { return region_off(n, P, j + 1) - region_off(n, P, j); }
 
 int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c), r = sp_rank(c);
     uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
-    if (!io->acc)
-        return SP_ERR_ARG; /* region counts depend on the data: exact payloads only */
-    sp_pair *sel = malloc(k * sizeof *sel), *packed = NULL;
+    int exact = sp_data_exact(io);
+    sp_set sel = {0};
+    sp_pair *packed = NULL;
     sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
     uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
     uint64_t *nnz = calloc((size_t)P, sizeof *nnz);
     size_t *bytes = calloc((size_t)P, sizeof *bytes);
+    int64_t *bounds = calloc((size_t)P + 1, sizeof *bounds);
     uint64_t off = region_off(n, P, r), len = region_len(n, P, r);
-    sp_region st;
-    int st_ok = sp_region_init(&st, c, (int64_t)off, (int64_t)len) == SP_OK;
+    sp_region st = {0};
     void *gathered = NULL;
     int rc = SP_OK;
-    if (!sel || !blocks || !scnt || !rcnt || !nnz || !bytes || !st_ok) {
+    if (!blocks || !scnt || !rcnt || !nnz || !bytes || !bounds) {
         rc = SP_ERR_MEM;
         goto out;
     }
 
     sp_phase(c, "select");
-    if (sp_topk_exact(io->acc, n, k, sel) != k) {
+    if ((rc = sp_set_topk(c, io, k, &sel)) != SP_OK)
+        goto out;
+    sp_compute(c, SP_K_TOPK, (double)n);
+    sp_set_consume(c, io, &sel);
+    if (sp_region_init(&st, c, (int64_t)off, (int64_t)len, exact, sel.thr) != SP_OK) {
         rc = SP_ERR_MEM;
         goto out;
     }
-    sp_compute(c, SP_K_TOPK, (double)n);
-    for (uint64_t j = 0; j < k; j++)
-        io->acc[sel[j].idx] = 0.0f;
-    /* the selection is sorted by index: each region's part is contiguous */
-    for (uint64_t j = 0; j < k;) {
-        int reg = (int)((uint64_t)sel[j].idx / (n / (uint64_t)P));
-        if (reg > P - 1)
-            reg = P - 1;
-        uint64_t start = j;
-        while (j < k && ((uint64_t)sel[j].idx < region_off(n, P, reg) + region_len(n, P, reg)))
-            j++;
-        blocks[reg] = sel + start;
-        scnt[reg] = j - start;
-    }
+    for (int j = 0; j <= P; j++)
+        bounds[j] = (int64_t)region_off(n, P, j);
+    sp_set_split(c, &sel, bounds, P, scnt, blocks);
 
     sp_phase(c, "counts");
     rc = sp_alltoall_counts(c, scnt, rcnt, TAG_COUNTS);
@@ -81,8 +72,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
 
     sp_phase(c, "reduce-scatter");
     sp_region_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts->bucket, TAG_RS, 1, 0, sp_region_add,
-                              &st);
+    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts->bucket, TAG_RS, exact, 0, sp_region_add, &st);
     if (rc)
         goto out;
     uint64_t mine = sp_region_nnz(&st);
@@ -97,33 +87,36 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     int dense = (double)total >= dense_at * (double)n;
     sp_stat(c, "dense", dense);
     sp_phase(c, "allgather");
-    memset(io->result, 0, n * sizeof(float));
+    if (exact)
+        memset(io->result, 0, n * sizeof(float));
     if (dense) {
         for (int j = 0; j < P; j++)
             bytes[j] = region_len(n, P, j) * sizeof(float);
         /* regions are contiguous and in rank order: gather straight into the result */
         rc = sp_allgatherv(c, st.values, bytes, io->result, TAG_AG);
     } else {
-        packed = malloc((mine ? mine : 1) * sizeof *packed);
-        gathered = malloc((total ? total : 1) * sizeof(sp_pair));
-        if (!packed || !gathered) {
-            rc = SP_ERR_MEM;
-            goto out;
+        if (exact) {
+            packed = malloc((mine ? mine : 1) * sizeof *packed);
+            gathered = malloc((total ? total : 1) * sizeof(sp_pair));
+            if (!packed || !gathered) {
+                rc = SP_ERR_MEM;
+                goto out;
+            }
+            sp_region_pack(&st, -1.0f, packed);
         }
-        sp_region_pack(&st, -1.0f, packed);
         for (int j = 0; j < P; j++)
             bytes[j] = nnz[j] * sizeof(sp_pair);
         rc = sp_allgatherv(c, packed, bytes, gathered, TAG_AG);
         if (rc == SP_OK) {
             sp_phase(c, "update");
             const sp_pair *g = gathered;
-            for (uint64_t j = 0; j < total; j++)
+            for (uint64_t j = 0; exact && j < total; j++)
                 io->result[g[j].idx] = g[j].val;
             sp_compute(c, SP_K_SCATTER_ADD, (double)total);
         }
     }
 out:
-    free(sel);
+    sp_set_free(&sel);
     free(packed);
     free(gathered);
     free(blocks);
@@ -131,6 +124,7 @@ out:
     free(rcnt);
     free(nnz);
     free(bytes);
+    free(bounds);
     sp_region_free(&st);
     return rc;
 }

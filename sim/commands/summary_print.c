@@ -25,7 +25,7 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
     printf("%s on %s (%s network, device %s): P = %d, n = %llu, density %g (k = %llu), %d iteration%s, %s "
            "payloads\n",
            p->algo, p->platform, p->network, p->device, p->ranks, (unsigned long long)rep->n, p->density,
-           (unsigned long long)rep->k, rep->niters, rep->niters == 1 ? "" : "s", rep->exact ? "exact" : "size-only");
+           (unsigned long long)rep->k, rep->niters, rep->niters == 1 ? "" : "s", rep->exact ? "exact" : rep->model ? "model" : "size-only");
     printf("  %s time per iteration: %.6g s (min %.6g, max %.6g)\n", strcmp(backend, "mpi") ? "simulated" : "measured",
            f.t_mean, f.t_min, f.t_max);
     printf("  %-16s %14s %16s\n", "phase", "time (s)", "volume/rank");

@@ -21,8 +21,11 @@
 #define F(field) offsetof(sp_plan, field), sizeof(((sp_plan *)0)->field)
 
 static const sp_opt_choice network_choices[] = {{"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
-static const sp_opt_choice payload_choices[] = {
-    {"auto", SP_PAYLOAD_AUTO}, {"exact", SP_PAYLOAD_EXACT}, {"size", SP_PAYLOAD_SIZE}, {NULL, 0}};
+static const sp_opt_choice payload_choices[] = {{"auto", SP_PAYLOAD_AUTO},
+                                                {"exact", SP_PAYLOAD_EXACT},
+                                                {"size", SP_PAYLOAD_SIZE},
+                                                {"model", SP_PAYLOAD_MODEL},
+                                                {NULL, 0}};
 static const sp_opt_choice gaussian_choices[] = {{"authors", 0}, {"oktopk", 1}, {NULL, 0}};
 static const sp_opt_choice preset_choices[] = {{"vgg16", 0}, {"lstm", 1}, {"bert", 2}, {NULL, 0}};
 static const sp_opt_choice balance_choices[] = {{"on", 1}, {"off", 0}, {"preset", -1}, {NULL, 0}};
@@ -68,8 +71,10 @@ static const sp_opt run_options[] = {
     {"dump-result", SP_OT_STRING, F(dump_result), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
      "write the last iteration's global result (float32, (n,))", NULL, NULL},
     {"payload", SP_OT_CHOICE, F(payload), 0, 0, "auto", payload_choices, 0, "MODE", NULL,
-     "exact (real values travel; results checked), size (only sizes travel, for scale), auto (exact when it fits "
-     "in memory)",
+     "exact (real vectors, real values travel; results checked), model (no vector of length n: a statistical "
+     "model of the workload says what each rank selects, where it lies and how selections overlap; for paper "
+     "scale), size (only sizes travel: algorithms whose sizes do not depend on data), auto (exact when it fits in "
+     "memory, else model)",
      NULL, NULL},
     {"warmup", SP_OT_INT, F(warmup), 0, MAXI, "0", NULL, 0, "W", "a non-negative integer",
      "run the first W iterations as dense ring allreduce (as the reference codes warm up)", NULL, NULL},
@@ -312,12 +317,14 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);
         return -1;
     }
-    if (p->grad_file[0] && p->payload == SP_PAYLOAD_SIZE) {
-        snprintf(err, errlen, "--grad-file needs exact payloads (not --payload size)");
+    if (p->grad_file[0] && (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL)) {
+        snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data; not --payload %s)",
+                 p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
         return -1;
     }
-    if (p->dump_result[0] && p->payload == SP_PAYLOAD_SIZE) {
-        snprintf(err, errlen, "--dump-result needs exact payloads (not --payload size)");
+    if (p->dump_result[0] && (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL)) {
+        snprintf(err, errlen, "--dump-result needs exact payloads (not --payload %s)",
+                 p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
         return -1;
     }
     return 0;

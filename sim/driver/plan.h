@@ -16,7 +16,7 @@
 /* SimGrid needs two memory maps per actor and Linux allows about 65k. */
 #define SP_MAX_RANKS 30000
 
-typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE } sp_payload_mode;
+typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOAD_MODEL } sp_payload_mode;
 
 #define SP_PLAN_MAX_OPTS 64
 

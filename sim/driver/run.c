@@ -10,6 +10,7 @@
 #include "accounting.h"
 #include "../shim/backend.h"
 #include "../workload/generator.h"
+#include "../workload/model.h"
 #include "../../algorithms/select.h"
 #include "../../analysis/bounds.h"
 #include "../../traces/gradients.h"
@@ -165,6 +166,8 @@ static void rank_main(sp_ctx *c, void *arg)
         /* dense warm-up, as the reference codes do before sparsifying */
         int warm = it < p->warmup;
         int rc = warm ? sp_ring_allreduce(c, &io) : rs->algo->run(c, &io);
+        if (warm && rs->shim.model)
+            sp_model_consume(c, -1.0, -1.0); /* a dense allreduce delivers every entry */
         if (rc != SP_OK) {
             sp_fail(&rs->shim, "%s failed on rank %d in iteration %d (error %d)",
                     warm ? "ring (warm-up)" : rs->algo->name, c->rank, it, rc);
@@ -215,13 +218,13 @@ static int open_source(sp_runstate *rs, char *err, size_t errlen)
 {
     sp_plan *plan = &rs->plan;
     if (!plan->grad_file[0]) {
+        /* the generator comes later, and only where values are needed */
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             return 2;
         plan->n = prof.n;
-        rs->source = sp_generator_source(&prof, plan->seed, plan->ranks, plan->settle + plan->iters, err, errlen);
         sp_profile_free(&prof);
-        return rs->source ? 0 : 1;
+        return 0;
     }
     sp_grad_source *src = sp_trace_open(plan->grad_file, err, errlen);
     if (!src)
@@ -289,6 +292,7 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
     rep->n = plan->n;
     rep->k = k;
     rep->exact = exact;
+    rep->model = plan->payload == SP_PAYLOAD_MODEL;
     rep->predicted_s = -1;
     rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
@@ -330,6 +334,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     rs->opts = sp_plan_algo_opts(plan);
     rs->rep = rep;
     sp_acct *acct = NULL;
+    sp_model *model = NULL;
     sp_csv_writer *csv = NULL;
     sp_chrome_writer *chrome = NULL;
     int rc = 2;
@@ -351,19 +356,51 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     int P = plan->ranks;
     double need = (double)P * (double)plan->n * 8.0 +
                   (algo->exact_extra_bytes ? algo->exact_extra_bytes(P, plan->n, k) : 0.0);
-    int exact = plan->payload == SP_PAYLOAD_EXACT ||
-                (plan->payload == SP_PAYLOAD_AUTO &&
-                 (need <= EXACT_MEMORY_BUDGET || plan->grad_file[0] || plan->dump_result[0]));
-    if (!exact && !algo->size_only_ok) {
-        if (plan->payload == SP_PAYLOAD_SIZE)
-            snprintf(err, errlen, "%s needs exact payloads (its message sizes depend on the data); drop --payload size",
-                     algo->name);
-        else
-            snprintf(err, errlen, "%s needs exact payloads, which need %.1f GiB here; lower --ranks or --n",
-                     algo->name, need / (1024.0 * 1024 * 1024));
+    int mode = plan->payload;
+    if (mode == SP_PAYLOAD_AUTO)
+        mode = need <= EXACT_MEMORY_BUDGET || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
+               : algo->model_ok                                                      ? SP_PAYLOAD_MODEL
+                                                                                     : SP_PAYLOAD_SIZE;
+    if (mode == SP_PAYLOAD_SIZE && !algo->size_only_ok) {
+        snprintf(err, errlen, "%s needs exact or model payloads (its message sizes depend on the data); use "
+                              "--payload model",
+                 algo->name);
         goto out;
     }
-    plan->payload = exact ? SP_PAYLOAD_EXACT : SP_PAYLOAD_SIZE; /* what the run does, as summary.json says */
+    if (mode == SP_PAYLOAD_MODEL && !algo->model_ok) {
+        snprintf(err, errlen, "%s cannot run on a model workload; use --payload exact", algo->name);
+        goto out;
+    }
+    if (mode == SP_PAYLOAD_MODEL && plan->grad_file[0]) {
+        snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data)");
+        goto out;
+    }
+    int exact = mode == SP_PAYLOAD_EXACT;
+    plan->payload = mode; /* what the run does, as summary.json says */
+    if (!rs->source && (exact || plan->dump_grads[0])) {
+        sp_profile prof;
+        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
+            goto out;
+        rs->source = sp_generator_source(&prof, plan->seed, plan->ranks, plan->settle + plan->iters, err, errlen);
+        sp_profile_free(&prof);
+        if (!rs->source) {
+            rc = 1;
+            goto out;
+        }
+    }
+    if (mode == SP_PAYLOAD_MODEL) {
+        sp_profile prof;
+        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
+            goto out;
+        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->density, err, errlen);
+        sp_profile_free(&prof);
+        if (!model) {
+            rc = 1;
+            goto out;
+        }
+        rs->shim.model = sp_model_ops_table();
+        rs->shim.model_state = model;
+    }
     rc = 1;
     if (report_alloc(rep, plan, k, exact) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -456,6 +493,7 @@ out:
     if (chrome)
         sp_chrome_close(chrome, 0, NULL, werr, sizeof werr);
     sp_acct_close(acct);
+    sp_model_free(model);
     if (rs->source)
         rs->source->close(rs->source);
     free(rs);

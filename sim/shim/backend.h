@@ -28,6 +28,24 @@ typedef struct {
     void *to;
 } sp_sink;
 
+/* The statistical model behind sp_model_* (sim/workload/model.c), for
+ * model workloads; each call carries the asking rank and its iteration. */
+typedef struct {
+    uint64_t (*count_above)(void *m, int rank, int iter, double thr);
+    double (*kth)(void *m, int rank, int iter, uint64_t k);
+    double (*std)(void *m, int rank, int iter);
+    sp_model_set *(*select)(void *m, int rank, int iter, double thr, uint64_t count);
+    int64_t (*index_at)(void *m, const sp_model_set *s, uint64_t pos);
+    void (*split)(void *m, int rank, int iter, const sp_model_set *s, const int64_t *bounds, int nreg,
+                  uint64_t *counts);
+    uint64_t (*union_count)(void *m, int rank, int iter, double thr, int64_t lo, int64_t hi, uint64_t at_least,
+                            uint64_t at_most);
+    uint64_t (*reduced_above)(void *m, int rank, int iter, double thr, int64_t lo, int64_t hi, double thr_global,
+                              uint64_t at_most);
+    double (*global_kth)(void *m, int iter, double thr, uint64_t K);
+    void (*consume)(void *m, int rank, int iter, double thr, double thr_global);
+} sp_model_ops;
+
 /* The state of one run that the shim core keeps (one per process). */
 typedef struct sp_shim {
     sp_report *rep;        /* phase and statistic names are interned into it */
@@ -36,6 +54,9 @@ typedef struct sp_shim {
     int want_times;        /* a writer needs t_post and t_done of messages */
     int failed;            /* the first failure wins */
     char errmsg[256];
+    /* the model of a model workload, or NULL */
+    const sp_model_ops *model;
+    void *model_state;
     /* the program each rank runs (the driver's), with its argument */
     void (*rank_main)(sp_ctx *c, void *arg);
     void *rank_arg;

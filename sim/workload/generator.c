@@ -11,30 +11,13 @@
  * part is one hash and one table lookup per entry.
  */
 #include "generator.h"
+#include "hash.h"
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { ST_ZERO = 1, ST_KEEP, ST_REDRAW, ST_PHASE, ST_COMMON, ST_RANK, ST_WALK };
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* the key of one stream; entry i of it is mix64(key + i * GOLD) */
-static inline uint64_t stream_key(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b)
-{
-    return mix64(mix64(mix64(seed ^ (stream * 0xd6e8feb86659fd93ull)) + a) + b);
-}
-
-#define GOLD 0x9e3779b97f4a7c15ull
 
 /* ---- unit normals from random bits ----------------------------------------
  * The inverse normal distribution function, tabulated at 2^14 equal steps
@@ -79,8 +62,6 @@ static inline float fast_normal(uint64_t h)
     return normal_table[j] + frac * (normal_table[j + 1] - normal_table[j]);
 }
 
-static inline double unit_of(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); }
-
 struct sp_generator {
     sp_profile p;
     uint64_t seed;
@@ -91,6 +72,7 @@ struct sp_generator {
     double *walk;   /* ln S(t) / drift for t = 0 .. nwalk-1 */
     int nwalk;
     float own;      /* sqrt(1 - c) */
+    uint64_t key_phase, key_zero, key_keep, key_redraw; /* the per-coordinate streams */
 };
 
 double sp_generator_scale(sp_generator *g, int iter)
@@ -103,7 +85,7 @@ double sp_generator_scale(sp_generator *g, int iter)
         if (!w)
             return 1.0;
         for (int t = g->nwalk; t < nw; t++)
-            w[t] = t == 0 ? 0 : w[t - 1] + sp_normal_from_bits(mix64(stream_key(g->seed, ST_WALK, 0, 0) + (uint64_t)t * GOLD));
+            w[t] = t == 0 ? 0 : w[t - 1] + sp_walk_step(g->seed, t);
         g->walk = w;
         g->nwalk = nw;
     }
@@ -115,19 +97,19 @@ static inline int64_t epoch_of(const sp_generator *g, uint64_t i, int t)
 {
     if (g->p.refresh <= 0)
         return 0;
-    double phase = unit_of(mix64(stream_key(g->seed, ST_PHASE, 0, 0) + i * GOLD)) * g->p.refresh;
+    double phase = sp_unit(sp_mix64(g->key_phase + i * SP_GOLD)) * g->p.refresh;
     return (int64_t)floor(((double)t + phase) / g->p.refresh);
 }
 
 /* sigma_i at epoch e for coordinate i of layer l */
 static inline float sigma_of(const sp_generator *g, const sp_profile_layer *l, uint64_t i, int64_t e)
 {
-    if (l->zeros > 0 && unit_of(mix64(stream_key(g->seed, ST_ZERO, 0, 0) + i * GOLD)) < l->zeros)
+    if (l->zeros > 0 && sp_unit(sp_mix64(g->key_zero + i * SP_GOLD)) < l->zeros)
         return 0.0f;
-    double a = fast_normal(mix64(stream_key(g->seed, ST_KEEP, 0, 0) + i * GOLD));
+    double a = fast_normal(sp_mix64(g->key_keep + i * SP_GOLD));
     double x = sqrt(g->p.keep) * a;
     if (g->p.keep < 1 && g->p.refresh > 0)
-        x += sqrt(1 - g->p.keep) * fast_normal(mix64(stream_key(g->seed, ST_REDRAW, (uint64_t)e, 0) + i * GOLD));
+        x += sqrt(1 - g->p.keep) * fast_normal(sp_mix64(sp_mix64(g->key_redraw + (uint64_t)e) + i * SP_GOLD));
     else if (g->p.keep < 1)
         x = a; /* never redrawn: the whole spread persists */
     return (float)pow(10.0, l->log10_scale + l->log10_spread * x);
@@ -156,9 +138,9 @@ static void share(sp_generator *g, int t)
     }
     if (g->common) {
         float sc = (float)sqrt(g->p.common);
-        uint64_t key = stream_key(g->seed, ST_COMMON, (uint64_t)t, 0);
+        uint64_t key = sp_stream_key(g->seed, SP_ST_COMMON, (uint64_t)t, 0);
         for (uint64_t i = 0; i < g->p.n; i++)
-            g->common[i] = g->sigma[i] * sc * fast_normal(mix64(key + i * GOLD));
+            g->common[i] = g->sigma[i] * sc * fast_normal(sp_mix64(key + i * SP_GOLD));
     }
     g->cached = t;
 }
@@ -174,6 +156,10 @@ sp_generator *sp_generator_new(const sp_profile *p, uint64_t seed, char *err, si
     }
     g->seed = seed;
     g->cached = -1;
+    g->key_phase = sp_stream_key(seed, SP_ST_PHASE, 0, 0);
+    g->key_zero = sp_stream_key(seed, SP_ST_ZERO, 0, 0);
+    g->key_keep = sp_stream_key(seed, SP_ST_KEEP, 0, 0);
+    g->key_redraw = sp_stream_key(seed, SP_ST_REDRAW, 0, 0);
     g->own = (float)sqrt(1.0 - p->common);
     g->sigma = malloc(p->n * sizeof *g->sigma);
     if (p->common > 0)
@@ -201,17 +187,17 @@ int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
 {
     share(g, iter);
     float s = (float)sp_generator_scale(g, iter), a = s * g->own;
-    uint64_t key = stream_key(g->seed, ST_RANK, (uint64_t)rank, (uint64_t)iter);
+    uint64_t key = sp_stream_key(g->seed, SP_ST_RANK, (uint64_t)rank, (uint64_t)iter);
     const float *sig = g->sigma, *com = g->common;
     uint64_t n = g->p.n;
     if (!add)
         memset(acc, 0, n * sizeof *acc);
     if (com)
         for (uint64_t i = 0; i < n; i++)
-            acc[i] += s * com[i] + a * sig[i] * fast_normal(mix64(key + i * GOLD));
+            acc[i] += s * com[i] + a * sig[i] * fast_normal(sp_mix64(key + i * SP_GOLD));
     else
         for (uint64_t i = 0; i < n; i++)
-            acc[i] += a * sig[i] * fast_normal(mix64(key + i * GOLD));
+            acc[i] += a * sig[i] * fast_normal(sp_mix64(key + i * SP_GOLD));
     return 0;
 }
 

@@ -30,8 +30,5 @@ double sp_generator_scale(sp_generator *g, int iter);
 sp_grad_source *sp_generator_source(const sp_profile *p, uint64_t seed, int ranks, int iters, char *err,
                                     size_t errlen);
 
-/* A unit normal from 64 random bits (a table of the inverse distribution
- * function, exact in the outermost cells); exposed for tests. */
-double sp_normal_from_bits(uint64_t h);
 
 #endif

@@ -13,6 +13,7 @@
  * profile`); bench/README.md shows the fit against those traces.
  */
 #include "profile.h"
+#include "hash.h"
 #include "paper_models.h"
 #include "../../traces/trace.h"
 
@@ -196,15 +197,7 @@ static void set_globals(sp_profile *p)
     p->drift = DEFAULT_DRIFT;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double unit(uint64_t seed, uint64_t a, uint64_t b) { return (double)(mix64(mix64(seed ^ a) + b) >> 11) / 9007199254740992.0; }
+static double unit(uint64_t seed, uint64_t stream, uint64_t l) { return sp_unit(sp_mix64(sp_stream_key(seed, stream, 0, 0) + l * SP_GOLD)); }
 
 /* the generic profile: L layers, sizes spread over three decades */
 static int build_generic(sp_profile *p, uint64_t n, uint64_t seed, int L, double spread, char *err, size_t errlen)
@@ -229,7 +222,7 @@ static int build_generic(sp_profile *p, uint64_t n, uint64_t seed, int L, double
     if (L > 4096)
         L = 4096;
     for (int l = 0; l < L; l++) {
-        w[l] = pow(10.0, 3.0 * unit(seed, 0x1a7e5, (uint64_t)l));
+        w[l] = pow(10.0, 3.0 * unit(seed, SP_ST_LAYER_SIZE, (uint64_t)l));
         sum += w[l];
     }
     p->nlayers = L;
@@ -249,7 +242,7 @@ static int build_generic(sp_profile *p, uint64_t n, uint64_t seed, int L, double
         snprintf(ly->kind, sizeof ly->kind, "other");
         ly->offset = at;
         ly->size = end - at;
-        ly->log10_scale = (2.0 * unit(seed, 0x5ca1e, (uint64_t)l) - 1.0) * ls;
+        ly->log10_scale = (2.0 * unit(seed, SP_ST_LAYER_SCALE, (uint64_t)l) - 1.0) * ls;
         ly->log10_spread = DEFAULT_TAIL;
         ly->zeros = DEFAULT_ZEROS;
         at = end;
