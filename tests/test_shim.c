@@ -33,6 +33,7 @@ static int run_algo(int P, algo_fn fn, const char *out, sp_report *rep, char *er
     a.summary = "test";
     a.run = fn;
     a.size_only_ok = 1;
+    a.model_ok = 1;
     sp_plan p;
     sp_plan_defaults(&p);
     snprintf(p.algo, sizeof p.algo, "test");

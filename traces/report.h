@@ -38,6 +38,7 @@ typedef struct {
     int nranks, niters;
     uint64_t n, k;
     int exact;                    /* payloads carried real data */
+    int model;                    /* the data was a statistical model */
     const char *phase_names[SP_MAX_PHASES];
     int nphases;
     const char *stat_names[SP_MAX_STATS];

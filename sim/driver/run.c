@@ -362,8 +362,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
                : algo->model_ok                                                      ? SP_PAYLOAD_MODEL
                                                                                      : SP_PAYLOAD_SIZE;
     if (mode == SP_PAYLOAD_SIZE && !algo->size_only_ok) {
-        snprintf(err, errlen, "%s needs exact or model payloads (its message sizes depend on the data); use "
-                              "--payload model",
+        snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "
+                              "use --payload model",
                  algo->name);
         goto out;
     }
