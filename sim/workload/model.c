@@ -1,35 +1,37 @@
 /* model.c - a rank's accumulated gradient as a statistical model.
  *
  * The same process as the generator (profile.h), described by populations
- * instead of vectors:
- *  - Scale classes: log10 sigma on a grid of SP_CLASSES points covering every
+ * instead of vectors, so that nothing is O(n):
+ *  - Scale classes: log10 sigma on a grid of NC points covering every
  *    layer's distribution; layer l holds n[l][s] non-zero entries of class s
  *    (its normal density of log10 sigma integrated over the class's cell).
- *    Within a layer, entries of a class are spread uniformly over its indices
- *    (where large entries sit is decided by the layers: the notes on real
- *    gradients show region imbalance explained by per-layer counts alone).
- *  - Residual ages: error feedback leaves an entry in the residual until it
- *    is consumed, so its accumulated value is the sum of the gradients since
- *    then: given its class s and age a (iterations since it was last
- *    consumed) it is normal with variance sigma_s^2 D_a, D_a the sum of S(t)^2
- *    over those iterations.  pi[s][a] is the share of class s at age a; each
- *    iteration, the entries the ranks consumed start again at age 1 and the
- *    others age by one (ages past 32 live in buckets of doubling width).
- *    One age state is shared by the ranks of a process (they are exchangeable;
- *    each rank's counts are drawn around the shared expectation), advanced
- *    with the ranks' mean consumption.
- *  - What an algorithm asks: the count above a threshold t is
- *    sum_s N_s sum_a pi[s][a] erfc(t / (sigma_s sqrt(2 D_a))), drawn around
- *    that mean per (rank, iteration) with one normal deviate, so counts at
- *    several thresholds of one rank stay ordered; where the entries lie is a
- *    multinomial draw over layers, then over the ranges that cut a layer; the
- *    ranks' selections cover sum_s n_s (1 - (1 - P_s)^P) distinct entries of a
- *    range (P_s a class's selection probability; ranks select independently
- *    given the class, their overlap comes from the shared scales); a reduced
- *    value is the sum of the J ~ Binomial(P, P_s) selected values: for J = 1
- *    the selected value itself (a truncated normal mixture), for J > 1 a
- *    normal with J times its second moment, raised by the common component.
- * Nothing here is O(n): memory is O(layers x classes + classes x ages).
+ *    Within a layer, entries of a class are spread uniformly over its indices:
+ *    where large entries sit is decided by the layers (the notes on real
+ *    gradients find region imbalance explained by per-layer counts alone).
+ *  - Residuals: error feedback leaves an entry in the residual until it is
+ *    consumed.  For each class the model keeps the distribution of |residual|
+ *    over a log-spaced grid, with a point mass at 0 (consumed last time, or
+ *    never accumulated).  An iteration adds a gradient of standard deviation
+ *    gamma = sigma_s S(t): acc = residual + g.  Entries whose |acc| passes the
+ *    ranks' threshold are consumed (every selected entry, or those whose
+ *    reduced value passes the global threshold, or all of them in a dense
+ *    iteration); the others keep |acc| as their residual.  This Markov chain
+ *    on the residual, per class, is exact for one coordinate and one rank; it
+ *    keeps the truncation a threshold imposes on what stays behind.  The
+ *    ranks of a process share it (they are exchangeable); it moves on once
+ *    per iteration with the ranks' mean threshold.
+ *  - Across ranks: given the common component z of the gradient (profile
+ *    "common"), the ranks' residuals and own noise are independent, so given
+ *    z each rank selects with p(z) and J ~ Binomial(P, p(z)) ranks select an
+ *    entry; the union is 1 - (1 - p(z))^P averaged over z (Gauss-Hermite), and
+ *    a reduced value is the selected value itself for J = 1, or, for J >= 2,
+ *    normal with J times the selected values' mean and variance.
+ *  - What a rank sees: counts are drawn around the population's expectation
+ *    with one normal deviate per (rank, iteration), so several thresholds of
+ *    one rank give ordered counts; where the entries lie is a multinomial draw
+ *    over layers, then over the ranges that cut a layer.
+ * Threshold-dependent quantities are tabulated per iteration in 1% cells of
+ * the threshold, computed when first asked for, and interpolated.
  */
 #include "model.h"
 #include "hash.h"
@@ -41,49 +43,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SP_CLASSES 64
-#define SINGLE_AGES 32
-#define MAX_AGES 64
-#define PS_CACHE 8
+#define NC 64        /* scale classes */
+#define NG 96        /* residual grid bins (besides the mass at 0) */
+#define NZ 10        /* Gauss-Hermite nodes for the common component */
+#define NCELL 64     /* threshold cells kept per iteration */
+#define CELL 0.01    /* a cell spans 1% of threshold */
+#define RG_LO 0.02   /* residual grid: [RG_LO, RG_HI] x sigma_s */
+#define RG_HI 4000.0
+#define STRATA 16
 
-typedef struct {
-    double thr;
-    double ps[SP_CLASSES]; /* selection probability of each class at thr */
-    int valid;
-} ps_entry;
+/* ---- numerics ------------------------------------------------------------- */
 
-struct sp_model {
-    sp_profile p;
-    uint64_t seed;
-    int P, settle;
-    double density;
-    int S;
-    double sigma[SP_CLASSES];
-    int L;
-    double *nls;     /* [l * S + s]: non-zero entries of class s in layer l */
-    double *nz;      /* [l]: non-zero entries of layer l */
-    double Ns[SP_CLASSES];
-    double nz_total;
-    int A;
-    double age_rep[MAX_AGES], age_width[MAX_AGES];
-    double pi[SP_CLASSES * MAX_AGES];    /* the age state for run iteration state_t */
-    double qsum[SP_CLASSES * MAX_AGES];  /* consumption accumulated in state_t */
-    double qlast[SP_CLASSES * MAX_AGES]; /* the last iteration's mean consumption */
-    int nq;
-    int state_t;
-    double D[MAX_AGES];                  /* D_a at state_t */
-    double *q2;                          /* prefix sums of S(t)^2 over gradient iterations */
-    int nq2;
-    ps_entry cache[PS_CACHE];
-    int cache_next;
-    double gk_thr, gk_val; /* last global_kth */
-    uint64_t gk_K;
-    int gk_t;
-};
+static double gh_z[NZ], gh_w[NZ];
+static double strata[STRATA];
+static double rg_edge[NG + 1], rg_mid[NG]; /* the residual grid in units of sigma_s */
 
-/* ---- helpers --------------------------------------------------------------- */
+static void tables_init(void)
+{
+    if (gh_w[0] > 0)
+        return;
+    gsl_integration_fixed_workspace *w = gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, NZ, 0, 0.5, 0, 0);
+    if (w) {
+        const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
+        double sum = 0;
+        for (int i = 0; i < NZ; i++)
+            sum += wt[i];
+        for (int i = 0; i < NZ; i++) {
+            gh_z[i] = x[i];
+            gh_w[i] = wt[i] / sum;
+        }
+        gsl_integration_fixed_free(w);
+    } else {
+        gh_z[0] = 0;
+        gh_w[0] = 1; /* a single node: no common component */
+    }
+    for (int i = 0; i < STRATA; i++)
+        strata[i] = gsl_cdf_ugaussian_Pinv((i + 0.5) / STRATA);
+    double r = log(RG_HI / RG_LO) / NG;
+    for (int j = 0; j <= NG; j++)
+        rg_edge[j] = RG_LO * exp(r * j);
+    rg_edge[0] = 0;
+    for (int j = 0; j < NG; j++)
+        rg_mid[j] = j == 0 ? 0.5 * rg_edge[1] : sqrt(rg_edge[j] * rg_edge[j + 1]);
+}
 
-static double normal_cdf(double x) { return 0.5 * erfc(-x / M_SQRT2); }
+static inline double Q(double x) { return 0.5 * erfc(x * M_SQRT1_2); }
+static inline double Phi(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+static inline double phi(double x) { return exp(-0.5 * x * x) * 0.3989422804014327; }
 
 /* a Binomial(n, p) draw from 64 random bits: inverse distribution function
  * where the variance is small, a rounded normal otherwise */
@@ -112,7 +118,7 @@ static uint64_t binom(uint64_t n, double p, uint64_t h)
     return k;
 }
 
-/* a count with mean `mean` out of `cap`, moved by `z` standard deviations */
+/* a count with mean `mean` out of `cap`, moved by z standard deviations */
 static uint64_t draw_count(double mean, double cap, double z)
 {
     if (mean <= 0)
@@ -126,6 +132,440 @@ static uint64_t draw_count(double mean, double cap, double z)
     return (uint64_t)x;
 }
 
+/* ---- the model ------------------------------------------------------------ */
+
+/* what a threshold cell holds, per class: the tail P(|acc| > t), and given
+ * each common value z the selection probability and the selected values'
+ * mean and variance */
+typedef struct {
+    int64_t cell;
+    int have_z;
+    double tail[NC];
+    double p[NC][NZ], m1[NC][NZ], v1[NC][NZ];
+} cell_t;
+
+struct sp_model {
+    sp_profile p;
+    uint64_t seed;
+    int P, settle;
+    double density;
+    double sigma[NC];
+    int L;
+    double *nls;     /* [l * NC + s]: non-zero entries of class s in layer l */
+    double *nz;      /* [l]: non-zero entries of layer l */
+    double Ns[NC];
+    double nz_total;
+    double psi[NC][NG + 1]; /* residual distribution of each class: [0] the mass at 0, [j+1] bin j */
+    int state_t;            /* the run iteration psi is the state of (before its gradient) */
+    double gamma_scale;     /* S(t) of that iteration */
+    double *walk;           /* ln S(t) / drift, per gradient iteration */
+    int nwalk;
+    /* the rules the ranks consumed with in state_t */
+    double sum_thr, sum_thr_global;
+    int n_local, n_global, n_dense;
+    double last_thr, last_thr_global; /* the previous iteration's rule (for skipped ones) */
+    int last_mode;                    /* 0 none, 1 local, 2 global, 3 dense */
+    cell_t *cells;                    /* NCELL, for state_t */
+    int ncells_used;
+    double gk_thr, gk_val;
+    uint64_t gk_K;
+    int gk_t;
+};
+
+static double scale_at(sp_model *m, int g)
+{
+    if (g < 0)
+        g = 0;
+    if (g >= m->nwalk) {
+        int nw = g + 1 > 2 * m->nwalk ? g + 1 : 2 * m->nwalk;
+        double *w = realloc(m->walk, (size_t)nw * sizeof *w);
+        if (!w)
+            return 1.0;
+        for (int t = m->nwalk; t < nw; t++)
+            w[t] = t == 0 ? 0 : w[t - 1] + sp_walk_step(m->seed, t);
+        m->walk = w;
+        m->nwalk = nw;
+    }
+    return exp(m->p.drift * m->walk[g]);
+}
+
+/* residual value (absolute) of grid point j of class s; j = 0 is the mass at 0 */
+static inline double resid(const sp_model *m, int s, int j) { return j == 0 ? 0 : m->sigma[s] * rg_mid[j - 1]; }
+
+/* ---- threshold cells -------------------------------------------------------- */
+
+static void cell_tail(const sp_model *m, cell_t *c, double t)
+{
+    for (int s = 0; s < NC; s++) {
+        double g = m->sigma[s] * m->gamma_scale, tail = 0;
+        if (m->Ns[s] <= 0) {
+            c->tail[s] = 0;
+            continue;
+        }
+        for (int j = 0; j <= NG; j++) {
+            double w = m->psi[s][j];
+            if (w <= 0)
+                continue;
+            double r = resid(m, s, j);
+            tail += w * (Q((t - r) / g) + Q((t + r) / g));
+        }
+        c->tail[s] = tail;
+    }
+}
+
+/* given z: acc = r + g with g ~ N(mu_z, sd^2) (mu_z the common part, sd the
+ * rank's own) and r the residual (its sign independent of z) */
+static void cell_z(const sp_model *m, cell_t *c, double t)
+{
+    double cc = m->p.common;
+    for (int s = 0; s < NC; s++) {
+        double g = m->sigma[s] * m->gamma_scale, sd = g * sqrt(1 - cc);
+        if (sd <= 0)
+            sd = 1e-300;
+        for (int k = 0; k < NZ; k++) {
+            double mu = g * sqrt(cc) * gh_z[k], p = 0, e1 = 0, e2 = 0;
+            if (m->Ns[s] > 0)
+                for (int j = 0; j <= NG; j++) {
+                    double w = m->psi[s][j];
+                    if (w <= 0)
+                        continue;
+                    /* the residual's sign is + or - with equal odds */
+                    double r = resid(m, s, j);
+                    for (int sg = 0; sg < (j ? 2 : 1); sg++) {
+                        double mm = mu + (sg ? -r : r), ww = j ? 0.5 * w : w;
+                        double al = (t - mm) / sd, be = (t + mm) / sd;
+                        double qa = Q(al), qb = Q(be), pa = phi(al), pb = phi(be);
+                        p += ww * (qa + qb);
+                        e1 += ww * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
+                        e2 += ww * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
+                    }
+                }
+            c->p[s][k] = p;
+            c->m1[s][k] = p > 0 ? e1 / p : 0;
+            double v = p > 0 ? e2 / p - c->m1[s][k] * c->m1[s][k] : 0;
+            c->v1[s][k] = v > 0 ? v : 0;
+        }
+    }
+    c->have_z = 1;
+}
+
+/* the cell of threshold cell index ci, computed when first asked for */
+static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
+{
+    cell_t *c = NULL;
+    for (int i = 0; i < m->ncells_used; i++)
+        if (m->cells[i].cell == ci) {
+            c = &m->cells[i];
+            break;
+        }
+    double t = exp(CELL * (double)ci);
+    if (!c) {
+        if (m->ncells_used < NCELL)
+            c = &m->cells[m->ncells_used++];
+        else
+            c = &m->cells[(uint64_t)ci % NCELL]; /* full: reuse a slot */
+        c->cell = ci;
+        c->have_z = 0;
+        cell_tail(m, c, t);
+    }
+    if (need_z && !c->have_z)
+        cell_z(m, c, t);
+    return c;
+}
+
+/* the two cells around t and the weight of the upper one */
+static void cells_around(sp_model *m, double t, int need_z, cell_t **lo, cell_t **hi, double *f)
+{
+    double x = log(t > 1e-300 ? t : 1e-300) / CELL;
+    int64_t ci = (int64_t)floor(x);
+    *f = x - (double)ci;
+    *lo = cell_get(m, ci, need_z);
+    *hi = cell_get(m, ci + 1, need_z);
+    if ((*lo)->cell != ci) /* the upper one took the lower's slot */
+        *lo = cell_get(m, ci, need_z);
+}
+
+/* every class's P(|acc| > t), interpolated */
+static void tails_at(sp_model *m, double t, double *tail)
+{
+    cell_t *a, *b;
+    double f;
+    if (t <= 0) {
+        for (int s = 0; s < NC; s++)
+            tail[s] = 1;
+        return;
+    }
+    cells_around(m, t, 0, &a, &b, &f);
+    for (int s = 0; s < NC; s++)
+        tail[s] = (1 - f) * a->tail[s] + f * b->tail[s];
+}
+
+/* ---- the state moves on ------------------------------------------------------ */
+
+static void reset_cells(sp_model *m)
+{
+    m->ncells_used = 0;
+    m->gk_t = -1;
+}
+
+static void set_iteration(sp_model *m, int t)
+{
+    m->state_t = t;
+    m->gamma_scale = scale_at(m, m->settle + t);
+    reset_cells(m);
+}
+
+/* P(|x + S| > y) for a rank's own |acc| = x and the sum S of j' others'
+ * selected values (given z), j' ~ Binomial(P - 1, p) */
+static double delivered_given(const sp_model *m, double x, double y, double p, double m1, double v1)
+{
+    uint64_t n = (uint64_t)(m->P - 1);
+    double mean = (double)n * p, sum = 0;
+    if (n == 0 || p <= 0)
+        return x > y;
+    if (mean < 12 && p < 0.5) {
+        double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
+        sum += pmf * (x > y);
+        for (uint64_t j = 0; j < n && cum < 1 - 1e-9; j++) {
+            pmf *= (double)(n - j) / (double)(j + 1) * r;
+            cum += pmf;
+            double jj = (double)(j + 1), mu = x + jj * m1, sd = sqrt(jj * v1);
+            sum += pmf * (sd > 0 ? Q((y - mu) / sd) + Q((y + mu) / sd) : fabs(mu) > y);
+        }
+        return sum;
+    }
+    double sd = sqrt(mean * (1 - p));
+    for (int i = 0; i < STRATA; i++) {
+        double jj = floor(mean + sd * strata[i] + 0.5);
+        if (jj < 0)
+            jj = 0;
+        if (jj > (double)n)
+            jj = (double)n;
+        double mu = x + jj * m1, sj = sqrt(jj * v1);
+        sum += (sj > 0 ? Q((y - mu) / sj) + Q((y + mu) / sj) : fabs(mu) > y) / STRATA;
+    }
+    return sum;
+}
+
+/* one iteration of error feedback with the rule (mode, t, y): every class's
+ * residual distribution moves on */
+static void step(sp_model *m, int mode, double t, double y)
+{
+    cell_t *zc = NULL;
+    if (mode == 2) {
+        cell_t *a, *b;
+        double f;
+        cells_around(m, t, 1, &a, &b, &f);
+        zc = f < 0.5 ? a : b;
+    }
+    for (int s = 0; s < NC; s++) {
+        if (m->Ns[s] <= 0)
+            continue;
+        double g = m->sigma[s] * m->gamma_scale;
+        double next[NG + 1];
+        memset(next, 0, sizeof next);
+        /* where |acc| = x above t is consumed, by grid bin of x */
+        double cons[NG];
+        for (int b = 0; b < NG; b++) {
+            double x = m->sigma[s] * rg_mid[b];
+            if (m->sigma[s] * rg_edge[b + 1] > t && x <= t)
+                x = t; /* a bin across the threshold: its selected part sits just above it */
+            if (mode == 3)
+                cons[b] = 1;
+            else if (mode == 0 || m->sigma[s] * rg_edge[b + 1] <= t)
+                cons[b] = 0;
+            else if (mode == 1)
+                cons[b] = 1;
+            else {
+                double h = 0;
+                for (int k = 0; k < NZ; k++)
+                    h += gh_w[k] * delivered_given(m, x, y, zc->p[s][k], zc->m1[s][k], zc->v1[s][k]);
+                cons[b] = h;
+            }
+        }
+        for (int j = 0; j <= NG; j++) {
+            double w = m->psi[s][j];
+            if (w <= 0)
+                continue;
+            double r = resid(m, s, j);
+            /* |r + g| falls in bin b of x = sigma_s * [e_b, e_b+1) */
+            double prev = 0; /* P(|acc| < lower edge) */
+            for (int b = 0; b < NG; b++) {
+                double hi = m->sigma[s] * rg_edge[b + 1];
+                double cdf = b == NG - 1 ? 1.0 : Phi((hi - r) / g) - Phi((-hi - r) / g);
+                double mass = cdf - prev;
+                prev = cdf;
+                if (mass <= 0)
+                    continue;
+                double lo = m->sigma[s] * rg_edge[b];
+                if (mode != 3 && mode != 0 && lo < t && hi > t) {
+                    /* the bin straddles the threshold: the part below stays */
+                    double below = Phi((t - r) / g) - Phi((-t - r) / g) - (b ? Phi((lo - r) / g) - Phi((-lo - r) / g) : 0);
+                    if (below < 0)
+                        below = 0;
+                    if (below > mass)
+                        below = mass;
+                    next[b + 1] += w * below;
+                    next[b + 1] += w * (mass - below) * (1 - cons[b]);
+                    next[0] += w * (mass - below) * cons[b];
+                } else {
+                    next[b + 1] += w * mass * (1 - cons[b]);
+                    next[0] += w * mass * cons[b];
+                }
+            }
+        }
+        memcpy(m->psi[s], next, sizeof next);
+    }
+}
+
+/* the state of run iteration t: the iterations between move on with the
+ * rule the ranks used (skipped ones with the last one) */
+static void advance_to(sp_model *m, int t)
+{
+    while (m->state_t < t) {
+        int mode;
+        double thr, y;
+        if (m->n_dense) {
+            mode = 3;
+            thr = y = 0;
+        } else if (m->n_global) {
+            mode = 2;
+            thr = m->sum_thr / m->n_global;
+            y = m->sum_thr_global / m->n_global;
+        } else if (m->n_local) {
+            mode = 1;
+            thr = m->sum_thr / m->n_local;
+            y = -1;
+        } else {
+            mode = m->last_mode;
+            thr = m->last_thr;
+            y = m->last_thr_global;
+        }
+        step(m, mode, thr, y);
+        m->last_mode = mode;
+        m->last_thr = thr;
+        m->last_thr_global = y;
+        m->sum_thr = m->sum_thr_global = 0;
+        m->n_local = m->n_global = m->n_dense = 0;
+        set_iteration(m, m->state_t + 1);
+    }
+}
+
+/* expected count above thr */
+static double expected_count(sp_model *m, double thr)
+{
+    double tail[NC], e = 0;
+    tails_at(m, thr, tail);
+    for (int s = 0; s < NC; s++)
+        e += m->Ns[s] * tail[s];
+    return e;
+}
+
+/* the magnitude with expected count k above it */
+static double kth_value(sp_model *m, double k)
+{
+    if (k <= 0)
+        return INFINITY;
+    if (k >= m->nz_total)
+        return 0;
+    double lo = m->sigma[0] * m->gamma_scale * 1e-3, hi = m->sigma[NC - 1] * m->gamma_scale * RG_HI;
+    for (int i = 0; i < 200 && hi / lo > 1 + 1e-9; i++) {
+        double mid = sqrt(lo * hi);
+        if (expected_count(m, mid) > k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return sqrt(lo * hi);
+}
+
+/* ---- across ranks ----------------------------------------------------------- */
+
+/* P(|R| > x) for R the sum of j >= 1 selected values (given z) */
+static double sum_tail(const cell_t *c, int s, int k, double j, double x, double t, const sp_model *m)
+{
+    if (j < 1.5) {
+        /* one value: |acc| > x given |acc| > t: the tail of the mixture at max(x, t) */
+        double p = c->p[s][k];
+        if (p <= 0)
+            return 0;
+        if (x <= t)
+            return 1;
+        double g = m->sigma[s] * m->gamma_scale, sd = g * sqrt(1 - m->p.common), mu = g * sqrt(m->p.common) * gh_z[k];
+        double tail = 0;
+        for (int jj = 0; jj <= NG; jj++) {
+            double w = m->psi[s][jj];
+            if (w <= 0)
+                continue;
+            double r = resid(m, s, jj);
+            if (jj == 0)
+                tail += w * (Q((x - mu) / sd) + Q((x + mu) / sd));
+            else
+                tail += 0.5 * w * (Q((x - mu - r) / sd) + Q((x + mu + r) / sd) + Q((x - mu + r) / sd) + Q((x + mu - r) / sd));
+        }
+        return tail / p;
+    }
+    double mm = j * c->m1[s][k], sd = sqrt(j * c->v1[s][k]);
+    if (sd <= 0)
+        return fabs(mm) > x;
+    return Q((x - mm) / sd) + Q((x + mm) / sd);
+}
+
+/* per entry of class s: in the union, with |reduced| > x (x < 0: the union) */
+static double reduced_class(const sp_model *m, const cell_t *c, int s, double x, double t)
+{
+    double f = 0;
+    uint64_t n = (uint64_t)m->P;
+    for (int k = 0; k < NZ; k++) {
+        double p = c->p[s][k];
+        if (p <= 1e-15)
+            continue;
+        if (x < 0) {
+            f += gh_w[k] * -expm1((double)n * log1p(-(p < 1 ? p : 1 - 1e-16)));
+            continue;
+        }
+        double mean = (double)n * p, sum = 0;
+        if (mean < 12 && p < 0.5) {
+            double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
+            for (uint64_t j = 0; j < n && cum < 1 - 1e-10; j++) {
+                pmf *= (double)(n - j) / (double)(j + 1) * r;
+                cum += pmf;
+                sum += pmf * sum_tail(c, s, k, (double)(j + 1), x, t, m);
+            }
+        } else {
+            double sd = sqrt(mean * (1 - p));
+            for (int i = 0; i < STRATA; i++) {
+                double j = floor(mean + sd * strata[i] + 0.5);
+                if (j < 1)
+                    continue;
+                if (j > (double)n)
+                    j = (double)n;
+                sum += sum_tail(c, s, k, j, x, t, m) / STRATA;
+            }
+        }
+        f += gh_w[k] * sum;
+    }
+    return f;
+}
+
+/* per class, interpolated between the cells around t */
+static void reduced_at(sp_model *m, double t, double x, double *f)
+{
+    cell_t *a, *b;
+    double w;
+    cells_around(m, t, 1, &a, &b, &w);
+    for (int s = 0; s < NC; s++)
+        f[s] = m->Ns[s] > 0 ? (1 - w) * reduced_class(m, a, s, x, t) + w * reduced_class(m, b, s, x, t) : 0;
+}
+
+/* ---- the operations ----------------------------------------------------------- */
+
+struct sp_model_set {
+    int L;
+    uint64_t total;
+    uint64_t count[]; /* per layer */
+};
+
 static double z_of(const sp_model *m, int stream, int rank, int iter, uint64_t extra)
 {
     return sp_normal_from_bits(sp_mix64(sp_stream_key(m->seed, (uint64_t)stream, (uint64_t)rank, (uint64_t)iter) +
@@ -137,356 +577,11 @@ static uint64_t bits_of(const sp_model *m, int stream, int rank, int iter, uint6
     return sp_mix64(sp_stream_key(m->seed, (uint64_t)stream, (uint64_t)rank, (uint64_t)iter) + extra * SP_GOLD);
 }
 
-/* the middles of STRATA equal-probability strata of the unit normal */
-#define STRATA 16
-static double strata[STRATA];
-
-static void strata_init(void)
-{
-    if (strata[STRATA - 1] > 0)
-        return;
-    for (int i = 0; i < STRATA; i++)
-        strata[i] = gsl_cdf_ugaussian_Pinv((i + 0.5) / STRATA);
-}
-
-/* ---- the overall scale and the accumulated variance ----------------------- */
-
-/* prefix sum of S(t)^2 over gradient iterations 0..t (0 for t < 0) */
-static double q2_at(sp_model *m, double t)
-{
-    if (t < 0)
-        return 0;
-    int need = (int)ceil(t) + 1;
-    if (need > m->nq2) {
-        int cap = need > 2 * m->nq2 ? need : 2 * m->nq2;
-        double *q = realloc(m->q2, (size_t)cap * sizeof *q);
-        if (!q)
-            return t + 1; /* no drift, if memory runs out */
-        /* the walk from its start (O(t), once per doubling) */
-        double walk = 0, sum = 0;
-        for (int i = 0; i < cap; i++) {
-            if (i > 0)
-                walk += sp_walk_step(m->seed, i);
-            double s = exp(m->p.drift * walk);
-            sum += s * s;
-            q[i] = sum;
-        }
-        m->q2 = q;
-        m->nq2 = cap;
-    }
-    int i = (int)floor(t);
-    double f = t - i, lo = m->q2[i], hi = i + 1 < m->nq2 ? m->q2[i + 1] : lo;
-    return lo + f * (hi - lo);
-}
-
-/* D_a for the run iteration the state is at: the sum of S^2 over the last
- * age_rep[a] gradient iterations (not before the first) */
-static void compute_D(sp_model *m)
-{
-    double g = (double)(m->settle + m->state_t);
-    for (int a = 0; a < m->A; a++) {
-        double d = q2_at(m, g) - q2_at(m, g - m->age_rep[a]);
-        m->D[a] = d > 0 ? d : q2_at(m, g) - q2_at(m, g - 1);
-    }
-}
-
-/* ---- the age state ------------------------------------------------------------ */
-
-static double ps_of_class(const sp_model *m, int s, double thr)
-{
-    double p = 0;
-    const double *pi = &m->pi[s * MAX_AGES];
-    for (int a = 0; a < m->A; a++)
-        if (pi[a] > 0)
-            p += pi[a] * erfc(thr / (m->sigma[s] * sqrt(2.0 * m->D[a])));
-    return p;
-}
-
-/* selection probabilities of every class at thr, for the current state */
-static const double *ps_at(sp_model *m, double thr)
-{
-    for (int i = 0; i < PS_CACHE; i++)
-        if (m->cache[i].valid && m->cache[i].thr == thr)
-            return m->cache[i].ps;
-    ps_entry *e = &m->cache[m->cache_next];
-    m->cache_next = (m->cache_next + 1) % PS_CACHE;
-    e->thr = thr;
-    e->valid = 1;
-    for (int s = 0; s < m->S; s++)
-        e->ps[s] = thr < 0 ? 1.0 : ps_of_class(m, s, thr);
-    return e->ps;
-}
-
-/* the state moves on to the next iteration with the mean consumption q */
-static void step(sp_model *m, const double *q)
-{
-    double next[SP_CLASSES * MAX_AGES];
-    memset(next, 0, sizeof next);
-    for (int s = 0; s < m->S; s++) {
-        const double *pi = &m->pi[s * MAX_AGES];
-        double *nx = &next[s * MAX_AGES];
-        for (int a = 0; a < m->A; a++) {
-            double mass = pi[a];
-            if (mass <= 0)
-                continue;
-            double c = q ? q[s * MAX_AGES + a] : 0;
-            nx[0] += mass * c;
-            double stay = mass * (1 - c);
-            if (a == m->A - 1) {
-                nx[a] += stay;
-            } else {
-                double move = stay / m->age_width[a]; /* uniform within a bucket: 1/width leaves it */
-                nx[a + 1] += move;
-                nx[a] += stay - move;
-            }
-        }
-    }
-    memcpy(m->pi, next, sizeof next);
-    m->state_t++;
-    compute_D(m);
-    for (int i = 0; i < PS_CACHE; i++)
-        m->cache[i].valid = 0;
-}
-
-/* the state of run iteration t (iterations that no rank consumed in age
- * every entry; skipped ones repeat the last mean consumption) */
-static void advance_to(sp_model *m, int t)
-{
-    while (m->state_t < t) {
-        if (m->nq > 0) {
-            for (int i = 0; i < SP_CLASSES * MAX_AGES; i++)
-                m->qlast[i] = m->qsum[i] / m->nq;
-            step(m, m->qlast);
-        } else {
-            step(m, m->state_t < t - 1 ? m->qlast : NULL);
-        }
-        memset(m->qsum, 0, sizeof m->qsum);
-        m->nq = 0;
-    }
-}
-
-/* expected count above thr (non-zero entries) */
-static double expected_count(sp_model *m, double thr)
-{
-    const double *ps = ps_at(m, thr);
-    double e = 0;
-    for (int s = 0; s < m->S; s++)
-        e += m->Ns[s] * ps[s];
-    return e;
-}
-
-/* the magnitude with expected count k above it (bisection on log scale) */
-static double kth_value(sp_model *m, double k)
-{
-    if (k <= 0)
-        return INFINITY;
-    if (k >= m->nz_total)
-        return 0;
-    double hi = m->sigma[m->S - 1] * sqrt(m->D[m->A - 1]) * 12, lo = m->sigma[0] * 1e-6;
-    for (int i = 0; i < 100 && hi / lo > 1 + 1e-12; i++) {
-        double mid = sqrt(lo * hi);
-        if (expected_count(m, mid) > k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return sqrt(lo * hi);
-}
-
-/* ---- joint selection by the ranks, and reduced values ---------------------
- * A coordinate of class s whose residual has age a holds on rank r
- *   X_r = sigma_s sqrt(D_a) (sqrt(c) Z + sqrt(1 - c) Z_r),
- * Z the common component accumulated over those iterations (shared by the
- * ranks) and Z_r the rank's own.  Given Z = z the ranks select independently,
- * each with p(z) = P(|X_r| > t): their selections overlap through the shared
- * scale and the common component.  Ranks share a coordinate's age (their
- * error feedback consumes the same large entries together).  The expectation
- * over z is a Gauss-Hermite sum; given z, J ~ Binomial(P, p(z)) ranks select,
- * and the reduced value is the selected value itself for J = 1 (a truncated
- * normal) and, for J >= 2, normal with J times the selected values' mean and
- * variance. */
-
-#define NZ 10
-static double gh_z[NZ], gh_w[NZ];
-
-static void gh_init(void)
-{
-    if (gh_w[0] > 0)
-        return;
-    gsl_integration_fixed_workspace *w = gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, NZ, 0, 0.5, 0, 0);
-    if (!w)
-        return;
-    const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
-    double sum = 0;
-    for (int i = 0; i < NZ; i++)
-        sum += wt[i];
-    for (int i = 0; i < NZ; i++) {
-        gh_z[i] = x[i];
-        gh_w[i] = wt[i] / sum;
-    }
-    gsl_integration_fixed_free(w);
-}
-
-static inline double Q(double x) { return 0.5 * erfc(x / M_SQRT2); }
-static inline double phi(double x) { return exp(-0.5 * x * x) / sqrt(2 * M_PI); }
-
-/* one rank's selection at threshold t given the common value: its
- * probability and the selected value's mean and variance */
-typedef struct {
-    double p, m1, var1, mu, sd;
-} sel_stats;
-
-static void sel_at(double v, double c, double z, double t, sel_stats *o)
-{
-    double mu = sqrt(v * c) * z, sd = sqrt(v * (1 - c));
-    if (sd <= 0)
-        sd = 1e-300;
-    double al = (t - mu) / sd, be = (t + mu) / sd;
-    double qa = Q(al), qb = Q(be), pa = phi(al), pb = phi(be);
-    o->p = qa + qb;
-    o->mu = mu;
-    o->sd = sd;
-    if (o->p <= 0) {
-        o->m1 = 0;
-        o->var1 = v;
-        return;
-    }
-    double e1 = (mu * qa + sd * pa) - (-mu * qb + sd * pb);
-    double e2 = (mu * mu + sd * sd) * (qa + qb) + sd * (t + mu) * pa + sd * (t - mu) * pb;
-    o->m1 = e1 / o->p;
-    o->var1 = e2 / o->p - o->m1 * o->m1;
-    if (o->var1 < 0)
-        o->var1 = 0;
-}
-
-/* P(|R| > x) for the sum R of j selected values (j >= 1) */
-static double sum_tail(const sel_stats *st, double j, double x)
-{
-    if (j < 1.5) /* one value: |X| > x given |X| > t */
-        return st->p > 0 ? (Q((x - st->mu) / st->sd) + Q((x + st->mu) / st->sd)) / st->p : 0;
-    double m = j * st->m1, sdj = sqrt(j * st->var1);
-    if (sdj <= 0)
-        return fabs(m) > x;
-    return Q((x - m) / sdj) + Q((x + m) / sdj);
-}
-
-/* E over J ~ Binomial(n, p) of 1(J >= j0) f(J + shift), f = sum_tail at x */
-static double over_j(uint64_t n, double p, int j0, double shift, const sel_stats *st, double x)
-{
-    if (n == 0 || p <= 0)
-        return j0 == 0 ? sum_tail(st, shift, x) : 0;
-    double mean = (double)n * p, var = mean * (1 - p);
-    if (mean < 12 && p < 0.5) {
-        double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), sum = 0, cum = pmf;
-        if (j0 == 0)
-            sum += pmf * sum_tail(st, shift, x);
-        for (uint64_t j = 0; j < n && cum < 1 - 1e-10; j++) {
-            pmf *= (double)(n - j) / (double)(j + 1) * r;
-            cum += pmf;
-            if ((int64_t)j + 1 >= j0)
-                sum += pmf * sum_tail(st, (double)(j + 1) + shift, x);
-        }
-        return sum;
-    }
-    double sum = 0, sd = sqrt(var);
-    for (int i = 0; i < STRATA; i++) {
-        double j = floor(mean + sd * strata[i] + 0.5);
-        if (j > (double)n)
-            j = (double)n;
-        if (j < j0)
-            continue;
-        sum += sum_tail(st, j + shift, x) / STRATA;
-    }
-    return sum;
-}
-
-/* per entry of class s: selected by some rank at thr (the union) */
-static double union_class_indep(const sp_model *m, int s, double thr)
-{
-    const double *pi = &m->pi[s * MAX_AGES];
-    double u = 0;
-    for (int k = 0; k < NZ; k++) {
-        double pbar = 0;
-        for (int a = 0; a < m->A; a++) {
-            if (pi[a] <= 0)
-                continue;
-            sel_stats st;
-            sel_at(m->sigma[s] * m->sigma[s] * m->D[a], m->p.common, gh_z[k], thr, &st);
-            pbar += pi[a] * st.p;
-        }
-        u += gh_w[k] * -expm1((double)m->P * log1p(-(pbar < 1 ? pbar : 1 - 1e-16)));
-    }
-    return u;
-}
-
-static double union_class(const sp_model *m, int s, double thr)
-{
-    if (getenv("SPARSIM_INDEP"))
-        return union_class_indep(m, s, thr);
-    double u = 0;
-    const double *pi = &m->pi[s * MAX_AGES];
-    for (int a = 0; a < m->A; a++) {
-        if (pi[a] <= 0)
-            continue;
-        double v = m->sigma[s] * m->sigma[s] * m->D[a], ua = 0;
-        for (int k = 0; k < NZ; k++) {
-            sel_stats st;
-            sel_at(v, m->p.common, gh_z[k], thr, &st);
-            ua += gh_w[k] * -expm1((double)m->P * log1p(-(st.p < 1 ? st.p : 1 - 1e-16)));
-        }
-        u += pi[a] * ua;
-    }
-    return u;
-}
-
-/* per entry of class s: in the union with a reduced value above x */
-static double reduced_pass(const sp_model *m, int s, double thr, double x)
-{
-    double f = 0;
-    const double *pi = &m->pi[s * MAX_AGES];
-    for (int a = 0; a < m->A; a++) {
-        if (pi[a] <= 0)
-            continue;
-        double v = m->sigma[s] * m->sigma[s] * m->D[a], fa = 0;
-        for (int k = 0; k < NZ; k++) {
-            sel_stats st;
-            sel_at(v, m->p.common, gh_z[k], thr, &st);
-            if (st.p > 1e-14)
-                fa += gh_w[k] * over_j((uint64_t)m->P, st.p, 1, 0, &st, x);
-        }
-        f += pi[a] * fa;
-    }
-    return f;
-}
-
-/* per entry of class s at age a: this rank selects it and its reduced
- * value (with the others' selections) passes x */
-static double mine_delivered(const sp_model *m, int s, int a, double thr, double x)
-{
-    double v = m->sigma[s] * m->sigma[s] * m->D[a], f = 0;
-    for (int k = 0; k < NZ; k++) {
-        sel_stats st;
-        sel_at(v, m->p.common, gh_z[k], thr, &st);
-        if (st.p > 1e-14)
-            f += gh_w[k] * st.p * over_j((uint64_t)(m->P - 1), st.p, 0, 1, &st, x);
-    }
-    return f;
-}
-
-/* ---- the operations ------------------------------------------------------- */
-
-struct sp_model_set {
-    int L;
-    uint64_t total;
-    uint64_t count[]; /* per layer */
-};
-
 static uint64_t op_count_above(void *state, int rank, int iter, double thr)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    double e = expected_count(m, thr);
-    return draw_count(e, m->nz_total, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
+    return draw_count(expected_count(m, thr), m->nz_total, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
 }
 
 static double op_kth(void *state, int rank, int iter, uint64_t k)
@@ -503,9 +598,12 @@ static double op_std(void *state, int rank, int iter)
     sp_model *m = state;
     advance_to(m, iter);
     double v = 0;
-    for (int s = 0; s < m->S; s++)
-        for (int a = 0; a < m->A; a++)
-            v += m->Ns[s] * m->pi[s * MAX_AGES + a] * m->sigma[s] * m->sigma[s] * m->D[a];
+    for (int s = 0; s < NC; s++) {
+        double g = m->sigma[s] * m->gamma_scale, e = 0;
+        for (int j = 0; j <= NG; j++)
+            e += m->psi[s][j] * (resid(m, s, j) * resid(m, s, j) + g * g);
+        v += m->Ns[s] * e;
+    }
     return sqrt(v / (double)m->p.n);
 }
 
@@ -514,19 +612,18 @@ static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint
     sp_model *m = state;
     advance_to(m, iter);
     sp_model_set *set = calloc(1, sizeof *set + (size_t)m->L * sizeof(uint64_t));
-    if (!set)
-        return NULL;
-    set->L = m->L;
-    const double *ps = ps_at(m, thr);
-    double *w = malloc((size_t)m->L * sizeof *w), W = 0;
-    if (!w) {
+    double *w = malloc((size_t)m->L * sizeof *w), W = 0, tail[NC];
+    if (!set || !w) {
         free(set);
+        free(w);
         return NULL;
     }
+    set->L = m->L;
+    tails_at(m, thr, tail);
     for (int l = 0; l < m->L; l++) {
         w[l] = 0;
-        for (int s = 0; s < m->S; s++)
-            w[l] += m->nls[l * m->S + s] * ps[s];
+        for (int s = 0; s < NC; s++)
+            w[l] += m->nls[l * NC + s] * tail[s];
         W += w[l];
     }
     uint64_t left = count;
@@ -540,7 +637,7 @@ static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint
         left -= c;
         W -= w[l];
     }
-    /* what the layers' sizes could not take goes where room is left */
+    /* what the layers could not take goes where room is left */
     for (int l = 0; l < m->L && left > 0; l++) {
         uint64_t room = (uint64_t)m->nz[l] - set->count[l], c = room < left ? room : left;
         set->count[l] += c;
@@ -582,8 +679,11 @@ static void op_split(void *state, int rank, int iter, const sp_model_set *s, con
         uint64_t h = bits_of(m, SP_ST_MODEL_SPLIT, rank, iter, (uint64_t)l);
         for (int r = j; r < nreg && left > 0; r++) {
             int64_t a = bounds[r] > lo ? bounds[r] : lo, b = bounds[r + 1] < hi ? bounds[r + 1] : hi;
-            if (b <= a)
+            if (b <= a) {
+                if (bounds[r] >= hi)
+                    break;
                 continue;
+            }
             double ov = (double)(b - a);
             uint64_t c = ov >= room ? left : binom(left, ov / room, sp_mix64(h + (uint64_t)r));
             counts[r] += c;
@@ -595,21 +695,21 @@ static void op_split(void *state, int rank, int iter, const sp_model_set *s, con
     }
 }
 
-/* the expected count over [lo, hi) of per-class quantities f[s] */
+/* the expected count over [lo, hi) of per-class quantities f[s] (per entry) */
 static double over_range(const sp_model *m, const double *f, int64_t lo, int64_t hi, double *nz_in)
 {
     double sum = 0, nz = 0;
     for (int l = sp_profile_layer_of(&m->p, (uint64_t)(lo > 0 ? lo : 0)); l < m->L; l++) {
         const sp_profile_layer *ly = &m->p.layers[l];
-        int64_t a = (int64_t)ly->offset > lo ? (int64_t)ly->offset : lo;
-        int64_t b = (int64_t)(ly->offset + ly->size) < hi ? (int64_t)(ly->offset + ly->size) : hi;
         if ((int64_t)ly->offset >= hi)
             break;
+        int64_t a = (int64_t)ly->offset > lo ? (int64_t)ly->offset : lo;
+        int64_t b = (int64_t)(ly->offset + ly->size) < hi ? (int64_t)(ly->offset + ly->size) : hi;
         if (b <= a)
             continue;
         double frac = (double)(b - a) / (double)ly->size, e = 0;
-        for (int s = 0; s < m->S; s++)
-            e += m->nls[l * m->S + s] * f[s];
+        for (int s = 0; s < NC; s++)
+            e += m->nls[l * NC + s] * f[s];
         sum += frac * e;
         nz += frac * m->nz[l];
     }
@@ -623,9 +723,8 @@ static uint64_t op_union(void *state, int rank, int iter, double thr, int64_t lo
 {
     sp_model *m = state;
     advance_to(m, iter);
-    double u[SP_CLASSES], nz;
-    for (int s = 0; s < m->S; s++)
-        u[s] = union_class(m, s, thr);
+    double u[NC], nz;
+    reduced_at(m, thr, -1, u);
     double e = over_range(m, u, lo, hi, &nz);
     uint64_t c = draw_count(e, nz, z_of(m, SP_ST_MODEL_UNION, rank, iter, (uint64_t)lo));
     if (c < at_least)
@@ -640,9 +739,8 @@ static uint64_t op_reduced_above(void *state, int rank, int iter, double thr, in
 {
     sp_model *m = state;
     advance_to(m, iter);
-    double f[SP_CLASSES], nz;
-    for (int s = 0; s < m->S; s++)
-        f[s] = reduced_pass(m, s, thr, thr_global);
+    double f[NC], nz;
+    reduced_at(m, thr, thr_global, f);
     double e = over_range(m, f, lo, hi, &nz);
     uint64_t c = draw_count(e, nz, z_of(m, SP_ST_MODEL_REDUCED, rank, iter, (uint64_t)lo));
     return c > at_most ? at_most : c;
@@ -654,13 +752,23 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
     advance_to(m, iter);
     if (m->gk_t == iter && m->gk_thr == thr && m->gk_K == K)
         return m->gk_val;
-    const double *ps = ps_at(m, thr);
-    double lo = thr * 1e-3, hi = thr * 1e4 + m->sigma[m->S - 1] * sqrt(m->D[m->A - 1]) * 12 * sqrt((double)m->P);
-    for (int i = 0; i < 60 && hi / lo > 1 + 1e-9; i++) {
+    double lo = thr, hi = thr * 2;
+    double f[NC];
+    for (int i = 0; i < 60; i++) { /* an upper end with fewer than K above it */
+        double e = 0;
+        reduced_at(m, thr, hi, f);
+        for (int s = 0; s < NC; s++)
+            e += m->Ns[s] * f[s];
+        if (e < (double)K)
+            break;
+        lo = hi;
+        hi *= 2;
+    }
+    for (int i = 0; i < 50 && hi / lo > 1 + 1e-7; i++) {
         double mid = sqrt(lo * hi), e = 0;
-        for (int s = 0; s < m->S; s++)
-            if (m->Ns[s] > 0 && ps[s] > 0)
-                e += m->Ns[s] * reduced_pass(m, s, thr, mid);
+        reduced_at(m, thr, mid, f);
+        for (int s = 0; s < NC; s++)
+            e += m->Ns[s] * f[s];
         if (e > (double)K)
             lo = mid;
         else
@@ -678,20 +786,16 @@ static void op_consume(void *state, int rank, int iter, double thr, double thr_g
     (void)rank;
     sp_model *m = state;
     advance_to(m, iter);
-    for (int s = 0; s < m->S; s++)
-        for (int a = 0; a < m->A; a++) {
-            double q;
-            if (thr < 0)
-                q = 1.0; /* a dense allreduce delivers every entry */
-            else if (m->pi[s * MAX_AGES + a] <= 0)
-                q = 0;
-            else if (thr_global < 0)
-                q = erfc(thr / (m->sigma[s] * sqrt(2.0 * m->D[a])));
-            else
-                q = mine_delivered(m, s, a, thr, thr_global);
-            m->qsum[s * MAX_AGES + a] += q;
-        }
-    m->nq++;
+    if (thr < 0) {
+        m->n_dense++;
+    } else if (thr_global < 0) {
+        m->n_local++;
+        m->sum_thr += thr;
+    } else {
+        m->n_global++;
+        m->sum_thr += thr;
+        m->sum_thr_global += thr_global;
+    }
 }
 
 static const sp_model_ops ops = {op_count_above, op_kth,   op_std,           op_select,     op_index_at,
@@ -699,13 +803,12 @@ static const sp_model_ops ops = {op_count_above, op_kth,   op_std,           op_
 
 const sp_model_ops *sp_model_ops_table(void) { return &ops; }
 
-/* ---- construction --------------------------------------------------------- */
+/* ---- construction ------------------------------------------------------------- */
 
 sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density, char *err,
                        size_t errlen)
 {
-    strata_init();
-    gh_init();
+    tables_init();
     sp_model *m = calloc(1, sizeof *m);
     if (!m || sp_profile_copy(&m->p, p) != 0) {
         free(m);
@@ -717,7 +820,6 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->settle = settle;
     m->density = density;
     m->L = p->nlayers;
-    m->S = SP_CLASSES;
     m->gk_t = -1;
     /* the class grid: every layer's +-4.5 spreads */
     double gmin = INFINITY, gmax = -INFINITY;
@@ -731,63 +833,49 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
         gmin -= 0.5e-3;
         gmax += 0.5e-3;
     }
-    double h = (gmax - gmin) / (m->S - 1);
-    for (int s = 0; s < m->S; s++)
+    double h = (gmax - gmin) / (NC - 1);
+    for (int s = 0; s < NC; s++)
         m->sigma[s] = pow(10.0, gmin + h * s);
-    m->nls = calloc((size_t)m->L * (size_t)m->S, sizeof *m->nls);
+    m->nls = calloc((size_t)m->L * NC, sizeof *m->nls);
     m->nz = calloc((size_t)m->L, sizeof *m->nz);
-    if (!m->nls || !m->nz) {
+    m->cells = calloc(NCELL, sizeof *m->cells);
+    if (!m->nls || !m->nz || !m->cells) {
         snprintf(err, errlen, "out of memory for the model of %d layers", m->L);
         sp_model_free(m);
         return NULL;
     }
     for (int l = 0; l < m->L; l++) {
         const sp_profile_layer *ly = &p->layers[l];
-        double nz = (double)ly->size * (1 - ly->zeros), *w = &m->nls[l * m->S], sum = 0;
-        for (int s = 0; s < m->S; s++) {
+        double nz = (double)ly->size * (1 - ly->zeros), *w = &m->nls[l * NC], sum = 0;
+        for (int s = 0; s < NC; s++) {
             double x = gmin + h * s;
             if (ly->log10_spread > 0) {
                 double a = (x - 0.5 * h - ly->log10_scale) / ly->log10_spread;
                 double b = (x + 0.5 * h - ly->log10_scale) / ly->log10_spread;
-                w[s] = normal_cdf(b) - normal_cdf(a);
+                w[s] = Phi(b) - Phi(a);
             } else {
                 double d = fabs(x - ly->log10_scale) / h;
                 w[s] = d < 1 ? 1 - d : 0; /* between the two nearest classes */
             }
             sum += w[s];
         }
-        for (int s = 0; s < m->S; s++) {
+        for (int s = 0; s < NC; s++) {
             w[s] = sum > 0 ? w[s] / sum * nz : 0;
             m->Ns[s] += w[s];
         }
         m->nz[l] = nz;
         m->nz_total += nz;
     }
-    /* ages 1..32 one by one, then buckets of doubling width */
-    int a = 0;
-    for (; a < SINGLE_AGES; a++) {
-        m->age_rep[a] = a + 1;
-        m->age_width[a] = 1;
-    }
-    for (double lo = SINGLE_AGES + 1, w = SINGLE_AGES; a < MAX_AGES && lo < 1e8; a++, lo += w, w *= 2) {
-        m->age_rep[a] = lo + (w - 1) / 2;
-        m->age_width[a] = w;
-    }
-    m->A = a;
-    for (int s = 0; s < m->S; s++)
-        m->pi[s * MAX_AGES] = 1.0; /* the first iteration: only its own gradient */
-    m->state_t = -settle;
-    compute_D(m);
+    for (int s = 0; s < NC; s++)
+        m->psi[s][0] = 1.0; /* no residual yet */
     /* --settle: local error feedback, each rank consuming its exact top-k */
     uint64_t k = (uint64_t)floor((double)p->n * density);
+    set_iteration(m, -settle);
     while (m->state_t < 0) {
-        double thr = kth_value(m, (double)k);
-        double q[SP_CLASSES * MAX_AGES];
-        for (int s = 0; s < m->S; s++)
-            for (int b = 0; b < m->A; b++)
-                q[s * MAX_AGES + b] = erfc(thr / (m->sigma[s] * sqrt(2.0 * m->D[b])));
-        step(m, q);
+        step(m, 1, kth_value(m, (double)k), -1);
+        set_iteration(m, m->state_t + 1);
     }
+    m->last_mode = settle > 0 ? 1 : 0;
     return m;
 }
 
@@ -798,18 +886,21 @@ void sp_model_free(sp_model *m)
     sp_profile_free(&m->p);
     free(m->nls);
     free(m->nz);
-    free(m->q2);
+    free(m->cells);
+    free(m->walk);
     free(m);
 }
 
 double sp_model_union_over_k(sp_model *m, int P, uint64_t k)
 {
-    double thr = kth_value(m, (double)k);
     int keep = m->P;
     m->P = P;
-    double u = 0;
-    for (int s = 0; s < m->S; s++)
-        u += m->Ns[s] * union_class(m, s, thr);
+    reset_cells(m);
+    double thr = kth_value(m, (double)k), u[NC], sum = 0;
+    reduced_at(m, thr, -1, u);
+    for (int s = 0; s < NC; s++)
+        sum += m->Ns[s] * u[s];
     m->P = keep;
-    return u / (double)k;
+    reset_cells(m);
+    return sum / (double)k;
 }
