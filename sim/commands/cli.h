@@ -51,5 +51,7 @@ int sp_cmd_sweep(int argc, char **argv);
 int sp_cmd_crossover(int argc, char **argv);
 int sp_cmd_analyze(int argc, char **argv);
 int sp_cmd_compare(int argc, char **argv);
+int sp_cmd_workload_stats(int argc, char **argv);
+int sp_cmd_profile(int argc, char **argv);
 
 #endif

@@ -25,6 +25,8 @@ static void usage(FILE *f)
                "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
                "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
                "       sparsim compare RUN_A RUN_B  same messages? times side by side\n"
+               "       sparsim workload-stats [options]   statistics of gradients that decide volumes\n"
+               "       sparsim profile --out F.json [options]   fit a workload profile to gradients\n"
                "       sparsim list            list algorithms, platforms and device profiles\n"
                "       sparsim platform NAME [--ranks P]   print a built-in platform as SimGrid XML\n"
                "       sparsim --version\n");
@@ -102,6 +104,10 @@ int main(int argc, char **argv)
         return sp_cmd_analyze(argc - 2, argv + 2);
     if (strcmp(argv[1], "compare") == 0)
         return sp_cmd_compare(argc - 2, argv + 2);
+    if (strcmp(argv[1], "workload-stats") == 0)
+        return sp_cmd_workload_stats(argc - 2, argv + 2);
+    if (strcmp(argv[1], "profile") == 0)
+        return sp_cmd_profile(argc - 2, argv + 2);
     if (strcmp(argv[1], "--version") == 0) {
         printf("sparsim %s\n", SPARSIM_VERSION);
         return 0;

@@ -30,6 +30,7 @@ static const sp_opt_choice gaussian_choices[] = {{"authors", 0}, {"oktopk", 1}, 
 static const sp_opt_choice preset_choices[] = {{"vgg16", 0}, {"lstm", 1}, {"bert", 2}, {NULL, 0}};
 static const sp_opt_choice balance_choices[] = {{"on", 1}, {"off", 0}, {"preset", -1}, {NULL, 0}};
 static const sp_opt_choice packing_choices[] = {{"pairs", 0}, {"separate", 1}, {NULL, 0}};
+static const sp_opt_choice ablation_choices[] = {{"none", 0}, {"uniform", 1}, {"disjoint", 2}, {NULL, 0}};
 static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -130,6 +131,10 @@ static const sp_opt run_options[] = {
     {"settle", SP_OT_INT, F(settle), 0, MAXI, "0", NULL, 0, "N", "a non-negative integer",
      "start from a settled residual: N iterations of local error feedback (each rank consumes its exact top-k) "
      "before the first simulated one, which then uses iteration N's gradient",
+     NULL, NULL},
+    {"model-ablation", SP_OT_CHOICE, F(model_ablation), 0, 0, "none", ablation_choices, 0, NULL, NULL,
+     "for checking the model: leave out where large entries sit (uniform: selections spread evenly over the index "
+     "space) or the overlap of the ranks' selections (disjoint); --payload model only",
      NULL, NULL},
     {"dump-grads", SP_OT_STRING, F(dump_grads), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
      "write every gradient the run used as float32 .npy of shape (I, P, n)", NULL, NULL},

@@ -46,6 +46,7 @@ typedef struct {
     double grad_spread;     /* generic profile: layer medians log-uniform in [1/S, S] */
     double grad_tail, grad_zeros, grad_shared, grad_refresh, grad_persistence, grad_drift; /* overrides, when given */
     int settle;             /* iterations of local error feedback before the first simulated one */
+    int model_ablation;     /* sp_model_ablation: what a model run leaves out, for checking the model */
     char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */
     double watchdog;        /* sparsim-mpi: seconds a wait may make no progress */
     char config[1024];      /* the --config file, if any */

@@ -392,7 +392,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             goto out;
-        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->density, err, errlen);
+        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->density,
+                             (sp_model_ablation)plan->model_ablation, err, errlen);
         sp_profile_free(&prof);
         if (!model) {
             rc = 1;

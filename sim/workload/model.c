@@ -137,14 +137,19 @@ static uint64_t draw_count(double mean, double cap, double z)
 /* what a threshold cell holds, per class: the tail P(|acc| > t), and given
  * each common value z the selection probability and the selected values'
  * mean and variance */
+#define NXCACHE 4
 typedef struct {
     int64_t cell;
     int have_z;
     double tail[NC];
     double p[NC][NZ], m1[NC][NZ], v1[NC][NZ];
+    /* reduced_class at a few x (owners share the global threshold) */
+    double xs[NXCACHE], xf[NXCACHE][NC];
+    int nx, xnext;
 } cell_t;
 
 struct sp_model {
+    sp_model_ablation ablation;
     sp_profile p;
     uint64_t seed;
     int P, settle;
@@ -266,6 +271,7 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
             c = &m->cells[(uint64_t)ci % NCELL]; /* full: reuse a slot */
         c->cell = ci;
         c->have_z = 0;
+        c->nx = c->xnext = 0;
         cell_tail(m, c, t);
     }
     if (need_z && !c->have_z)
@@ -520,6 +526,11 @@ static double reduced_class(const sp_model *m, const cell_t *c, int s, double x,
         double p = c->p[s][k];
         if (p <= 1e-15)
             continue;
+        if (m->ablation == SP_MODEL_DISJOINT) { /* no two ranks select the same entry */
+            double u = (double)n * p < 1 ? (double)n * p : 1;
+            f += gh_w[k] * (x < 0 ? u : u * sum_tail(c, s, k, 1, x, t, m));
+            continue;
+        }
         if (x < 0) {
             f += gh_w[k] * -expm1((double)n * log1p(-(p < 1 ? p : 1 - 1e-16)));
             continue;
@@ -548,15 +559,43 @@ static double reduced_class(const sp_model *m, const cell_t *c, int s, double x,
     return f;
 }
 
-/* per class, interpolated between the cells around t */
-static void reduced_at(sp_model *m, double t, double x, double *f)
+/* every class's reduced_class at the cell's own threshold, remembered for
+ * the last few x */
+static const double *reduced_cell(const sp_model *m, cell_t *c, double x, int keep)
+{
+    for (int i = 0; i < c->nx; i++)
+        if (c->xs[i] == x)
+            return c->xf[i];
+    static double tmp[NC];
+    double *f = tmp;
+    if (keep) {
+        int i = c->nx < NXCACHE ? c->nx++ : c->xnext;
+        c->xnext = (i + 1) % NXCACHE;
+        c->xs[i] = x;
+        f = c->xf[i];
+    }
+    double t = exp(CELL * (double)c->cell);
+    for (int s = 0; s < NC; s++)
+        f[s] = m->Ns[s] > 0 ? reduced_class(m, c, s, x, t) : 0;
+    return f;
+}
+
+/* per class, interpolated between the cells around t; keep: remember the
+ * values for this x (a threshold others will ask for too) */
+static void reduced_at_keep(sp_model *m, double t, double x, double *f, int keep)
 {
     cell_t *a, *b;
     double w;
     cells_around(m, t, 1, &a, &b, &w);
+    const double *fa = reduced_cell(m, a, x, keep);
+    double va[NC];
+    memcpy(va, fa, sizeof va);
+    const double *fb = reduced_cell(m, b, x, keep);
     for (int s = 0; s < NC; s++)
-        f[s] = m->Ns[s] > 0 ? (1 - w) * reduced_class(m, a, s, x, t) + w * reduced_class(m, b, s, x, t) : 0;
+        f[s] = (1 - w) * va[s] + w * fb[s];
 }
+
+static void reduced_at(sp_model *m, double t, double x, double *f) { reduced_at_keep(m, t, x, f, 1); }
 
 /* ---- the operations ----------------------------------------------------------- */
 
@@ -756,7 +795,7 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
     double f[NC];
     for (int i = 0; i < 60; i++) { /* an upper end with fewer than K above it */
         double e = 0;
-        reduced_at(m, thr, hi, f);
+        reduced_at_keep(m, thr, hi, f, 0);
         for (int s = 0; s < NC; s++)
             e += m->Ns[s] * f[s];
         if (e < (double)K)
@@ -766,7 +805,7 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
     }
     for (int i = 0; i < 50 && hi / lo > 1 + 1e-7; i++) {
         double mid = sqrt(lo * hi), e = 0;
-        reduced_at(m, thr, mid, f);
+        reduced_at_keep(m, thr, mid, f, 0);
         for (int s = 0; s < NC; s++)
             e += m->Ns[s] * f[s];
         if (e > (double)K)
@@ -805,8 +844,8 @@ const sp_model_ops *sp_model_ops_table(void) { return &ops; }
 
 /* ---- construction ------------------------------------------------------------- */
 
-sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density, char *err,
-                       size_t errlen)
+sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density,
+                       sp_model_ablation ablation, char *err, size_t errlen)
 {
     tables_init();
     sp_model *m = calloc(1, sizeof *m);
@@ -816,6 +855,7 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
         return NULL;
     }
     m->seed = seed;
+    m->ablation = ablation;
     m->P = ranks;
     m->settle = settle;
     m->density = density;
@@ -866,6 +906,10 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
         m->nz[l] = nz;
         m->nz_total += nz;
     }
+    if (ablation == SP_MODEL_UNIFORM) /* every layer holds the same mix of classes */
+        for (int l = 0; l < m->L; l++)
+            for (int s = 0; s < NC; s++)
+                m->nls[l * NC + s] = m->nz_total > 0 ? m->Ns[s] * m->nz[l] / m->nz_total : 0;
     for (int s = 0; s < NC; s++)
         m->psi[s][0] = 1.0; /* no residual yet */
     /* --settle: local error feedback, each rank consuming its exact top-k */

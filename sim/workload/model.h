@@ -9,12 +9,17 @@
 
 typedef struct sp_model sp_model;
 
+/* Ablations that remove what the model captures, to show that checks against
+ * exact runs notice: selections spread uniformly over the index space (no
+ * layers), or ranks' selections that never overlap. */
+typedef enum { SP_MODEL_FULL = 0, SP_MODEL_UNIFORM, SP_MODEL_DISJOINT } sp_model_ablation;
+
 /* The model of profile p (copied) for P ranks; iteration 0 of the run is
  * gradient iteration `settle`, after that many iterations of local error
  * feedback (each rank consuming its exact top-k, k = floor(n * density)).
  * NULL with a message. */
-sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density, char *err,
-                       size_t errlen);
+sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density,
+                       sp_model_ablation ablation, char *err, size_t errlen);
 void sp_model_free(sp_model *m);
 
 /* the table the shim forwards sp_model_* calls to (state: an sp_model) */

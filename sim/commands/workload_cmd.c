@@ -1,0 +1,237 @@
+/* workload_cmd.c - `sparsim workload-stats` and `sparsim profile`: what a
+ * gradient source looks like, and the profile that reproduces it.
+ *
+ * The source is a recorded trace (--grad-file) or the generator on a profile
+ * (--workload and the gradient options of `sparsim run`, --ranks and
+ * --iters).  workload-stats prints the statistics that decide sparse
+ * volumes (analysis/workload_stats.c) as a table, and as JSON with --json;
+ * with --model, beside them the model's prediction of the union of the
+ * ranks' top-k sets.  profile fits a profile (sim/workload/fit.c) and writes
+ * it as JSON, for --workload.
+ */
+#include "cli.h"
+#include "../../analysis/workload_stats.h"
+#include "../../traces/trace.h"
+#include "../workload/fit.h"
+#include "../workload/generator.h"
+#include "../workload/model.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int tau_prime, max_iters, model;
+    char json[1024], out[1024];
+    unsigned char given[8];
+} wl_opts;
+
+#define W(field) offsetof(wl_opts, field), sizeof(((wl_opts *)0)->field)
+
+static const sp_opt stats_rows[] = {
+    {"tau-prime", SP_OT_INT, W(tau_prime), 2, 1e6, "32", NULL, 0, "T", NULL,
+     "iterations a threshold is reused for, in the drift statistic", NULL, NULL},
+    {"max-iters", SP_OT_INT, W(max_iters), 0, 1e6, "0", NULL, 0, "I", NULL,
+     "use at most I iterations of the source (0: all)", NULL, NULL},
+    {"json", SP_OT_STRING, W(json), 0, 0, "", NULL, 0, "FILE", NULL, "also write the statistics as JSON", NULL,
+     NULL},
+    {"model", SP_OT_BOOL, W(model), 0, 0, "false", NULL, 0, NULL, NULL,
+     "also the model's union of the ranks' top-k sets (generator sources)", NULL, NULL},
+};
+
+static const sp_opt profile_rows[] = {
+    {"out", SP_OT_STRING, W(out), 0, 0, "", NULL, 0, "FILE", NULL, "the profile JSON to write (required)", NULL,
+     NULL},
+    {"max-iters", SP_OT_INT, W(max_iters), 0, 1e6, "0", NULL, 0, "I", NULL,
+     "use at most I iterations of the source (0: all)", NULL, NULL},
+};
+
+/* the source: --grad-file's trace, or the generator on the plan's profile */
+static sp_grad_source *open_source(const sp_plan *p, sp_profile *prof, int *have_prof, char *err, size_t errlen)
+{
+    *have_prof = 0;
+    if (p->grad_file[0])
+        return sp_trace_open(p->grad_file, err, errlen);
+    if (sp_plan_profile(p, prof, err, errlen) != 0)
+        return NULL;
+    *have_prof = 1;
+    return sp_generator_source(prof, p->seed, p->ranks, p->iters, err, errlen);
+}
+
+/* the options of both commands: their own table, then those of `sparsim run` */
+static int parse(const sp_opt_table *t, wl_opts *o, sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+{
+    char **pass = calloc((size_t)argc + 1, sizeof *pass);
+    int npass = 0;
+    if (!pass) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = sp_opts_parse_argv(t, o, o->given, argc, argv, pass, &npass, err, errlen);
+    if (rc == 0)
+        rc = sp_plan_parse(p, npass, pass, err, errlen);
+    free(pass);
+    if (rc == 0 && !p->grad_file[0] && sp_plan_validate(p, err, errlen) != 0)
+        rc = -1;
+    return rc;
+}
+
+static int is_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return 1;
+    return 0;
+}
+
+int sp_cmd_workload_stats(int argc, char **argv)
+{
+    const sp_opt_table t = SP_OPT_TABLE(stats_rows);
+    if (is_help(argc, argv)) {
+        printf("usage: sparsim workload-stats [--grad-file TRACE | --workload NAME ...] [options]\n"
+               "\n"
+               "The statistics of a gradient source that decide sparse-allreduce volumes: tails,\n"
+               "exact zeros, the union of the ranks' top-k sets, region imbalance, Jaccard and\n"
+               "cosine across ranks and iterations, and how a reused threshold drifts under\n"
+               "error feedback.  The source is a recorded trace (--grad-file) or the generator\n"
+               "(--workload, --n, --seed and the --grad-* options of sparsim run), with --ranks\n"
+               "ranks, --iters iterations and --density.\n\n");
+        sp_opts_help(&t, stdout);
+        return 0;
+    }
+    wl_opts o;
+    memset(&o, 0, sizeof o);
+    sp_opts_defaults(&t, &o);
+    sp_plan p;
+    sp_plan_defaults(&p);
+    p.ranks = 8;
+    p.iters = 32;
+    char err[1400] = "";
+    sp_profile prof;
+    int have_prof = 0, rc = 2;
+    sp_wstats st;
+    memset(&st, 0, sizeof st);
+    sp_grad_source *src = NULL;
+    if (parse(&t, &o, &p, argc, argv, err, sizeof err) != 0)
+        goto out;
+    if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
+        goto out;
+    int P = sp_plan_given(&p, "ranks") || !p.grad_file[0] ? p.ranks : src->ranks;
+    if (P > src->ranks) {
+        snprintf(err, sizeof err, "the source has %d ranks, --ranks asks for %d", src->ranks, P);
+        goto out;
+    }
+    sp_wstats_opts so = {p.density, P, o.tau_prime, o.max_iters};
+    rc = 1;
+    if (sp_wstats_compute(src, &so, &st, err, sizeof err) != 0)
+        goto out;
+    sp_wstats_print(&st, stdout);
+    cJSON *j = sp_wstats_json(&st);
+    if (o.model && have_prof) {
+        sp_model *m = sp_model_new(&prof, p.seed, P, 0, p.density, SP_MODEL_FULL, err, sizeof err);
+        if (!m)
+            goto out;
+        printf("union of the local top-k sets over k, the model (cold, one iteration):\n");
+        cJSON *arr = cJSON_CreateArray();
+        for (int i = 0; i < st.nunion; i++) {
+            double u = sp_model_union_over_k(m, st.union_p[i], st.k);
+            printf("  P = %-5d %8.3f (gradients: %.3f, model/gradients %.3f)\n", st.union_p[i], u, st.union_over_k[i],
+                   u / st.union_over_k[i]);
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber(u));
+        }
+        if (j)
+            cJSON_AddItemToObject(j, "model_union_over_k", arr);
+        else
+            cJSON_Delete(arr);
+        sp_model_free(m);
+    }
+    if (o.json[0]) {
+        sp_part_file pf;
+        char *text = j ? cJSON_Print(j) : NULL;
+        int ok = text && sp_part_open(&pf, o.json, err, sizeof err) == 0;
+        if (ok) {
+            ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
+            if (sp_part_close(&pf, ok, err, sizeof err) != 0 || !ok)
+                ok = 0;
+        }
+        free(text);
+        if (!ok) {
+            cJSON_Delete(j);
+            if (!err[0])
+                snprintf(err, sizeof err, "cannot write %s", o.json);
+            goto out;
+        }
+    }
+    cJSON_Delete(j);
+    rc = 0;
+out:
+    if (rc && err[0])
+        fprintf(stderr, "sparsim: %s\n", err);
+    sp_wstats_free(&st);
+    if (src)
+        src->close(src);
+    if (have_prof)
+        sp_profile_free(&prof);
+    return rc;
+}
+
+int sp_cmd_profile(int argc, char **argv)
+{
+    const sp_opt_table t = SP_OPT_TABLE(profile_rows);
+    if (is_help(argc, argv)) {
+        printf("usage: sparsim profile --out FILE.json [--grad-file TRACE | --workload NAME ...] [options]\n"
+               "\n"
+               "Fits a workload profile (per-layer scales, their spread within the layer, exact\n"
+               "zeros; the share common to the ranks; how the overall scale drifts; how long a\n"
+               "coordinate's scale persists) to a gradient source, and writes it as JSON for\n"
+               "--workload FILE.json.  The source is a recorded trace (--grad-file) or the\n"
+               "generator (--workload and the --grad-* options of sparsim run, --ranks, --iters).\n\n");
+        sp_opts_help(&t, stdout);
+        return 0;
+    }
+    wl_opts o;
+    memset(&o, 0, sizeof o);
+    sp_opts_defaults(&t, &o);
+    sp_plan p;
+    sp_plan_defaults(&p);
+    p.ranks = 8;
+    p.iters = 32;
+    char err[1400] = "";
+    sp_profile prof, fit;
+    memset(&fit, 0, sizeof fit);
+    int have_prof = 0, rc = 2;
+    sp_grad_source *src = NULL;
+    if (parse(&t, &o, &p, argc, argv, err, sizeof err) != 0)
+        goto out;
+    if (!o.out[0]) {
+        snprintf(err, sizeof err, "--out must name the profile to write");
+        goto out;
+    }
+    if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
+        goto out;
+    rc = 1;
+    if (sp_profile_fit(src, o.max_iters, p.density, &fit, err, sizeof err) != 0)
+        goto out;
+    sp_part_file pf;
+    if (sp_part_open(&pf, o.out, err, sizeof err) != 0)
+        goto out;
+    int ok = sp_profile_write(&fit, pf.f) == 0;
+    if (sp_part_close(&pf, ok, err, sizeof err) != 0 || !ok) {
+        if (!err[0])
+            snprintf(err, sizeof err, "cannot write %s", o.out);
+        goto out;
+    }
+    printf("profile of %d layer(s), n = %llu: common %.3f, drift %.4f, refresh %.1f; written to %s\n", fit.nlayers,
+           (unsigned long long)fit.n, fit.common, fit.drift, fit.refresh, o.out);
+    rc = 0;
+out:
+    if (rc && err[0])
+        fprintf(stderr, "sparsim: %s\n", err);
+    sp_profile_free(&fit);
+    if (src)
+        src->close(src);
+    if (have_prof)
+        sp_profile_free(&prof);
+    return rc;
+}
