@@ -195,7 +195,7 @@ Test(crossover, both_sides_of_the_crossing)
 /* the simulated time per iteration of one run, from the binary's summary */
 static double run_time(const char *algo, const char *ranks, const char *dir)
 {
-    const char *a[] = {"run", "--algo", algo, "--ranks", ranks, "--n", "4096", "--density", "0.1", "--network",
+    const char *a[] = {"run", "--algo", algo, "--ranks", ranks, "--n", "4096", "--density", "0.09", "--network",
                        "cm02", "--iters", "1", "--no-csv", "--no-trace", "--out", dir, NULL};
     t_proc p = t_run(a);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
@@ -212,7 +212,7 @@ static double run_time(const char *algo, const char *ranks, const char *dir)
 Test(crossover, a_later_win_is_reported)
 {
     const char *a[] = {"crossover", "--algo", "gaussiank", "--dense", "recdoubling", "--min-ranks", "4", "--max-ranks",
-                       "12", "--n", "4096", "--density", "0.1", "--network", "cm02", "--iters", "1", NULL};
+                       "12", "--n", "4096", "--density", "0.09", "--network", "cm02", "--iters", "1", NULL};
     t_proc p = t_run(a);
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     cr_assert(strstr(p.out, "no faster than dense already at P = 4 "), "%s", p.out);

@@ -22,7 +22,7 @@
 #include <string.h>
 
 typedef struct {
-    int tau_prime, max_iters, model;
+    int tau_prime, max_iters, model, bins, match;
     char json[1024], out[1024];
     unsigned char given[8];
 } wl_opts;
@@ -45,6 +45,14 @@ static const sp_opt profile_rows[] = {
      NULL},
     {"max-iters", SP_OT_INT, W(max_iters), 0, 1e6, "0", NULL, 0, "I", NULL,
      "use at most I iterations of the source (0: all)", NULL, NULL},
+    {"match", SP_OT_INT, W(match), 0, 100, "0", NULL, 0, "R", NULL,
+     "then refine the global knobs for up to R rounds, until the generator's statistics come closest to the "
+     "source's (each round runs the generator and its statistics a few times; minutes)",
+     NULL, NULL},
+    {"bins", SP_OT_INT, W(bins), 0, 1e6, "256", NULL, 0, "B", NULL,
+     "fit layers larger than n/B in pieces of their own, where large entries may not spread evenly (0: whole "
+     "layers)",
+     NULL, NULL},
 };
 
 /* the source: --grad-file's trace, or the generator on the plan's profile */
@@ -211,8 +219,21 @@ int sp_cmd_profile(int argc, char **argv)
     if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
         goto out;
     rc = 1;
-    if (sp_profile_fit(src, o.max_iters, p.density, &fit, err, sizeof err) != 0)
+    if (sp_profile_fit(src, o.max_iters, p.density, o.bins, &fit, err, sizeof err) != 0)
         goto out;
+    if (o.match > 0) {
+        sp_wstats target;
+        int P = src->ranks < 8 ? src->ranks : 8;
+        sp_wstats_opts so = {p.density, P, 32, o.max_iters};
+        if (sp_wstats_compute(src, &so, &target, err, sizeof err) != 0)
+            goto out;
+        int iters = target.iters;
+        so.max_iters = 0;
+        int mrc = sp_profile_match(&target, &so, iters, p.seed, o.match, &fit, stderr, err, sizeof err);
+        sp_wstats_free(&target);
+        if (mrc != 0)
+            goto out;
+    }
     sp_part_file pf;
     if (sp_part_open(&pf, o.out, err, sizeof err) != 0)
         goto out;
@@ -222,8 +243,10 @@ int sp_cmd_profile(int argc, char **argv)
             snprintf(err, sizeof err, "cannot write %s", o.out);
         goto out;
     }
-    printf("profile of %d layer(s), n = %llu: common %.3f, drift %.4f, refresh %.1f; written to %s\n", fit.nlayers,
-           (unsigned long long)fit.n, fit.common, fit.drift, fit.refresh, o.out);
+    printf("profile of %d layer(s), n = %llu: common %.3f, mean %.3f, scale sd %.3f corr %.3f, refresh %.1f; "
+           "written to %s\n",
+           fit.nlayers, (unsigned long long)fit.n, fit.common, fit.mean, fit.scale_sd, fit.scale_corr, fit.refresh,
+           o.out);
     rc = 0;
 out:
     if (rc && err[0])

@@ -121,13 +121,23 @@ static const sp_opt run_options[] = {
     {"grad-zeros", SP_OT_DOUBLE, F(grad_zeros), 0, 0.999, NULL, NULL, 0, "F", NULL,
      "fraction of entries exactly zero in every layer", NULL, "the profile's"},
     {"grad-shared", SP_OT_DOUBLE, F(grad_shared), 0, 0.999, NULL, NULL, 0, "F", NULL,
-     "variance fraction shared by all ranks (their cosine)", NULL, "the profile's"},
+     "variance fraction shared by all ranks in an iteration", NULL, "the profile's"},
+    {"grad-mean", SP_OT_DOUBLE, F(grad_mean), 0, 0.999, NULL, NULL, 0, "F", NULL,
+     "variance fraction of a per-coordinate direction that persists across iterations and ranks (a "
+     "gradient's cosine with the previous one)",
+     NULL, "the profile's"},
     {"grad-refresh", SP_OT_DOUBLE, F(grad_refresh), 0, 1e9, NULL, NULL, 0, "R", NULL,
      "iterations over which a coordinate's scale is redrawn (0: never)", NULL, "the profile's"},
     {"grad-persistence", SP_OT_DOUBLE, F(grad_persistence), 0, 1, NULL, NULL, 0, "F", NULL,
      "share of a coordinate's log-scale variance that survives a redraw", NULL, "the profile's"},
-    {"grad-drift", SP_OT_DOUBLE, F(grad_drift), 0, 1, NULL, NULL, 0, "D", NULL,
-     "standard deviation of the per-iteration step of the log overall scale", NULL, "the profile's"},
+    {"grad-spikes", SP_OT_DOUBLE, F(grad_spikes), 0, 0.5, NULL, NULL, 0, "F", NULL,
+     "probability that a rank's own noise is a spike (heavy tails of per-sample noise)", NULL, "the profile's"},
+    {"grad-spike-scale", SP_OT_DOUBLE, F(grad_spike_scale), 1, 100, NULL, NULL, 0, "K", NULL,
+     "a spike's standard deviation over the other draws'", NULL, "the profile's"},
+    {"grad-scale-sd", SP_OT_DOUBLE, F(grad_scale_sd), 0, 3, NULL, NULL, 0, "S", NULL,
+     "standard deviation of the log of the overall scale over iterations", NULL, "the profile's"},
+    {"grad-scale-corr", SP_OT_DOUBLE, F(grad_scale_corr), 0, 0.999, NULL, NULL, 0, "R", NULL,
+     "correlation of the log overall scale from one iteration to the next", NULL, "the profile's"},
     {"settle", SP_OT_INT, F(settle), 0, MAXI, "0", NULL, 0, "N", "a non-negative integer",
      "start from a settled residual: N iterations of local error feedback (each rank consumes its exact top-k) "
      "before the first simulated one, which then uses iteration N's gradient",
@@ -239,19 +249,27 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
 
 int sp_plan_profile(const sp_plan *p, void *out, char *err, size_t errlen)
 {
-    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1};
+    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     if (sp_plan_given(p, "grad-tail"))
         k.tail = p->grad_tail;
     if (sp_plan_given(p, "grad-zeros"))
         k.zeros = p->grad_zeros;
     if (sp_plan_given(p, "grad-shared"))
         k.common = p->grad_shared;
+    if (sp_plan_given(p, "grad-mean"))
+        k.mean = p->grad_mean;
+    if (sp_plan_given(p, "grad-spikes"))
+        k.spikes = p->grad_spikes;
+    if (sp_plan_given(p, "grad-spike-scale"))
+        k.spike_scale = p->grad_spike_scale;
+    if (sp_plan_given(p, "grad-scale-sd"))
+        k.scale_sd = p->grad_scale_sd;
+    if (sp_plan_given(p, "grad-scale-corr"))
+        k.scale_corr = p->grad_scale_corr;
     if (sp_plan_given(p, "grad-refresh"))
         k.refresh = p->grad_refresh;
     if (sp_plan_given(p, "grad-persistence"))
         k.keep = p->grad_persistence;
-    if (sp_plan_given(p, "grad-drift"))
-        k.drift = p->grad_drift;
     /* a profile with an n of its own (the papers' models) keeps it unless --n is given */
     uint64_t n = sp_plan_given(p, "n") || !strcmp(p->workload, "generic") ? p->n : 0;
     return sp_profile_get(p->workload, n, p->seed, &k, out, err, errlen);

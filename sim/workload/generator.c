@@ -1,10 +1,11 @@
 /* generator.c - exact synthetic gradients (see generator.h and profile.h).
  *
- *   g[t, r, i] = S(t) * sigma_i(t) * (sqrt(c) * Zc[t, i] + sqrt(1 - c) * Z[t, r, i])
- *   log10 sigma_i(t) = m_l + s_l * (sqrt(keep) * A_i + sqrt(1 - keep) * B_{i, e_i(t)})
+ *   g[t, r, i] = S(t) sigma_i(t) (sqrt(c) Zc[t, i] + sqrt(d) M_{i, e_i(t)} + sqrt(1 - c - d) Z[t, r, i])
+ *   Z = base N, or with probability `spikes` spike_scale * base N (unit variance)
+ *   log10 sigma_i(t) = m_l + s_l (sqrt(keep) A_i + sqrt(1 - keep) B_{i, e_i(t)})
  *   e_i(t) = floor((t + phase_i) / refresh), phase_i uniform in [0, refresh)
- *   ln S(t) = drift * (W_1 + ... + W_t)
- * A, B, Zc, Z, W unit normals and phase_i, the zero marks, from a
+ *   ln S(t) = scale_sd A_t, A_t = corr A_{t-1} + sqrt(1 - corr^2) W_t
+ * A, B, M, Zc, Z, W unit normals and phase_i, the zero marks, from a
  * counter-based hash of (seed, stream, indices).  The shared part (sigma,
  * the common term) is computed once per iteration and reused by every rank,
  * incrementally where only some coordinates' scales are redrawn; a rank's own
@@ -66,14 +67,24 @@ struct sp_generator {
     sp_profile p;
     uint64_t seed;
     float *sigma;   /* sigma_i(t) without S(t); 0 for exact zeros */
-    float *common;  /* sigma_i(t) sqrt(c) Zc[t, i], or NULL when c = 0 */
+    float *common;  /* sigma_i(t) (sqrt(c) Zc[t, i] + sqrt(d) M_i(t)): what the ranks share, or NULL */
     int *layer_of;  /* NULL: computed from the profile as needed */
     int cached;     /* iteration the shared arrays hold, or -1 */
-    double *walk;   /* ln S(t) / drift for t = 0 .. nwalk-1 */
+    double *walk;   /* ln S(t) / scale_sd for t = 0 .. nwalk-1 */
     int nwalk;
-    float own;      /* sqrt(1 - c) */
-    uint64_t key_phase, key_zero, key_keep, key_redraw; /* the per-coordinate streams */
+    float own;      /* sqrt(1 - c - d) times the noise's base deviation */
+    float spike;    /* a spike's factor over the base */
+    uint32_t spike_below; /* low 20 bits of the hash under this: a spike */
+    uint64_t key_phase, key_zero, key_keep, key_redraw, key_mean; /* the per-coordinate streams */
 };
+
+void sp_scale_series(uint64_t seed, double sd, double corr, int n, double *a)
+{
+    (void)sd;
+    double f = sqrt(1 - corr * corr);
+    for (int t = 0; t < n; t++)
+        a[t] = t == 0 ? sp_walk_step(seed, 0) : corr * a[t - 1] + f * sp_walk_step(seed, t);
+}
 
 double sp_generator_scale(sp_generator *g, int iter)
 {
@@ -84,12 +95,11 @@ double sp_generator_scale(sp_generator *g, int iter)
         double *w = realloc(g->walk, (size_t)nw * sizeof *w);
         if (!w)
             return 1.0;
-        for (int t = g->nwalk; t < nw; t++)
-            w[t] = t == 0 ? 0 : w[t - 1] + sp_walk_step(g->seed, t);
+        sp_scale_series(g->seed, g->p.scale_sd, g->p.scale_corr, nw, w);
         g->walk = w;
         g->nwalk = nw;
     }
-    return exp(g->p.drift * g->walk[iter]);
+    return exp(g->p.scale_sd * g->walk[iter]);
 }
 
 /* the epoch of coordinate i at iteration t (its scale is redrawn when it changes) */
@@ -137,10 +147,14 @@ static void share(sp_generator *g, int t)
         }
     }
     if (g->common) {
-        float sc = (float)sqrt(g->p.common);
+        float sc = (float)sqrt(g->p.common), sd = (float)sqrt(g->p.mean);
         uint64_t key = sp_stream_key(g->seed, SP_ST_COMMON, (uint64_t)t, 0);
-        for (uint64_t i = 0; i < g->p.n; i++)
-            g->common[i] = g->sigma[i] * sc * fast_normal(sp_mix64(key + i * SP_GOLD));
+        for (uint64_t i = 0; i < g->p.n; i++) {
+            float x = sc > 0 ? sc * fast_normal(sp_mix64(key + i * SP_GOLD)) : 0.0f;
+            if (sd > 0) /* the persistent direction, redrawn with the scale */
+                x += sd * fast_normal(sp_mix64(sp_mix64(g->key_mean + (uint64_t)epoch_of(g, i, t)) + i * SP_GOLD));
+            g->common[i] = g->sigma[i] * x;
+        }
     }
     g->cached = t;
 }
@@ -160,11 +174,14 @@ sp_generator *sp_generator_new(const sp_profile *p, uint64_t seed, char *err, si
     g->key_zero = sp_stream_key(seed, SP_ST_ZERO, 0, 0);
     g->key_keep = sp_stream_key(seed, SP_ST_KEEP, 0, 0);
     g->key_redraw = sp_stream_key(seed, SP_ST_REDRAW, 0, 0);
-    g->own = (float)sqrt(1.0 - p->common);
+    g->key_mean = sp_stream_key(seed, SP_ST_MEAN, 0, 0);
+    g->own = (float)(sqrt(1.0 - p->common - p->mean) * sp_profile_noise_base(p));
+    g->spike = (float)p->spike_scale;
+    g->spike_below = (uint32_t)(p->spikes * (double)(1u << 20));
     g->sigma = malloc(p->n * sizeof *g->sigma);
-    if (p->common > 0)
+    if (p->common > 0 || p->mean > 0)
         g->common = malloc(p->n * sizeof *g->common);
-    if (!g->sigma || (p->common > 0 && !g->common)) {
+    if (!g->sigma || ((p->common > 0 || p->mean > 0) && !g->common)) {
         snprintf(err, errlen, "out of memory for the generator's %llu entries", (unsigned long long)p->n);
         sp_generator_free(g);
         return NULL;
@@ -192,12 +209,21 @@ int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
     uint64_t n = g->p.n;
     if (!add)
         memset(acc, 0, n * sizeof *acc);
+    float sp = g->spike;
+    uint32_t below = g->spike_below;
+    /* the low 20 bits choose a spike; the normal uses the high ones */
     if (com)
-        for (uint64_t i = 0; i < n; i++)
-            acc[i] += s * com[i] + a * sig[i] * fast_normal(sp_mix64(key + i * SP_GOLD));
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t h = sp_mix64(key + i * SP_GOLD);
+            float z = fast_normal(h) * ((uint32_t)(h & 0xfffff) < below ? sp : 1.0f);
+            acc[i] += s * com[i] + a * sig[i] * z;
+        }
     else
-        for (uint64_t i = 0; i < n; i++)
-            acc[i] += a * sig[i] * fast_normal(sp_mix64(key + i * SP_GOLD));
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t h = sp_mix64(key + i * SP_GOLD);
+            float z = fast_normal(h) * ((uint32_t)(h & 0xfffff) < below ? sp : 1.0f);
+            acc[i] += a * sig[i] * z;
+        }
     return 0;
 }
 
@@ -237,12 +263,21 @@ sp_grad_source *sp_generator_source(const sp_profile *p, uint64_t seed, int rank
         source_close(s);
         return NULL;
     }
+    /* the layer table: pieces a fit cut a layer into ("name[j]") are one
+     * layer again, as the gradients it was fitted to had them */
     for (int l = 0; l < p->nlayers; l++) {
-        snprintf(s->layers[l].name, sizeof s->layers[l].name, "%s", p->layers[l].name);
-        s->layers[l].offset = p->layers[l].offset;
-        s->layers[l].size = p->layers[l].size;
+        const char *nm = p->layers[l].name;
+        size_t base = strcspn(nm, "[");
+        sp_layer *prev = s->nlayers ? &s->layers[s->nlayers - 1] : NULL;
+        if (prev && nm[base] == '[' && strlen(prev->name) == base && strncmp(prev->name, nm, base) == 0) {
+            prev->size += p->layers[l].size;
+            continue;
+        }
+        sp_layer *ly = &s->layers[s->nlayers++];
+        snprintf(ly->name, sizeof ly->name, "%.*s", (int)base, nm);
+        ly->offset = p->layers[l].offset;
+        ly->size = p->layers[l].size;
     }
-    s->nlayers = p->nlayers;
     s->n = p->n;
     s->ranks = ranks;
     s->iters = iters;

@@ -25,6 +25,12 @@ int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add);
 /* S(iter), the overall scale */
 double sp_generator_scale(sp_generator *g, int iter);
 
+/* The overall scale's log, ln S(t) = sd * A_t with A_0 = W_0 and
+ * A_t = corr * A_{t-1} + sqrt(1 - corr^2) W_t (a stationary autoregressive
+ * sequence of unit variance): the values for t = 0..n-1 into a (the
+ * generator and the model share it). */
+void sp_scale_series(uint64_t seed, double sd, double corr, int n, double *a);
+
 /* The generator as a gradient source of `ranks` ranks and `iters`
  * iterations (it takes over nothing; the source owns a copy). */
 sp_grad_source *sp_generator_source(const sp_profile *p, uint64_t seed, int ranks, int iters, char *err,

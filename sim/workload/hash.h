@@ -14,7 +14,7 @@
 
 /* the streams */
 enum {
-    SP_ST_ZERO = 1, SP_ST_KEEP, SP_ST_REDRAW, SP_ST_PHASE, SP_ST_COMMON, SP_ST_RANK, SP_ST_WALK,
+    SP_ST_ZERO = 1, SP_ST_KEEP, SP_ST_REDRAW, SP_ST_PHASE, SP_ST_COMMON, SP_ST_RANK, SP_ST_WALK, SP_ST_MEAN,
     SP_ST_LAYER_SIZE, SP_ST_LAYER_SCALE,
     SP_ST_MODEL_COUNT, SP_ST_MODEL_SELECT, SP_ST_MODEL_SPLIT, SP_ST_MODEL_UNION, SP_ST_MODEL_REDUCED,
 };
@@ -38,7 +38,7 @@ static inline double sp_unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 900
 /* a unit normal from 64 bits (generator.c) */
 double sp_normal_from_bits(uint64_t h);
 
-/* W_t, the t-th step (t >= 1) of the random walk of ln S(t) / drift */
+/* W_t, the unit normal that drives ln S at iteration t */
 static inline double sp_walk_step(uint64_t seed, int t)
 {
     return sp_normal_from_bits(sp_mix64(sp_stream_key(seed, SP_ST_WALK, 0, 0) + (uint64_t)t * SP_GOLD));

@@ -8,23 +8,28 @@
  *    Within a layer, entries of a class are spread uniformly over its indices:
  *    where large entries sit is decided by the layers (the notes on real
  *    gradients find region imbalance explained by per-layer counts alone).
+ *  - Directions: a coordinate's persistent direction M (profile "mean") is
+ *    taken at a few Gauss-Hermite nodes of |M|; signs are measured along M.
  *  - Residuals: error feedback leaves an entry in the residual until it is
- *    consumed.  For each class the model keeps the distribution of |residual|
- *    over a log-spaced grid, with a point mass at 0 (consumed last time, or
- *    never accumulated).  An iteration adds a gradient of standard deviation
- *    gamma = sigma_s S(t): acc = residual + g.  Entries whose |acc| passes the
- *    ranks' threshold are consumed (every selected entry, or those whose
- *    reduced value passes the global threshold, or all of them in a dense
- *    iteration); the others keep |acc| as their residual.  This Markov chain
- *    on the residual, per class, is exact for one coordinate and one rank; it
- *    keeps the truncation a threshold imposes on what stays behind.  The
- *    ranks of a process share it (they are exchangeable); it moves on once
- *    per iteration with the ranks' mean threshold.
- *  - Across ranks: given the common component z of the gradient (profile
- *    "common"), the ranks' residuals and own noise are independent, so given
- *    z each rank selects with p(z) and J ~ Binomial(P, p(z)) ranks select an
- *    entry; the union is 1 - (1 - p(z))^P averaged over z (Gauss-Hermite), and
- *    a reduced value is the selected value itself for J = 1, or, for J >= 2,
+ *    consumed.  For each class and direction node the model keeps the
+ *    distribution of the signed residual on a log-spaced grid, with a point
+ *    mass at 0.  An iteration adds a gradient of mean gamma sqrt(mean) |M| and
+ *    the rest normal (the common part) plus the rank's own noise, a mixture
+ *    of two normals (profile "spikes"), gamma = sigma_s S(t): acc =
+ *    residual + g.  Entries whose |acc| passes the ranks' threshold are
+ *    consumed (every selected entry, or those whose reduced value passes the
+ *    global threshold, or all in a dense iteration); the others keep acc.
+ *    This Markov chain is exact for one coordinate and one rank: it keeps the
+ *    truncation a threshold imposes on what stays behind, and the steady
+ *    growth of residuals along a persistent direction that makes a reused
+ *    threshold drift.  The ranks of a process share it (they are
+ *    exchangeable); it moves on once per iteration with their mean threshold.
+ *    Directions are redrawn at the profile's refresh rate (the residual stays).
+ *  - Across ranks: given the direction and the iteration's common component
+ *    z (profile "common", Gauss-Hermite), the ranks' residuals and own noise
+ *    are independent, so each rank selects with p and J ~ Binomial(P, p)
+ *    ranks select an entry; the union is 1 - (1 - p)^P averaged over both; a
+ *    reduced value is the selected value itself for J = 1, or, for J >= 2,
  *    normal with J times the selected values' mean and variance.
  *  - What a rank sees: counts are drawn around the population's expectation
  *    with one normal deviate per (rank, iteration), so several thresholds of
@@ -34,6 +39,7 @@
  * the threshold, computed when first asked for, and interpolated.
  */
 #include "model.h"
+#include "generator.h"
 #include "hash.h"
 
 #include <gsl/gsl_cdf.h>
@@ -43,40 +49,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NC 64        /* scale classes */
-#define NG 96        /* residual grid bins (besides the mass at 0) */
-#define NZ 10        /* Gauss-Hermite nodes for the common component */
-#define NCELL 64     /* threshold cells kept per iteration */
-#define CELL 0.01    /* a cell spans 1% of threshold */
-#define RG_LO 0.02   /* residual grid: [RG_LO, RG_HI] x sigma_s */
+#define NC 64          /* scale classes */
+#define NG 64          /* residual grid bins on each side of 0 */
+#define NS (2 * NG + 1) /* signed residual points: NG negative, 0, NG positive */
+#define NM_MAX 4       /* nodes of |M| */
+#define NZ_MAX 6       /* nodes of the common component */
+#define NCELL 64       /* threshold cells kept per iteration */
+#define CELL 0.01      /* a cell spans 1% of threshold */
+#define RG_LO 0.02     /* residual grid: [RG_LO, RG_HI] x sigma_s */
 #define RG_HI 4000.0
 #define STRATA 16
+#define TINY 1e-14
 
 /* ---- numerics ------------------------------------------------------------- */
 
-static double gh_z[NZ], gh_w[NZ];
 static double strata[STRATA];
-static double rg_edge[NG + 1], rg_mid[NG]; /* the residual grid in units of sigma_s */
+static double rg_edge[NG + 1], rg_mid[NG]; /* the residual grid (one side) in units of sigma_s */
+static double hz_x[2 * NM_MAX], hz_w[2 * NM_MAX]; /* Gauss-Hermite nodes for a unit normal */
+static double sv[NS];                               /* signed residual value of point j, units of sigma_s */
+
+/* a unit normal's expectation at n Gauss-Hermite nodes (n even) */
+static void gauss_hermite(int n, double *x, double *w)
+{
+    gsl_integration_fixed_workspace *ws = gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, (size_t)n, 0,
+                                                                        0.5, 0, 0);
+    if (!ws) {
+        for (int i = 0; i < n; i++) {
+            x[i] = 0;
+            w[i] = 1.0 / n;
+        }
+        return;
+    }
+    const double *nx = gsl_integration_fixed_nodes(ws), *nw = gsl_integration_fixed_weights(ws);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += nw[i];
+    for (int i = 0; i < n; i++) {
+        x[i] = nx[i];
+        w[i] = nw[i] / sum;
+    }
+    gsl_integration_fixed_free(ws);
+}
 
 static void tables_init(void)
 {
-    if (gh_w[0] > 0)
+    if (strata[STRATA - 1] > 0)
         return;
-    gsl_integration_fixed_workspace *w = gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, NZ, 0, 0.5, 0, 0);
-    if (w) {
-        const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
-        double sum = 0;
-        for (int i = 0; i < NZ; i++)
-            sum += wt[i];
-        for (int i = 0; i < NZ; i++) {
-            gh_z[i] = x[i];
-            gh_w[i] = wt[i] / sum;
-        }
-        gsl_integration_fixed_free(w);
-    } else {
-        gh_z[0] = 0;
-        gh_w[0] = 1; /* a single node: no common component */
-    }
     for (int i = 0; i < STRATA; i++)
         strata[i] = gsl_cdf_ugaussian_Pinv((i + 0.5) / STRATA);
     double r = log(RG_HI / RG_LO) / NG;
@@ -85,6 +103,12 @@ static void tables_init(void)
     rg_edge[0] = 0;
     for (int j = 0; j < NG; j++)
         rg_mid[j] = j == 0 ? 0.5 * rg_edge[1] : sqrt(rg_edge[j] * rg_edge[j + 1]);
+    for (int b = 0; b < NG; b++) {
+        sv[NG + 1 + b] = rg_mid[b];
+        sv[NG - 1 - b] = -rg_mid[b];
+    }
+    sv[NG] = 0;
+    gauss_hermite(2 * NM_MAX, hz_x, hz_w);
 }
 
 static inline double Q(double x) { return 0.5 * erfc(x * M_SQRT1_2); }
@@ -134,15 +158,15 @@ static uint64_t draw_count(double mean, double cap, double z)
 
 /* ---- the model ------------------------------------------------------------ */
 
-/* what a threshold cell holds, per class: the tail P(|acc| > t), and given
- * each common value z the selection probability and the selected values'
- * mean and variance */
+/* what a threshold cell holds, per class: the tail P(|acc| > t); and given
+ * each direction node m and common value z the selection probability and the
+ * selected value's mean and variance (signs along M) */
 #define NXCACHE 4
 typedef struct {
     int64_t cell;
     int have_z;
     double tail[NC];
-    double p[NC][NZ], m1[NC][NZ], v1[NC][NZ];
+    double p[NC][NM_MAX][NZ_MAX], m1[NC][NM_MAX][NZ_MAX], v1[NC][NM_MAX][NZ_MAX];
     /* reduced_class at a few x (owners share the global threshold) */
     double xs[NXCACHE], xf[NXCACHE][NC];
     int nx, xnext;
@@ -160,10 +184,15 @@ struct sp_model {
     double *nz;      /* [l]: non-zero entries of layer l */
     double Ns[NC];
     double nz_total;
-    double psi[NC][NG + 1]; /* residual distribution of each class: [0] the mass at 0, [j+1] bin j */
-    int state_t;            /* the run iteration psi is the state of (before its gradient) */
-    double gamma_scale;     /* S(t) of that iteration */
-    double *walk;           /* ln S(t) / drift, per gradient iteration */
+    int nm, nzn;                       /* direction and common nodes in use */
+    int ncomp;                         /* components of a rank's own noise (1 or 2) */
+    double comp_w[2], comp_f[2];       /* their weights and deviations over the base (base included) */
+    double m_x[NM_MAX], m_w[NM_MAX];   /* |M| nodes and weights */
+    double z_x[NZ_MAX], z_w[NZ_MAX];   /* common-component nodes and weights */
+    double psi[NC][NM_MAX][NS];        /* signed residual distribution per class and node */
+    int state_t;                       /* the run iteration psi is the state of (before its gradient) */
+    double gamma_scale;                /* S(t) of that iteration */
+    double *walk;                      /* ln S(t) / scale_sd per gradient iteration */
     int nwalk;
     /* the rules the ranks consumed with in state_t */
     double sum_thr, sum_thr_global;
@@ -186,70 +215,92 @@ static double scale_at(sp_model *m, int g)
         double *w = realloc(m->walk, (size_t)nw * sizeof *w);
         if (!w)
             return 1.0;
-        for (int t = m->nwalk; t < nw; t++)
-            w[t] = t == 0 ? 0 : w[t - 1] + sp_walk_step(m->seed, t);
+        sp_scale_series(m->seed, m->p.scale_sd, m->p.scale_corr, nw, w);
         m->walk = w;
         m->nwalk = nw;
     }
-    return exp(m->p.drift * m->walk[g]);
+    return exp(m->p.scale_sd * m->walk[g]);
 }
 
-/* residual value (absolute) of grid point j of class s; j = 0 is the mass at 0 */
-static inline double resid(const sp_model *m, int s, int j) { return j == 0 ? 0 : m->sigma[s] * rg_mid[j - 1]; }
+/* the per-rank gradient of class s at node k: mean (along M); and, for noise
+ * component u, the standard deviation of what is not the direction (the
+ * common part and the rank's own), or of the rank's own alone */
+static inline double grad_mean(const sp_model *m, int s, int k)
+{
+    return m->sigma[s] * m->gamma_scale * sqrt(m->p.mean) * m->m_x[k];
+}
+static inline double grad_sd(const sp_model *m, int s, int u)
+{
+    double own = (1 - m->p.common - m->p.mean) * m->comp_f[u] * m->comp_f[u];
+    return m->sigma[s] * m->gamma_scale * sqrt(m->p.common + own);
+}
+static inline double own_sd(const sp_model *m, int s, int u)
+{
+    return m->sigma[s] * m->gamma_scale * sqrt(1 - m->p.common - m->p.mean) * m->comp_f[u];
+}
 
 /* ---- threshold cells -------------------------------------------------------- */
 
 static void cell_tail(const sp_model *m, cell_t *c, double t)
 {
     for (int s = 0; s < NC; s++) {
-        double g = m->sigma[s] * m->gamma_scale, tail = 0;
-        if (m->Ns[s] <= 0) {
-            c->tail[s] = 0;
-            continue;
-        }
-        for (int j = 0; j <= NG; j++) {
-            double w = m->psi[s][j];
-            if (w <= 0)
-                continue;
-            double r = resid(m, s, j);
-            tail += w * (Q((t - r) / g) + Q((t + r) / g));
-        }
+        double tail = 0;
+        if (m->Ns[s] > 0)
+            for (int u = 0; u < m->ncomp; u++) {
+                double sd = grad_sd(m, s, u);
+                for (int k = 0; k < m->nm; k++) {
+                    double mu = grad_mean(m, s, k), tk = 0;
+                    for (int j = 0; j < NS; j++) {
+                        double w = m->psi[s][k][j];
+                        if (w <= TINY)
+                            continue;
+                        double mm = m->sigma[s] * sv[j] + mu;
+                        tk += w * (Q((t - mm) / sd) + Q((t + mm) / sd));
+                    }
+                    tail += m->comp_w[u] * m->m_w[k] * tk;
+                }
+            }
         c->tail[s] = tail;
     }
 }
 
-/* given z: acc = r + g with g ~ N(mu_z, sd^2) (mu_z the common part, sd the
- * rank's own) and r the residual (its sign independent of z) */
+/* given node k and common value z: acc = r + gamma (sqrt(mean) m + sqrt(c) z)
+ * + own, own ~ N(0, gamma^2 (1 - c - mean)) */
 static void cell_z(const sp_model *m, cell_t *c, double t)
 {
-    double cc = m->p.common;
+    double cc = m->p.common, dd = m->p.mean;
     for (int s = 0; s < NC; s++) {
-        double g = m->sigma[s] * m->gamma_scale, sd = g * sqrt(1 - cc);
-        if (sd <= 0)
-            sd = 1e-300;
-        for (int k = 0; k < NZ; k++) {
-            double mu = g * sqrt(cc) * gh_z[k], p = 0, e1 = 0, e2 = 0;
-            if (m->Ns[s] > 0)
-                for (int j = 0; j <= NG; j++) {
-                    double w = m->psi[s][j];
-                    if (w <= 0)
-                        continue;
-                    /* the residual's sign is + or - with equal odds */
-                    double r = resid(m, s, j);
-                    for (int sg = 0; sg < (j ? 2 : 1); sg++) {
-                        double mm = mu + (sg ? -r : r), ww = j ? 0.5 * w : w;
-                        double al = (t - mm) / sd, be = (t + mm) / sd;
-                        double qa = Q(al), qb = Q(be), pa = phi(al), pb = phi(be);
-                        p += ww * (qa + qb);
-                        e1 += ww * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
-                        e2 += ww * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
+        double g = m->sigma[s] * m->gamma_scale;
+        for (int k = 0; k < m->nm; k++)
+            for (int q = 0; q < m->nzn; q++) {
+                double p = 0, e1 = 0, e2 = 0;
+                if (m->Ns[s] > 0 && c->tail[s] > 1e-13) {
+                    double mu = g * (sqrt(dd) * m->m_x[k] + sqrt(cc) * m->z_x[q]);
+                    for (int u = 0; u < m->ncomp; u++) {
+                        double sd = own_sd(m, s, u), wu = m->comp_w[u];
+                        if (sd <= 0)
+                            sd = 1e-300;
+                        for (int j = 0; j < NS; j++) {
+                            double w = m->psi[s][k][j] * wu;
+                            if (w <= TINY)
+                                continue;
+                            double mm = m->sigma[s] * sv[j] + mu;
+                            double al = (t - mm) / sd, be = (t + mm) / sd;
+                            double qa = Q(al), qb = Q(be);
+                            if (qa + qb < 1e-300)
+                                continue;
+                            double pa = phi(al), pb = phi(be);
+                            p += w * (qa + qb);
+                            e1 += w * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
+                            e2 += w * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
+                        }
                     }
                 }
-            c->p[s][k] = p;
-            c->m1[s][k] = p > 0 ? e1 / p : 0;
-            double v = p > 0 ? e2 / p - c->m1[s][k] * c->m1[s][k] : 0;
-            c->v1[s][k] = v > 0 ? v : 0;
-        }
+                c->p[s][k][q] = p;
+                c->m1[s][k][q] = p > 0 ? e1 / p : 0;
+                double v = p > 0 ? e2 / p - c->m1[s][k][q] * c->m1[s][k][q] : 0;
+                c->v1[s][k][q] = v > 0 ? v : 0;
+            }
     }
     c->have_z = 1;
 }
@@ -321,17 +372,17 @@ static void set_iteration(sp_model *m, int t)
     reset_cells(m);
 }
 
-/* P(|x + S| > y) for a rank's own |acc| = x and the sum S of j' others'
- * selected values (given z), j' ~ Binomial(P - 1, p) */
+/* P(|x + S| > y) for this rank's acc x (signed along M) and the sum S of
+ * J' ~ Binomial(P - 1, p) others' selected values (mean m1, variance v1) */
 static double delivered_given(const sp_model *m, double x, double y, double p, double m1, double v1)
 {
     uint64_t n = (uint64_t)(m->P - 1);
     double mean = (double)n * p, sum = 0;
     if (n == 0 || p <= 0)
-        return x > y;
+        return fabs(x) > y;
     if (mean < 12 && p < 0.5) {
         double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
-        sum += pmf * (x > y);
+        sum += pmf * (fabs(x) > y);
         for (uint64_t j = 0; j < n && cum < 1 - 1e-9; j++) {
             pmf *= (double)(n - j) / (double)(j + 1) * r;
             cum += pmf;
@@ -353,7 +404,40 @@ static double delivered_given(const sp_model *m, double x, double y, double p, d
     return sum;
 }
 
-/* one iteration of error feedback with the rule (mode, t, y): every class's
+/* P(acc in signed bin j) for acc ~ N(x, sd^2), in units where the bins'
+ * edges are sig * rg_edge; the outermost bins reach to infinity */
+static void bin_masses(double x, double sd, double sig, double *mass)
+{
+    double cdf_pos[NG + 1], cdf_neg[NG + 1];
+    for (int b = 0; b <= NG; b++) {
+        cdf_pos[b] = Phi((sig * rg_edge[b] - x) / sd);  /* P(acc < +e_b) */
+        cdf_neg[b] = Phi((-sig * rg_edge[b] - x) / sd); /* P(acc < -e_b) */
+    }
+    for (int b = 0; b < NG; b++) {
+        double hi = b == NG - 1 ? 1.0 : cdf_pos[b + 1];
+        mass[NG + 1 + b] = hi - cdf_pos[b];
+        double lo = b == NG - 1 ? 0.0 : cdf_neg[b + 1];
+        mass[NG - 1 - b] = cdf_neg[b] - lo;
+    }
+    mass[NG] = 0;
+}
+
+/* the part of a signed bin's mass with |acc| <= t (acc ~ N(x, sd^2)) */
+static double mass_below(int j, double x, double sd, double sig, double t)
+{
+    if (j == NG)
+        return 0;
+    int pos = j > NG, b = pos ? j - NG - 1 : NG - 1 - j;
+    double lo = sig * rg_edge[b], hi = b == NG - 1 ? INFINITY : sig * rg_edge[b + 1];
+    if (lo >= t)
+        return 0;
+    double top = hi < t ? hi : t;
+    if (pos)
+        return Phi((top - x) / sd) - Phi((lo - x) / sd);
+    return Phi((-lo - x) / sd) - Phi((-top - x) / sd);
+}
+
+/* one iteration of error feedback with the rule (mode, t, y): every
  * residual distribution moves on */
 static void step(sp_model *m, int mode, double t, double y)
 {
@@ -367,60 +451,68 @@ static void step(sp_model *m, int mode, double t, double y)
     for (int s = 0; s < NC; s++) {
         if (m->Ns[s] <= 0)
             continue;
-        double g = m->sigma[s] * m->gamma_scale;
-        double next[NG + 1];
-        memset(next, 0, sizeof next);
-        /* where |acc| = x above t is consumed, by grid bin of x */
-        double cons[NG];
-        for (int b = 0; b < NG; b++) {
-            double x = m->sigma[s] * rg_mid[b];
-            if (m->sigma[s] * rg_edge[b + 1] > t && x <= t)
-                x = t; /* a bin across the threshold: its selected part sits just above it */
-            if (mode == 3)
-                cons[b] = 1;
-            else if (mode == 0 || m->sigma[s] * rg_edge[b + 1] <= t)
-                cons[b] = 0;
-            else if (mode == 1)
-                cons[b] = 1;
-            else {
-                double h = 0;
-                for (int k = 0; k < NZ; k++)
-                    h += gh_w[k] * delivered_given(m, x, y, zc->p[s][k], zc->m1[s][k], zc->v1[s][k]);
-                cons[b] = h;
-            }
-        }
-        for (int j = 0; j <= NG; j++) {
-            double w = m->psi[s][j];
-            if (w <= 0)
-                continue;
-            double r = resid(m, s, j);
-            /* |r + g| falls in bin b of x = sigma_s * [e_b, e_b+1) */
-            double prev = 0; /* P(|acc| < lower edge) */
-            for (int b = 0; b < NG; b++) {
-                double hi = m->sigma[s] * rg_edge[b + 1];
-                double cdf = b == NG - 1 ? 1.0 : Phi((hi - r) / g) - Phi((-hi - r) / g);
-                double mass = cdf - prev;
-                prev = cdf;
-                if (mass <= 0)
-                    continue;
-                double lo = m->sigma[s] * rg_edge[b];
-                if (mode != 3 && mode != 0 && lo < t && hi > t) {
-                    /* the bin straddles the threshold: the part below stays */
-                    double below = Phi((t - r) / g) - Phi((-t - r) / g) - (b ? Phi((lo - r) / g) - Phi((-lo - r) / g) : 0);
-                    if (below < 0)
-                        below = 0;
-                    if (below > mass)
-                        below = mass;
-                    next[b + 1] += w * below;
-                    next[b + 1] += w * (mass - below) * (1 - cons[b]);
-                    next[0] += w * (mass - below) * cons[b];
-                } else {
-                    next[b + 1] += w * mass * (1 - cons[b]);
-                    next[0] += w * mass * cons[b];
+        double sig = m->sigma[s];
+        for (int k = 0; k < m->nm; k++) {
+            double mu = grad_mean(m, s, k);
+            /* the share of each destination bin that is consumed */
+            double cons[NS];
+            for (int j = 0; j < NS; j++) {
+                double x = sig * sv[j], ax = fabs(x);
+                int b = j > NG ? j - NG - 1 : NG - 1 - j;
+                double top = j == NG ? 0 : b == NG - 1 ? INFINITY : sig * rg_edge[b + 1];
+                if (j == NG || mode == 0 || top <= t)
+                    cons[j] = mode == 3;
+                else if (mode == 3 || mode == 1)
+                    cons[j] = 1;
+                else {
+                    if (ax < t) /* a bin across the threshold: its selected part sits just above it */
+                        x = x < 0 ? -t : t;
+                    double h = 0;
+                    for (int q = 0; q < m->nzn; q++)
+                        h += m->z_w[q] *
+                             delivered_given(m, x, y, zc->p[s][k][q], zc->m1[s][k][q], zc->v1[s][k][q]);
+                    cons[j] = h;
                 }
             }
+            double next[NS], mass[NS];
+            memset(next, 0, sizeof next);
+            for (int u = 0; u < m->ncomp; u++) {
+                double sd = grad_sd(m, s, u);
+                for (int j = 0; j < NS; j++) {
+                    double w = m->psi[s][k][j] * m->comp_w[u];
+                    if (w <= TINY)
+                        continue;
+                    double x = sig * sv[j] + mu;
+                    bin_masses(x, sd, sig, mass);
+                    for (int d = 0; d < NS; d++) {
+                        double ms = mass[d];
+                        if (ms <= 0)
+                            continue;
+                        double below = mode == 0 || mode == 3 ? 0 : mass_below(d, x, sd, sig, t);
+                        if (below > ms)
+                            below = ms;
+                        double above = ms - below, c = mode == 3 ? 1 : cons[d];
+                        if (mode == 0)
+                            c = 0, above = ms, below = 0;
+                        next[d] += w * (below + above * (1 - c));
+                        next[NG] += w * above * c;
+                    }
+                }
+            }
+            memcpy(m->psi[s][k], next, sizeof next);
         }
-        memcpy(m->psi[s], next, sizeof next);
+        /* directions redrawn at the profile's refresh rate: the residual
+         * stays, its sign along the new direction is a coin flip */
+        if (m->p.refresh > 0 && m->nm > 1) {
+            double eps = 1.0 / m->p.refresh, pool[NS];
+            memset(pool, 0, sizeof pool);
+            for (int k = 0; k < m->nm; k++)
+                for (int j = 0; j < NS; j++)
+                    pool[j] += m->m_w[k] * 0.5 * (m->psi[s][k][j] + m->psi[s][k][NS - 1 - j]);
+            for (int k = 0; k < m->nm; k++)
+                for (int j = 0; j < NS; j++)
+                    m->psi[s][k][j] = (1 - eps) * m->psi[s][k][j] + eps * pool[j];
+        }
     }
 }
 
@@ -487,31 +579,31 @@ static double kth_value(sp_model *m, double k)
 
 /* ---- across ranks ----------------------------------------------------------- */
 
-/* P(|R| > x) for R the sum of j >= 1 selected values (given z) */
-static double sum_tail(const cell_t *c, int s, int k, double j, double x, double t, const sp_model *m)
+/* P(|R| > x) for R the sum of j >= 1 selected values (node k, common q) */
+static double sum_tail(const sp_model *m, const cell_t *c, int s, int k, int q, double j, double x, double t)
 {
+    double p = c->p[s][k][q];
     if (j < 1.5) {
-        /* one value: |acc| > x given |acc| > t: the tail of the mixture at max(x, t) */
-        double p = c->p[s][k];
+        /* one value: |acc| > x given |acc| > t */
         if (p <= 0)
             return 0;
         if (x <= t)
             return 1;
-        double g = m->sigma[s] * m->gamma_scale, sd = g * sqrt(1 - m->p.common), mu = g * sqrt(m->p.common) * gh_z[k];
-        double tail = 0;
-        for (int jj = 0; jj <= NG; jj++) {
-            double w = m->psi[s][jj];
-            if (w <= 0)
-                continue;
-            double r = resid(m, s, jj);
-            if (jj == 0)
-                tail += w * (Q((x - mu) / sd) + Q((x + mu) / sd));
-            else
-                tail += 0.5 * w * (Q((x - mu - r) / sd) + Q((x + mu + r) / sd) + Q((x - mu + r) / sd) + Q((x + mu - r) / sd));
+        double g = m->sigma[s] * m->gamma_scale;
+        double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]), tail = 0;
+        for (int u = 0; u < m->ncomp; u++) {
+            double sd = own_sd(m, s, u);
+            for (int jj = 0; jj < NS; jj++) {
+                double w = m->psi[s][k][jj] * m->comp_w[u];
+                if (w <= TINY)
+                    continue;
+                double mm = m->sigma[s] * sv[jj] + mu;
+                tail += w * (Q((x - mm) / sd) + Q((x + mm) / sd));
+            }
         }
         return tail / p;
     }
-    double mm = j * c->m1[s][k], sd = sqrt(j * c->v1[s][k]);
+    double mm = j * c->m1[s][k][q], sd = sqrt(j * c->v1[s][k][q]);
     if (sd <= 0)
         return fabs(mm) > x;
     return Q((x - mm) / sd) + Q((x + mm) / sd);
@@ -522,40 +614,43 @@ static double reduced_class(const sp_model *m, const cell_t *c, int s, double x,
 {
     double f = 0;
     uint64_t n = (uint64_t)m->P;
-    for (int k = 0; k < NZ; k++) {
-        double p = c->p[s][k];
-        if (p <= 1e-15)
-            continue;
-        if (m->ablation == SP_MODEL_DISJOINT) { /* no two ranks select the same entry */
-            double u = (double)n * p < 1 ? (double)n * p : 1;
-            f += gh_w[k] * (x < 0 ? u : u * sum_tail(c, s, k, 1, x, t, m));
-            continue;
-        }
-        if (x < 0) {
-            f += gh_w[k] * -expm1((double)n * log1p(-(p < 1 ? p : 1 - 1e-16)));
-            continue;
-        }
-        double mean = (double)n * p, sum = 0;
-        if (mean < 12 && p < 0.5) {
-            double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
-            for (uint64_t j = 0; j < n && cum < 1 - 1e-10; j++) {
-                pmf *= (double)(n - j) / (double)(j + 1) * r;
-                cum += pmf;
-                sum += pmf * sum_tail(c, s, k, (double)(j + 1), x, t, m);
+    if (c->tail[s] <= 1e-13)
+        return 0;
+    for (int k = 0; k < m->nm; k++)
+        for (int q = 0; q < m->nzn; q++) {
+            double p = c->p[s][k][q], w = m->m_w[k] * m->z_w[q];
+            if (p <= 1e-15)
+                continue;
+            if (m->ablation == SP_MODEL_DISJOINT) { /* no two ranks select the same entry */
+                double u = (double)n * p < 1 ? (double)n * p : 1;
+                f += w * (x < 0 ? u : u * sum_tail(m, c, s, k, q, 1, x, t));
+                continue;
             }
-        } else {
-            double sd = sqrt(mean * (1 - p));
-            for (int i = 0; i < STRATA; i++) {
-                double j = floor(mean + sd * strata[i] + 0.5);
-                if (j < 1)
-                    continue;
-                if (j > (double)n)
-                    j = (double)n;
-                sum += sum_tail(c, s, k, j, x, t, m) / STRATA;
+            if (x < 0) {
+                f += w * -expm1((double)n * log1p(-(p < 1 ? p : 1 - 1e-16)));
+                continue;
             }
+            double mean = (double)n * p, sum = 0;
+            if (mean < 12 && p < 0.5) {
+                double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
+                for (uint64_t j = 0; j < n && cum < 1 - 1e-10; j++) {
+                    pmf *= (double)(n - j) / (double)(j + 1) * r;
+                    cum += pmf;
+                    sum += pmf * sum_tail(m, c, s, k, q, (double)(j + 1), x, t);
+                }
+            } else {
+                double sd = sqrt(mean * (1 - p));
+                for (int i = 0; i < STRATA; i++) {
+                    double j = floor(mean + sd * strata[i] + 0.5);
+                    if (j < 1)
+                        continue;
+                    if (j > (double)n)
+                        j = (double)n;
+                    sum += sum_tail(m, c, s, k, q, j, x, t) / STRATA;
+                }
+            }
+            f += w * sum;
         }
-        f += gh_w[k] * sum;
-    }
     return f;
 }
 
@@ -638,9 +733,12 @@ static double op_std(void *state, int rank, int iter)
     advance_to(m, iter);
     double v = 0;
     for (int s = 0; s < NC; s++) {
-        double g = m->sigma[s] * m->gamma_scale, e = 0;
-        for (int j = 0; j <= NG; j++)
-            e += m->psi[s][j] * (resid(m, s, j) * resid(m, s, j) + g * g);
+        double g = m->sigma[s] * m->gamma_scale, e = 0, var = g * g * (1 - m->p.mean);
+        for (int k = 0; k < m->nm; k++)
+            for (int j = 0; j < NS; j++) {
+                double x = m->sigma[s] * sv[j] + grad_mean(m, s, k);
+                e += m->m_w[k] * m->psi[s][k][j] * (x * x + var);
+            }
         v += m->Ns[s] * e;
     }
     return sqrt(v / (double)m->p.n);
@@ -861,6 +959,45 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->density = density;
     m->L = p->nlayers;
     m->gk_t = -1;
+    /* the nodes: |M| at the positive Gauss-Hermite nodes (twice their weight),
+     * the common component at its own; one node at 0 where there is none */
+    if (p->mean > 0) {
+        m->nm = NM_MAX;
+        for (int k = 0; k < NM_MAX; k++) {
+            m->m_x[k] = hz_x[NM_MAX + k];
+            m->m_w[k] = 2 * hz_w[NM_MAX + k];
+        }
+    } else {
+        m->nm = 1;
+        m->m_x[0] = 0;
+        m->m_w[0] = 1;
+    }
+    if (p->common > 0) {
+        m->nzn = NZ_MAX;
+        double zx[NZ_MAX], zw[NZ_MAX];
+        gauss_hermite(NZ_MAX, zx, zw);
+        for (int q = 0; q < NZ_MAX; q++) {
+            m->z_x[q] = zx[q];
+            m->z_w[q] = zw[q];
+        }
+    } else {
+        m->nzn = 1;
+        m->z_x[0] = 0;
+        m->z_w[0] = 1;
+    }
+    /* a rank's own noise: one normal, or two (spikes) */
+    double base = sp_profile_noise_base(p);
+    if (p->spikes > 0 && p->spike_scale > 1) {
+        m->ncomp = 2;
+        m->comp_w[0] = 1 - p->spikes;
+        m->comp_f[0] = base;
+        m->comp_w[1] = p->spikes;
+        m->comp_f[1] = base * p->spike_scale;
+    } else {
+        m->ncomp = 1;
+        m->comp_w[0] = 1;
+        m->comp_f[0] = base;
+    }
     /* the class grid: every layer's +-4.5 spreads */
     double gmin = INFINITY, gmax = -INFINITY;
     for (int l = 0; l < m->L; l++) {
@@ -911,7 +1048,8 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
             for (int s = 0; s < NC; s++)
                 m->nls[l * NC + s] = m->nz_total > 0 ? m->Ns[s] * m->nz[l] / m->nz_total : 0;
     for (int s = 0; s < NC; s++)
-        m->psi[s][0] = 1.0; /* no residual yet */
+        for (int k = 0; k < m->nm; k++)
+            m->psi[s][k][NG] = 1.0; /* no residual yet */
     /* --settle: local error feedback, each rank consuming its exact top-k */
     uint64_t k = (uint64_t)floor((double)p->n * density);
     set_iteration(m, -settle);

@@ -46,7 +46,11 @@ static const kind_params kinds[] = {
 #define DEFAULT_COMMON 0.1
 #define DEFAULT_REFRESH 60.0
 #define DEFAULT_KEEP 0.8
-#define DEFAULT_DRIFT 0.02
+#define DEFAULT_MEAN 0.05
+#define DEFAULT_SCALE_SD 0.1
+#define DEFAULT_SCALE_CORR 0.5
+#define DEFAULT_SPIKES 0.01
+#define DEFAULT_SPIKE_SCALE 5.0
 
 static const char *const builtin[] = {"generic", "vgg16", "lstm", "bert", NULL};
 
@@ -134,6 +138,10 @@ int sp_profile_check(const sp_profile *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s: \"common\" must be in [0, 1)", who);
         return -1;
     }
+    if (!(p->mean >= 0 && p->common + p->mean < 1)) {
+        snprintf(err, errlen, "%s: \"mean\" must be at least 0, with common + mean below 1", who);
+        return -1;
+    }
     if (!(p->refresh >= 0 && p->refresh <= 1e9)) {
         snprintf(err, errlen, "%s: \"refresh\" must be in [0, 1e9] iterations", who);
         return -1;
@@ -142,8 +150,20 @@ int sp_profile_check(const sp_profile *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s: \"keep\" must be in [0, 1]", who);
         return -1;
     }
-    if (!(p->drift >= 0 && p->drift <= 1)) {
-        snprintf(err, errlen, "%s: \"drift\" must be in [0, 1]", who);
+    if (!(p->scale_sd >= 0 && p->scale_sd <= 3)) {
+        snprintf(err, errlen, "%s: \"scale_sd\" must be in [0, 3]", who);
+        return -1;
+    }
+    if (!(p->spikes >= 0 && p->spikes <= 0.5)) {
+        snprintf(err, errlen, "%s: \"spikes\" must be in [0, 0.5]", who);
+        return -1;
+    }
+    if (!(p->spike_scale >= 1 && p->spike_scale <= 100)) {
+        snprintf(err, errlen, "%s: \"spike_scale\" must be in [1, 100]", who);
+        return -1;
+    }
+    if (!(p->scale_corr >= 0 && p->scale_corr < 1)) {
+        snprintf(err, errlen, "%s: \"scale_corr\" must be in [0, 1)", who);
         return -1;
     }
     return 0;
@@ -192,9 +212,13 @@ static const kind_params *kind_of(const char *kind)
 static void set_globals(sp_profile *p)
 {
     p->common = DEFAULT_COMMON;
+    p->mean = DEFAULT_MEAN;
     p->refresh = DEFAULT_REFRESH;
     p->keep = DEFAULT_KEEP;
-    p->drift = DEFAULT_DRIFT;
+    p->scale_sd = DEFAULT_SCALE_SD;
+    p->scale_corr = DEFAULT_SCALE_CORR;
+    p->spikes = DEFAULT_SPIKES;
+    p->spike_scale = DEFAULT_SPIKE_SCALE;
 }
 
 static double unit(uint64_t seed, uint64_t stream, uint64_t l) { return sp_unit(sp_mix64(sp_stream_key(seed, stream, 0, 0) + l * SP_GOLD)); }
@@ -327,14 +351,15 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
         goto out;
     }
     out->n = (uint64_t)n;
-    out->common = DEFAULT_COMMON;
-    out->refresh = DEFAULT_REFRESH;
-    out->keep = DEFAULT_KEEP;
-    out->drift = DEFAULT_DRIFT;
+    set_globals(out);
     if (get_num(j, "common", &out->common, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "mean", &out->mean, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "refresh", &out->refresh, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "keep", &out->keep, 1, origin, "", err, errlen) != 0 ||
-        get_num(j, "drift", &out->drift, 1, origin, "", err, errlen) != 0)
+        get_num(j, "scale_sd", &out->scale_sd, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "scale_corr", &out->scale_corr, 1, origin, "", err, errlen) != 0 ||
+        get_num(j, "spikes", &out->spikes, 0, origin, "", err, errlen) != 0 ||
+        get_num(j, "spike_scale", &out->spike_scale, 0, origin, "", err, errlen) != 0)
         goto out;
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers");
     int nl = cJSON_GetArraySize(layers);
@@ -397,9 +422,13 @@ int sp_profile_write(const sp_profile *p, FILE *f)
     cJSON_AddStringToObject(o, "source", p->source);
     cJSON_AddNumberToObject(o, "n", (double)p->n);
     cJSON_AddNumberToObject(o, "common", p->common);
+    cJSON_AddNumberToObject(o, "mean", p->mean);
     cJSON_AddNumberToObject(o, "refresh", p->refresh);
     cJSON_AddNumberToObject(o, "keep", p->keep);
-    cJSON_AddNumberToObject(o, "drift", p->drift);
+    cJSON_AddNumberToObject(o, "scale_sd", p->scale_sd);
+    cJSON_AddNumberToObject(o, "scale_corr", p->scale_corr);
+    cJSON_AddNumberToObject(o, "spikes", p->spikes);
+    cJSON_AddNumberToObject(o, "spike_scale", p->spike_scale);
     cJSON *ls = cJSON_AddArrayToObject(o, "layers");
     for (int i = 0; ls && i < p->nlayers; i++) {
         const sp_profile_layer *l = &p->layers[i];
@@ -432,12 +461,20 @@ static void apply_knobs(sp_profile *p, const sp_profile_knobs *k)
     }
     if (k->common >= 0)
         p->common = k->common;
+    if (k->mean >= 0)
+        p->mean = k->mean;
     if (k->refresh >= 0)
         p->refresh = k->refresh;
     if (k->keep >= 0)
         p->keep = k->keep;
-    if (k->drift >= 0)
-        p->drift = k->drift;
+    if (k->scale_sd >= 0)
+        p->scale_sd = k->scale_sd;
+    if (k->scale_corr >= 0)
+        p->scale_corr = k->scale_corr;
+    if (k->spikes >= 0)
+        p->spikes = k->spikes;
+    if (k->spike_scale >= 0)
+        p->spike_scale = k->spike_scale;
 }
 
 int sp_profile_get(const char *name, uint64_t n, uint64_t seed, const sp_profile_knobs *knobs, sp_profile *out,

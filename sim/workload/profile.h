@@ -1,18 +1,27 @@
 /* profile.h - the statistical description of a model's gradients.
  *
- * What decides sparse-allreduce volumes (../shared notes on real gradients,
+ * What decides sparse-allreduce volumes (the notes on real gradients,
  * measured on real data-parallel training) is captured by a few numbers per
  * layer and a few for the whole model:
- *   g[t, r, i] = S(t) * sigma_i(t) * (sqrt(common) * Zc[t, i] + sqrt(1 - common) * Z[t, r, i])
- * with Z, Zc fresh unit normals (per rank and iteration, and shared by the
- * ranks), sigma_i a per-coordinate scale that persists (ranks share it:
- * their top-k sets overlap through it, not through correlated values), with
- * log10 sigma_i normal within each layer (median `log10_scale`, spread
- * `log10_spread`: heavy tails within a layer), a fraction `zeros` of exact
- * zeros, and S(t) an overall scale that drifts (log S a random walk with
- * steps of `drift`).  A coordinate's scale is redrawn over `refresh`
- * iterations (each coordinate at its own phase), keeping a share `keep` of
- * its log-scale variance: how selections persist across iterations.
+ *   g[t, r, i] = S(t) sigma_i(t) (sqrt(common) Zc[t, i] + sqrt(mean) M_i(t)
+ *                                 + sqrt(1 - common - mean) Z[t, r, i])
+ * with Z fresh per rank and iteration, of unit variance: a normal, with
+ * probability `spikes` one of `spike_scale` times the others' standard
+ * deviation (real per-sample noise has heavy tails: rare large entries that
+ * one rank sees alone), Zc a unit normal fresh per iteration
+ * and shared by the ranks (their cosine), M_i a per-coordinate direction
+ * that persists across iterations and ranks (a gradient's cosine with the
+ * previous one; it makes an unselected residual grow steadily, so a reused
+ * threshold drifts), sigma_i a per-coordinate scale that persists and that
+ * the ranks share (their top-k sets overlap through it, not through
+ * correlated values), with log10 sigma_i normal within each layer (median
+ * `log10_scale`, spread `log10_spread`: heavy tails within a layer), a
+ * fraction `zeros` of exact zeros, and S(t) an overall scale whose log is a
+ * stationary autoregressive sequence (standard deviation `scale_sd`,
+ * correlation `scale_corr` from one iteration to the next).  A coordinate's
+ * scale and direction are redrawn over `refresh` iterations (each
+ * coordinate at its own phase), the scale keeping a share `keep` of its
+ * log-variance: how selections persist across iterations.
  *
  * A profile is read from JSON, written to JSON, built in (the papers' models
  * with their real layer tables), or fitted from gradients (fit.c).
@@ -20,6 +29,7 @@
 #ifndef SPARSIM_PROFILE_H
 #define SPARSIM_PROFILE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,11 +49,23 @@ typedef struct {
     uint64_t n;
     int nlayers;
     sp_profile_layer *layers; /* cover [0, n) in order */
-    double common;        /* variance fraction shared by the ranks, [0, 1) */
+    double common;        /* variance fraction shared by the ranks, fresh each iteration */
+    double mean;          /* variance fraction of a direction that persists (common + mean < 1) */
     double refresh;       /* iterations over which a coordinate's scale is redrawn; 0: never */
     double keep;          /* share of the log-scale variance that survives a redraw, [0, 1] */
-    double drift;         /* standard deviation of the per-iteration step of ln S(t), >= 0 */
+    double scale_sd;      /* standard deviation of ln S(t), >= 0 */
+    double scale_corr;    /* correlation of ln S(t) with ln S(t - 1), [0, 1) */
+    double spikes;        /* probability of a spike in a rank's own noise, [0, 0.5] */
+    double spike_scale;   /* a spike's standard deviation over the other draws', >= 1 */
 } sp_profile;
+
+/* A rank's own noise: with probability 1 - spikes a normal of standard
+ * deviation base, else of spike_scale * base, with unit variance overall. */
+static inline double sp_profile_noise_base(const sp_profile *p)
+{
+    double k2 = p->spike_scale * p->spike_scale;
+    return sqrt(1.0 / (1 - p->spikes + p->spikes * k2));
+}
 
 /* The knobs that build the generic profile or override a named one; a
  * negative value (or 0 for layers) leaves the profile's own. */
@@ -52,7 +74,7 @@ typedef struct {
     double spread;        /* generic: layer medians log-uniform in [1/spread, spread] */
     double tail;          /* log10 spread of scales within every layer */
     double zeros;         /* fraction of exact zeros in every layer */
-    double common, refresh, keep, drift;
+    double common, mean, refresh, keep, scale_sd, scale_corr, spikes, spike_scale;
 } sp_profile_knobs;
 
 /* Names of the built-in profiles, NULL-terminated. */
