@@ -74,6 +74,11 @@ float sp_kth_threshold(sp_ctx *c, sp_algo_io *io, uint64_t k)
     return t;
 }
 
+float sp_global_threshold_now(sp_ctx *c, sp_algo_io *io, float thr, uint64_t K)
+{
+    return sp_data_exact(io) ? NAN : (float)sp_model_global_kth(c, thr, K);
+}
+
 float sp_gaussian_estimate(sp_ctx *c, sp_algo_io *io, double density)
 {
     if (!sp_data_exact(io))

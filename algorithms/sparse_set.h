@@ -38,6 +38,11 @@ float sp_kth_threshold(sp_ctx *c, sp_algo_io *io, uint64_t k);
  * (Shi et al., arXiv 1911.08772; the model's mean is 0). */
 float sp_gaussian_estimate(sp_ctx *c, sp_algo_io *io, double density);
 void sp_set_free(sp_set *s);
+/* After iterations a run skipped (--iters-at; model workloads only): the
+ * global threshold a recomputation would find now, the largest float below
+ * the K-th largest reduced |value| when every rank selects above thr.  NAN
+ * with exact payloads (it would need every rank's data). */
+float sp_global_threshold_now(sp_ctx *c, sp_algo_io *io, float thr, uint64_t K);
 
 /* The index of the entry at position pos of the selection (index order). */
 int64_t sp_set_index_at(sp_ctx *c, const sp_set *s, uint64_t pos);

@@ -16,6 +16,23 @@ void sp_report_free(sp_report *rep)
     memset(rep, 0, sizeof *rep);
 }
 
+int sp_report_slot(const sp_report *rep, int iter)
+{
+    if (iter >= 0 && iter < rep->niters && rep->iters[iter].index == iter)
+        return iter; /* every iteration simulated: slot = iteration */
+    int lo = 0, hi = rep->niters - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, v = rep->iters[mid].index;
+        if (v == iter)
+            return mid;
+        if (v < iter)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
 uint64_t sp_report_iter_volume(const sp_report *rep, int it)
 {
     uint64_t v = 0;

@@ -25,6 +25,7 @@ typedef struct {
     double stat_min[SP_MAX_STATS], stat_max[SP_MAX_STATS], stat_sum[SP_MAX_STATS];
     int stat_count[SP_MAX_STATS];          /* ranks that recorded it */
     int dense_warmup;                      /* this iteration ran the dense warm-up */
+    int index;                             /* the training iteration it simulated (--iters-at skips some) */
 } sp_iter_stats;
 
 /* A closed-form volume bound, as the analysis states it (words of 4 bytes). */
@@ -69,6 +70,10 @@ typedef struct {
     double sent_mean, recv_mean;
     uint64_t sent_max, recv_max;
 } sp_report_figures;
+
+/* The report's slot of training iteration `iter` (events carry training
+ * iterations), or -1 when the run did not simulate it. */
+int sp_report_slot(const sp_report *rep, int iter);
 
 void sp_report_figures_of(const sp_report *rep, sp_report_figures *f);
 /* the volume of iteration `it` as the bounds count it (bytes) */

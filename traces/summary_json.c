@@ -18,7 +18,7 @@ static void add_iteration(cJSON *its, const sp_report *rep, int it)
 {
     const sp_iter_stats *st = &rep->iters[it];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, SPK_ITER, it);
+    cJSON_AddNumberToObject(o, SPK_ITER, st->index);
     cJSON_AddNumberToObject(o, SPK_TIME, st->t_end - st->t_start);
     cJSON_AddNumberToObject(o, SPK_T_START, st->t_start);
     cJSON_AddNumberToObject(o, SPK_T_END, st->t_end);

@@ -137,7 +137,7 @@ int sp_cmd_workload_stats(int argc, char **argv)
     sp_wstats_print(&st, stdout);
     cJSON *j = sp_wstats_json(&st);
     if (o.model && have_prof) {
-        sp_model *m = sp_model_new(&prof, p.seed, P, 0, p.density, SP_MODEL_FULL, err, sizeof err);
+        sp_model *m = sp_model_new(&prof, p.seed, P, 0, 0, p.density, SP_MODEL_FULL, err, sizeof err);
         if (!m)
             goto out;
         printf("union of the local top-k sets over k, the model (cold, one iteration):\n");

@@ -44,9 +44,10 @@ static void on_message(void *to, const sp_msg_event *e)
         rep->rank_sent[e->src] += e->bytes;
         rep->rank_recv[e->dst] += e->bytes;
     }
-    if (e->iter >= 0 && e->iter < rep->niters) {
-        rep->iters[e->iter].msgs++;
-        rep->iters[e->iter].bytes += e->bytes;
+    int slot = sp_report_slot(rep, e->iter);
+    if (slot >= 0) {
+        rep->iters[slot].msgs++;
+        rep->iters[slot].bytes += e->bytes;
     }
     rep->total_msgs++;
     rep->total_bytes += e->bytes;
@@ -84,9 +85,10 @@ static void on_iteration_done(void *to, int it)
 {
     sp_acct *a = to;
     sp_report *rep = a->rep;
-    if (it < 0 || it >= rep->niters)
+    int slot = sp_report_slot(rep, it);
+    if (slot < 0)
         return;
-    sp_iter_stats *st = &rep->iters[it];
+    sp_iter_stats *st = &rep->iters[slot];
     st->t_start = isfinite(a->t0) ? a->t0 : 0;
     st->t_end = isfinite(a->t1) ? a->t1 : st->t_start;
     for (int r = 0; r < rep->nranks; r++) {

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,10 @@ static const sp_opt run_options[] = {
     {"density", SP_OT_DOUBLE, F(density), 0, 1, "0.01", NULL, SP_OPT_OPEN_MIN | SP_OPT_LIST, "D", NULL,
      "fraction of entries a sparse algorithm selects; k = floor(n * D)", NULL, NULL},
     {"iters", SP_OT_INT, F(iters), 1, MAXI, "1", NULL, 0, "I", NULL, "iterations, with error feedback between them",
+     NULL, NULL},
+    {"iters-at", SP_OT_STRING, F(iters_at), 0, 0, "", NULL, 0, "LIST", NULL,
+     "simulate only these training iterations of a long run, e.g. 0,1,64,127 or 0-3,1000 (increasing); the state "
+     "between them (residual, thresholds) comes from the model, so it needs --payload model for sparse algorithms",
      NULL, NULL},
     {"seed", SP_OT_U64, F(seed), 0, U64MAX, "1", NULL, 0, "S", "a non-negative integer",
      "seed of every random stream", NULL, NULL},
@@ -234,6 +239,56 @@ int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
     return count;
 }
 
+int sp_plan_iter_index(const sp_plan *p, int slot) { return p->at_given ? p->at[slot] : slot; }
+
+/* --iters-at: comma-separated iterations or ranges a-b, strictly increasing */
+static int parse_iters_at(sp_plan *p, char *err, size_t errlen)
+{
+    char shown[120];
+    const char *s = p->iters_at;
+    int count = 0;
+    long last = -1;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long a = strtol(s, &end, 10), b;
+        if (end == s || a < 0 || errno)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            const char *t = end + 1;
+            b = strtol(t, &end, 10);
+            if (end == t || b < a || errno)
+                goto bad;
+        }
+        if (*end != ',' && *end != '\0')
+            goto bad;
+        if (a <= last) {
+            snprintf(err, errlen, "--iters-at: iterations must increase (%ld comes after %ld)", a, last);
+            return -1;
+        }
+        if (b > INT_MAX - 1 || b - a + 1 > SP_PLAN_MAX_AT - count) {
+            snprintf(err, errlen, "--iters-at: at most %d iterations, each below %d", SP_PLAN_MAX_AT, INT_MAX);
+            return -1;
+        }
+        for (long v = a; v <= b; v++)
+            p->at[count++] = (int)v;
+        last = b;
+        s = *end ? end + 1 : end;
+        if (*end == ',' && !*s)
+            goto bad;
+    }
+    if (count == 0)
+        goto bad;
+    p->iters = count;
+    p->at_given = 1;
+    return 0;
+bad:
+    snprintf(err, errlen, "--iters-at: '%s' is not a list of iterations (e.g. 0,1,64,127 or 0-3,1000)",
+             sp_opts_printable(p->iters_at, shown, sizeof shown));
+    return -1;
+}
+
 uint64_t sp_plan_k(const sp_plan *p) { return (uint64_t)floor((double)p->n * p->density); }
 
 sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
@@ -328,6 +383,25 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
     if (!p->out[0]) {
         snprintf(err, errlen, "--out must name a folder");
         return -1;
+    }
+    p->at_given = 0;
+    if (sp_plan_given(p, "iters-at")) {
+        if (sp_plan_given(p, "iters")) {
+            snprintf(err, errlen, "--iters and --iters-at both say which iterations run: give one");
+            return -1;
+        }
+        if (parse_iters_at(p, err, errlen) != 0)
+            return -1;
+        const char *why = p->grad_file[0]      ? "--grad-file"
+                          : p->dump_grads[0]   ? "--dump-grads"
+                          : p->dump_result[0]  ? "--dump-result"
+                          : p->payload == SP_PAYLOAD_EXACT ? "--payload exact"
+                                                           : NULL;
+        if (why) {
+            snprintf(err, errlen, "--iters-at cannot go with %s: exact data needs every iteration computed (use --iters)",
+                     why);
+            return -1;
+        }
     }
     if (!p->grad_file[0]) {
         sp_profile prof;

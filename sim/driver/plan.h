@@ -19,6 +19,7 @@
 typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOAD_MODEL } sp_payload_mode;
 
 #define SP_PLAN_MAX_OPTS 64
+#define SP_PLAN_MAX_AT 1024 /* iterations --iters-at may name */
 
 typedef struct {
     char algo[64];          /* registry name, a comma list, or "all" */
@@ -28,7 +29,10 @@ typedef struct {
     char device[1024];      /* device profile name, or a JSON file */
     uint64_t n;             /* gradient length (floats) */
     double density;         /* k / n */
-    int iters;              /* iterations */
+    int iters;              /* iterations simulated */
+    char iters_at[1024];    /* --iters-at as given: which training iterations are simulated */
+    int at[SP_PLAN_MAX_AT]; /* parsed: the training iteration of each simulated one (iters of them) */
+    int at_given;           /* 0: iterations 0..iters-1 */
     uint64_t seed;
     char out[1024];         /* output folder */
     char grad_file[1024];   /* optional .npy (float32, (P,n) or (I,P,n)) */
@@ -83,6 +87,9 @@ int sp_plan_algorithms(const sp_plan *p, char names[][64], int max);
 
 /* k, the number of entries a top-k algorithm selects per rank. */
 uint64_t sp_plan_k(const sp_plan *p);
+
+/* The training iteration that simulated iteration `slot` stands for. */
+int sp_plan_iter_index(const sp_plan *p, int slot);
 
 /* The workload's profile for this plan (n from the plan).  0, or -1 with a
  * message. */

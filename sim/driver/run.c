@@ -152,19 +152,21 @@ static void rank_main(sp_ctx *c, void *arg)
     }
     int other = sp_phase_id(&rs->shim, "other");
     int it = 0;
+    int prev = -1; /* the training iteration simulated last */
     for (; it < p->iters; it++) {
+        int ti = rep->iters[it].index;
         /* the gradient is produced before the synchronisation: it stands for
          * the backward pass, which no allreduce time includes */
-        c->iter = it;
+        c->iter = ti;
         if (acc)
             add_gradient(rs, c, it, acc);
-        sync_ranks(rs, c, it - 1);
+        sync_ranks(rs, c, prev);
         if (rs->shim.failed)
             break;
-        sp_shim_iteration_begin(c, it, other);
+        sp_shim_iteration_begin(c, ti, other);
         sp_algo_io io = {n, rep->k, acc, result, &rs->opts};
         /* dense warm-up, as the reference codes do before sparsifying */
-        int warm = it < p->warmup;
+        int warm = rep->iters[it].dense_warmup;
         int rc = warm ? sp_ring_allreduce(c, &io) : rs->algo->run(c, &io);
         if (warm && rs->shim.model)
             sp_model_consume(c, -1.0, -1.0); /* a dense allreduce delivers every entry */
@@ -174,12 +176,13 @@ static void rank_main(sp_ctx *c, void *arg)
             break;
         }
         sp_shim_iteration_end(c);
+        prev = ti;
         if (result && c->rank == 0 && rep->result_sum)
             for (uint64_t i = 0; i < n; i++)
                 rep->result_sum[i] += result[i];
     }
     if (it == p->iters) {
-        sync_ranks(rs, c, it - 1);
+        sync_ranks(rs, c, prev);
         if (acc && rep->residual_sum)
             for (uint64_t i = 0; i < n; i++)
                 rep->residual_sum[i] += acc[i];
@@ -305,8 +308,10 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
     if (!rep->iters || !rep->rank_sent || !rep->rank_recv || !rep->stat_last ||
         (exact && (!rep->result_sum || !rep->residual_sum)))
         return -1;
-    for (int it = 0; it < plan->iters; it++)
-        rep->iters[it].dense_warmup = it < plan->warmup;
+    for (int it = 0; it < plan->iters; it++) {
+        rep->iters[it].index = sp_plan_iter_index(plan, it);
+        rep->iters[it].dense_warmup = rep->iters[it].index < plan->warmup;
+    }
     return 0;
 }
 
@@ -357,6 +362,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     double need = (double)P * (double)plan->n * 8.0 +
                   (algo->exact_extra_bytes ? algo->exact_extra_bytes(P, plan->n, k) : 0.0);
     int mode = plan->payload;
+    if (mode == SP_PAYLOAD_AUTO && plan->at_given) /* skipped iterations: the model's state between them */
+        mode = algo->model_ok ? SP_PAYLOAD_MODEL : SP_PAYLOAD_SIZE;
     if (mode == SP_PAYLOAD_AUTO)
         mode = need <= EXACT_MEMORY_BUDGET || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
                : algo->model_ok                                                      ? SP_PAYLOAD_MODEL
@@ -373,6 +380,10 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     }
     if (mode == SP_PAYLOAD_MODEL && plan->grad_file[0]) {
         snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data)");
+        goto out;
+    }
+    if (mode == SP_PAYLOAD_EXACT && plan->at_given) {
+        snprintf(err, errlen, "--iters-at cannot go with exact payloads: they need every iteration computed");
         goto out;
     }
     int exact = mode == SP_PAYLOAD_EXACT;
@@ -392,7 +403,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             goto out;
-        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->density,
+        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->warmup, plan->density,
                              (sp_model_ablation)plan->model_ablation, err, errlen);
         sp_profile_free(&prof);
         if (!model) {

@@ -587,7 +587,7 @@ static int pair_messages(half_event *sends, size_t ns, half_event *recvs, size_t
 }
 
 /* rank 0: every event, iteration by iteration, into the driver's sink */
-static int replay(const sp_sink *sink, int iters, sp_msg_event *msgs, size_t nm, sp_span_event *spans, size_t nsp,
+static int replay(const sp_sink *sink, const sp_report *rep, sp_msg_event *msgs, size_t nm, sp_span_event *spans, size_t nsp,
                   sp_stat_event *stats, size_t nst)
 {
     stat_at *sa = malloc((nst ? nst : 1) * sizeof *sa);
@@ -602,7 +602,8 @@ static int replay(const sp_sink *sink, int iters, sp_msg_event *msgs, size_t nm,
     qsort(msgs, nm, sizeof *msgs, cmp_msg);
     qsort(spans, nsp, sizeof *spans, cmp_span);
     size_t im = 0, isp = 0, ist = 0;
-    for (int it = 0; it < iters; it++) {
+    for (int slot = 0; slot < rep->niters; slot++) {
+        int it = rep->iters[slot].index; /* events carry training iterations */
         for (; isp < nsp && spans[isp].iter == it; isp++)
             sink->span(sink->to, &spans[isp]);
         for (; im < nm && msgs[im].iter == it; im++)
@@ -664,7 +665,7 @@ static int finish(sp_shim *sh, const sp_sink *driver_sink, char *err, size_t err
             rc = 1;
         } else if (pair_messages(sends, nsend, recvs, nrecv, msgs, err, errlen) != 0) {
             rc = 1;
-        } else if (replay(driver_sink, rep->niters, msgs, nsend, spans, nsp, stats, nst) != 0) {
+        } else if (replay(driver_sink, rep, msgs, nsend, spans, nsp, stats, nst) != 0) {
             snprintf(err, errlen, "out of memory replaying the run's events");
             rc = 1;
         }

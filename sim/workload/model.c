@@ -91,6 +91,8 @@ static void gauss_hermite(int n, double *x, double *w)
     gsl_integration_fixed_free(ws);
 }
 
+static void phi_table_init(void);
+
 static void tables_init(void)
 {
     if (strata[STRATA - 1] > 0)
@@ -109,11 +111,62 @@ static void tables_init(void)
     }
     sv[NG] = 0;
     gauss_hermite(2 * NM_MAX, hz_x, hz_w);
+    phi_table_init();
 }
 
 static inline double Q(double x) { return 0.5 * erfc(x * M_SQRT1_2); }
 static inline double Phi(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
 static inline double phi(double x) { return exp(-0.5 * x * x) * 0.3989422804014327; }
+
+/* Phi from a table, for the residual's step (most of a model run's time
+ * went to erfc): cubic Hermite interpolation between points 1/PT_RES apart,
+ * with the exact derivative phi at each; absolute error below 1e-10 (the
+ * fourth derivative of Phi is below 1.2, h^4/384 x 1.2 at h = 1/64), and
+ * exactly 0 or 1 beyond |z| = PT_MAX where Phi is within 1e-23 of them. */
+#define PT_MAX 10
+#define PT_RES 64
+#define PT_N (2 * PT_MAX * PT_RES + 1)
+static double pt_val[PT_N], pt_der[PT_N];
+
+static void phi_table_init(void)
+{
+    for (int i = 0; i < PT_N; i++) {
+        double z = -PT_MAX + (double)i / PT_RES;
+        pt_val[i] = Phi(z);
+        pt_der[i] = phi(z) / PT_RES; /* d Phi / d u, u = z * PT_RES */
+    }
+}
+
+static inline double Phi_t(double z)
+{
+    if (!(z > -PT_MAX)) /* NaN as well */
+        return z > 0 ? 1 : 0;
+    if (z >= PT_MAX)
+        return 1;
+    double u = (z + PT_MAX) * PT_RES;
+    int i = (int)u;
+    if (i >= PT_N - 1)
+        return 1;
+    double f = u - i, f2 = f * f, f3 = f2 * f;
+    return (2 * f3 - 3 * f2 + 1) * pt_val[i] + (f3 - 2 * f2 + f) * pt_der[i] + (-2 * f3 + 3 * f2) * pt_val[i + 1] +
+           (f3 - f2) * pt_der[i + 1];
+}
+static inline double Q_t(double z) { return Phi_t(-z); }
+
+/* phi from the same table: cubic Hermite with phi' = -z phi */
+static inline double phi_t(double z)
+{
+    if (!(z > -PT_MAX) || z >= PT_MAX)
+        return 0;
+    double u = (z + PT_MAX) * PT_RES;
+    int i = (int)u;
+    if (i >= PT_N - 1)
+        return 0;
+    double f = u - i, f2 = f * f, f3 = f2 * f, z0 = -PT_MAX + (double)i / PT_RES, z1 = z0 + 1.0 / PT_RES;
+    double p0 = pt_der[i] * PT_RES, p1 = pt_der[i + 1] * PT_RES;
+    return (2 * f3 - 3 * f2 + 1) * p0 + (f3 - 2 * f2 + f) * (-z0 * p0 / PT_RES) + (-2 * f3 + 3 * f2) * p1 +
+           (f3 - f2) * (-z1 * p1 / PT_RES);
+}
 
 /* a Binomial(n, p) draw from 64 random bits: inverse distribution function
  * where the variance is small, a rounded normal otherwise */
@@ -199,6 +252,9 @@ struct sp_model {
     int n_local, n_global, n_dense;
     double last_thr, last_thr_global; /* the previous iteration's rule (for skipped ones) */
     int last_mode;                    /* 0 none, 1 local, 2 global, 3 dense */
+    double last_count;                /* the expected local count the previous rule selected */
+    double k;                         /* floor(n * density) */
+    int warmup;                       /* run iterations below it are dense (skipped ones too) */
     cell_t *cells;                    /* NCELL, for state_t */
     int ncells_used;
     double gk_thr, gk_val;
@@ -255,7 +311,7 @@ static void cell_tail(const sp_model *m, cell_t *c, double t)
                         if (w <= TINY)
                             continue;
                         double mm = m->sigma[s] * sv[j] + mu;
-                        tk += w * (Q((t - mm) / sd) + Q((t + mm) / sd));
+                        tk += w * (Q_t((t - mm) / sd) + Q_t((t + mm) / sd));
                     }
                     tail += m->comp_w[u] * m->m_w[k] * tk;
                 }
@@ -286,10 +342,10 @@ static void cell_z(const sp_model *m, cell_t *c, double t)
                                 continue;
                             double mm = m->sigma[s] * sv[j] + mu;
                             double al = (t - mm) / sd, be = (t + mm) / sd;
-                            double qa = Q(al), qb = Q(be);
+                            double qa = Q_t(al), qb = Q_t(be);
                             if (qa + qb < 1e-300)
                                 continue;
-                            double pa = phi(al), pb = phi(be);
+                            double pa = phi_t(al), pb = phi_t(be);
                             p += w * (qa + qb);
                             e1 += w * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
                             e2 += w * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
@@ -387,7 +443,7 @@ static double delivered_given(const sp_model *m, double x, double y, double p, d
             pmf *= (double)(n - j) / (double)(j + 1) * r;
             cum += pmf;
             double jj = (double)(j + 1), mu = x + jj * m1, sd = sqrt(jj * v1);
-            sum += pmf * (sd > 0 ? Q((y - mu) / sd) + Q((y + mu) / sd) : fabs(mu) > y);
+            sum += pmf * (sd > 0 ? Q_t((y - mu) / sd) + Q_t((y + mu) / sd) : fabs(mu) > y);
         }
         return sum;
     }
@@ -399,20 +455,38 @@ static double delivered_given(const sp_model *m, double x, double y, double p, d
         if (jj > (double)n)
             jj = (double)n;
         double mu = x + jj * m1, sj = sqrt(jj * v1);
-        sum += (sj > 0 ? Q((y - mu) / sj) + Q((y + mu) / sj) : fabs(mu) > y) / STRATA;
+        sum += (sj > 0 ? Q_t((y - mu) / sj) + Q_t((y + mu) / sj) : fabs(mu) > y) / STRATA;
     }
     return sum;
 }
 
 /* P(acc in signed bin j) for acc ~ N(x, sd^2), in units where the bins'
- * edges are sig * rg_edge; the outermost bins reach to infinity */
-static void bin_masses(double x, double sd, double sig, double *mass)
+ * edges are sig * rg_edge; the outermost bins reach to infinity.  Bins
+ * outside [*lo, *hi] hold nothing (Phi_t is exactly 0 or 1 there). */
+static void bin_masses(double x, double sd, double sig, double *mass, int *lo_out, int *hi_out)
 {
     double cdf_pos[NG + 1], cdf_neg[NG + 1];
+    int bp = NG + 1, bn = NG + 1; /* the first edge where the cdf is exactly 1 (pos) or 0 (neg) */
     for (int b = 0; b <= NG; b++) {
-        cdf_pos[b] = Phi((sig * rg_edge[b] - x) / sd);  /* P(acc < +e_b) */
-        cdf_neg[b] = Phi((-sig * rg_edge[b] - x) / sd); /* P(acc < -e_b) */
+        double z = (sig * rg_edge[b] - x) / sd;
+        cdf_pos[b] = Phi_t(z); /* P(acc < +e_b) */
+        if (z >= PT_MAX) {
+            bp = b;
+            break;
+        }
     }
+    for (int b = bp; b <= NG; b++)
+        cdf_pos[b] = 1;
+    for (int b = 0; b <= NG; b++) {
+        double z = (-sig * rg_edge[b] - x) / sd;
+        cdf_neg[b] = Phi_t(z); /* P(acc < -e_b) */
+        if (z <= -PT_MAX) {
+            bn = b;
+            break;
+        }
+    }
+    for (int b = bn; b <= NG; b++)
+        cdf_neg[b] = 0;
     for (int b = 0; b < NG; b++) {
         double hi = b == NG - 1 ? 1.0 : cdf_pos[b + 1];
         mass[NG + 1 + b] = hi - cdf_pos[b];
@@ -420,6 +494,9 @@ static void bin_masses(double x, double sd, double sig, double *mass)
         mass[NG - 1 - b] = cdf_neg[b] - lo;
     }
     mass[NG] = 0;
+    /* positive bins b >= bp and negative bins b >= bn are empty */
+    *hi_out = bp >= NG ? NS - 1 : NG + bp;
+    *lo_out = bn >= NG ? 0 : NG - bn;
 }
 
 /* the part of a signed bin's mass with |acc| <= t (acc ~ N(x, sd^2)) */
@@ -433,8 +510,8 @@ static double mass_below(int j, double x, double sd, double sig, double t)
         return 0;
     double top = hi < t ? hi : t;
     if (pos)
-        return Phi((top - x) / sd) - Phi((lo - x) / sd);
-    return Phi((-lo - x) / sd) - Phi((-top - x) / sd);
+        return Phi_t((top - x) / sd) - Phi_t((lo - x) / sd);
+    return Phi_t((-lo - x) / sd) - Phi_t((-top - x) / sd);
 }
 
 /* one iteration of error feedback with the rule (mode, t, y): every
@@ -483,12 +560,20 @@ static void step(sp_model *m, int mode, double t, double y)
                     if (w <= TINY)
                         continue;
                     double x = sig * sv[j] + mu;
-                    bin_masses(x, sd, sig, mass);
-                    for (int d = 0; d < NS; d++) {
+                    int dlo, dhi;
+                    bin_masses(x, sd, sig, mass, &dlo, &dhi);
+                    for (int d = dlo; d <= dhi; d++) {
                         double ms = mass[d];
                         if (ms <= 0)
                             continue;
-                        double below = mode == 0 || mode == 3 ? 0 : mass_below(d, x, sd, sig, t);
+                        double below = 0;
+                        if (mode == 1 || mode == 2) {
+                            int b = d > NG ? d - NG - 1 : NG - 1 - d;
+                            if (b < NG - 1 && sig * rg_edge[b + 1] <= t)
+                                below = ms; /* the whole bin lies below the threshold */
+                            else if (sig * rg_edge[b] < t)
+                                below = mass_below(d, x, sd, sig, t);
+                        }
                         if (below > ms)
                             below = ms;
                         double above = ms - below, c = mode == 3 ? 1 : cons[d];
@@ -516,8 +601,14 @@ static void step(sp_model *m, int mode, double t, double y)
     }
 }
 
+static double expected_count(sp_model *m, double thr);
+static double kth_value(sp_model *m, double k);
+
 /* the state of run iteration t: the iterations between move on with the
- * rule the ranks used (skipped ones with the last one) */
+ * rule the ranks used.  Iterations the run skips (--iters-at) keep the last
+ * simulated one's selection: thresholds that select the same expected count
+ * from the residual as it is then (an algorithm's feedback holds its count
+ * near a target), the global threshold in the same ratio to the local one. */
 static void advance_to(sp_model *m, int t)
 {
     while (m->state_t < t) {
@@ -526,18 +617,28 @@ static void advance_to(sp_model *m, int t)
         if (m->n_dense) {
             mode = 3;
             thr = y = 0;
-        } else if (m->n_global) {
-            mode = 2;
-            thr = m->sum_thr / m->n_global;
-            y = m->sum_thr_global / m->n_global;
-        } else if (m->n_local) {
-            mode = 1;
-            thr = m->sum_thr / m->n_local;
-            y = -1;
+        } else if (m->n_global || m->n_local) {
+            int nr = m->n_global ? m->n_global : m->n_local;
+            mode = m->n_global ? 2 : 1;
+            thr = m->sum_thr / nr;
+            y = m->n_global ? m->sum_thr_global / nr : -1;
+            m->last_count = expected_count(m, thr);
+        } else if (m->state_t < m->warmup) {
+            mode = 3;
+            thr = y = 0;
         } else {
             mode = m->last_mode;
             thr = m->last_thr;
             y = m->last_thr_global;
+            if (mode == 0 || mode == 3) { /* nothing sparse seen yet: local top-k */
+                mode = 1;
+                m->last_count = m->k;
+                y = -1;
+            }
+            double t2 = kth_value(m, m->last_count);
+            if (mode == 2)
+                y = thr > 0 ? y * t2 / thr : t2;
+            thr = t2;
         }
         step(m, mode, thr, y);
         m->last_mode = mode;
@@ -598,7 +699,7 @@ static double sum_tail(const sp_model *m, const cell_t *c, int s, int k, int q, 
                 if (w <= TINY)
                     continue;
                 double mm = m->sigma[s] * sv[jj] + mu;
-                tail += w * (Q((x - mm) / sd) + Q((x + mm) / sd));
+                tail += w * (Q_t((x - mm) / sd) + Q_t((x + mm) / sd));
             }
         }
         return tail / p;
@@ -606,7 +707,7 @@ static double sum_tail(const sp_model *m, const cell_t *c, int s, int k, int q, 
     double mm = j * c->m1[s][k][q], sd = sqrt(j * c->v1[s][k][q]);
     if (sd <= 0)
         return fabs(mm) > x;
-    return Q((x - mm) / sd) + Q((x + mm) / sd);
+    return Q_t((x - mm) / sd) + Q_t((x + mm) / sd);
 }
 
 /* per entry of class s: in the union, with |reduced| > x (x < 0: the union) */
@@ -942,7 +1043,7 @@ const sp_model_ops *sp_model_ops_table(void) { return &ops; }
 
 /* ---- construction ------------------------------------------------------------- */
 
-sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density,
+sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, int warmup, double density,
                        sp_model_ablation ablation, char *err, size_t errlen)
 {
     tables_init();
@@ -1058,6 +1159,8 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
         set_iteration(m, m->state_t + 1);
     }
     m->last_mode = settle > 0 ? 1 : 0;
+    m->last_count = m->k = (double)k;
+    m->warmup = warmup;
     return m;
 }
 

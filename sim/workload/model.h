@@ -17,8 +17,9 @@ typedef enum { SP_MODEL_FULL = 0, SP_MODEL_UNIFORM, SP_MODEL_DISJOINT } sp_model
 /* The model of profile p (copied) for P ranks; iteration 0 of the run is
  * gradient iteration `settle`, after that many iterations of local error
  * feedback (each rank consuming its exact top-k, k = floor(n * density)).
- * NULL with a message. */
-sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, double density,
+ * Run iterations below `warmup` are dense (everything is delivered), also
+ * when a run skips them.  NULL with a message. */
+sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle, int warmup, double density,
                        sp_model_ablation ablation, char *err, size_t errlen);
 void sp_model_free(sp_model *m);
 
