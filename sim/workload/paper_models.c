@@ -337,11 +337,11 @@ static const sp_paper_layer bert_layers[] = {
 };
 
 static const sp_paper_model models[] = {
-    {"vgg16", "VGG-16 on CIFAR-10 (Ok-Topk's VGG/models/vgg.py)", 14728266, vgg16_layers,
+    {"vgg16", "VGG-16 on CIFAR-10 (Ok-Topk's VGG/models/vgg.py)", "cnn", 14728266, vgg16_layers,
      (int)(sizeof vgg16_layers / sizeof vgg16_layers[0])},
-    {"lstm", "LSTM on AN4 (Ok-Topk's LSTM/models/lstman4.py)", 27569568, lstm_layers,
+    {"lstm", "LSTM on AN4 (Ok-Topk's LSTM/models/lstman4.py)", "lstm", 27569568, lstm_layers,
      (int)(sizeof lstm_layers / sizeof lstm_layers[0])},
-    {"bert", "BERT-base pre-training, untied decoder (Ok-Topk's BERT/bert)", 133547324, bert_layers,
+    {"bert", "BERT-base pre-training, untied decoder (Ok-Topk's BERT/bert)", "transformer", 133547324, bert_layers,
      (int)(sizeof bert_layers / sizeof bert_layers[0])},
 };
 

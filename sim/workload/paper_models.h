@@ -12,6 +12,7 @@ typedef struct {
 
 typedef struct {
     const char *name, *description;
+    const char *family; /* the recorded trace whose kinds it takes: cnn, lstm, transformer */
     uint64_t n;
     const sp_paper_layer *layers;
     int nlayers;

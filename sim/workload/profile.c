@@ -24,33 +24,64 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Per kind of tensor: the median log10 scale relative to the model's
- * weight matrices, the spread of log10 scales within a tensor, and the share
- * of exact zeros. */
+/* Per family of models and kind of tensor: the median log10 scale relative
+ * to the family's weight matrices, the spread of log10 scales within a
+ * tensor of that kind, and the share of exact zeros; and per family the
+ * global parameters.  Fitted to the recorded traces of traces/
+ * record_gradients.py (P = 8, iterations 50-81 and 200-231): `sparsim
+ * profile --grad-file TRACE --match 6`, then traces/kind_table.py PROFILE
+ * LAYERS --c FAMILY prints these rows (bench/README.md section 7 has the
+ * commands and the fit against the traces). */
 typedef struct {
-    const char *kind;
+    const char *family, *kind;
     double log10_scale, log10_spread, zeros;
 } kind_params;
 
 static const kind_params kinds[] = {
-    {"conv_weight", 0.0, 0.35, 0.0},    {"conv_bias", 0.3, 0.35, 0.0},    {"bn_weight", 0.5, 0.35, 0.0},
-    {"bn_bias", 0.5, 0.35, 0.0},        {"linear_weight", 0.0, 0.35, 0.0}, {"linear_bias", 0.5, 0.35, 0.0},
-    {"embedding", -1.0, 0.5, 0.5},      {"lstm_weight_ih", 0.0, 0.35, 0.0}, {"lstm_weight_hh", -0.3, 0.35, 0.0},
-    {"lstm_bias", 0.5, 0.35, 0.0},      {"layernorm_weight", 0.3, 0.35, 0.0},
-    {"layernorm_bias", 0.3, 0.35, 0.0}, {"other", 0.0, 0.35, 0.0},
+    /* a VGG-like CNN with BatchNorm on digits (66k entries in conv weights) */
+    {"cnn", "bn_bias", 0.173, 0.098, 0.0},
+    {"cnn", "bn_weight", 0.298, 0.112, 0.0},
+    {"cnn", "conv_weight", 0.000, 0.138, 0.0},
+    {"cnn", "linear_bias", -0.272, 0.117, 0.1793},
+    {"cnn", "linear_weight", -0.245, 0.718, 0.2001},
+    /* a two-layer character LSTM */
+    {"lstm", "embedding", -0.044, 0.369, 0.5748},
+    {"lstm", "linear_bias", 1.020, 0.366, 0.0},
+    {"lstm", "linear_weight", 0.407, 0.457, 0.0},
+    {"lstm", "lstm_bias", 0.474, 0.328, 0.0},
+    {"lstm", "lstm_weight_hh", 0.000, 0.269, 0.0},
+    {"lstm", "lstm_weight_ih", 0.267, 0.303, 0.0},
+    /* a small transformer encoder trained with masked-token prediction */
+    {"transformer", "embedding", 0.767, 0.337, 0.0},
+    {"transformer", "layernorm_bias", 1.136, 0.194, 0.0},
+    {"transformer", "layernorm_weight", 1.050, 0.214, 0.0},
+    {"transformer", "linear_bias", 0.706, 1.095, 0.0026},
+    {"transformer", "linear_weight", 0.000, 0.774, 0.0},
 };
 
-/* the global parameters of built-in profiles */
-#define DEFAULT_TAIL 0.35
-#define DEFAULT_ZEROS 0.05
-#define DEFAULT_COMMON 0.1
-#define DEFAULT_REFRESH 60.0
-#define DEFAULT_KEEP 0.8
-#define DEFAULT_MEAN 0.05
-#define DEFAULT_SCALE_SD 0.1
-#define DEFAULT_SCALE_CORR 0.5
-#define DEFAULT_SPIKES 0.01
-#define DEFAULT_SPIKE_SCALE 5.0
+typedef struct {
+    const char *family;
+    double common, mean, refresh, keep, scale_sd, scale_corr, spikes, spike_scale;
+} family_globals;
+
+static const family_globals globals[] = {
+    {"cnn", 0.002486, 0.05646, 19.53, 0, 0.03894, 0.4385, 0.00866, 4.858},
+    {"lstm", 0.06533, 0.0729, 0, 0, 0.02647, 0.6457, 0.2372, 1.555},
+    {"transformer", 0.02983, 0.03069, 39.22, 0, 0.1053, 0.6094, 0.003889, 5.375},
+};
+
+/* a kind the family's trace does not hold takes a related one's values */
+static const char *const kind_fallback[][2] = {
+    {"conv_bias", "bn_bias"},          {"bn_weight", "layernorm_weight"}, {"bn_bias", "layernorm_bias"},
+    {"layernorm_weight", "bn_weight"}, {"layernorm_bias", "bn_bias"},    {"lstm_bias", "linear_bias"},
+    {"conv_weight", "linear_weight"},  {"lstm_weight_ih", "linear_weight"}, {"lstm_weight_hh", "linear_weight"},
+    {"embedding", "linear_weight"},    {"linear_bias", "bn_bias"},       {"linear_weight", "conv_weight"},
+};
+
+/* the generic profile: the LSTM's fit (the trace the fit matches best) */
+#define GENERIC_FAMILY "lstm"
+#define DEFAULT_TAIL 0.30  /* the LSTM's weight matrices: 0.27-0.30 */
+#define DEFAULT_ZEROS 0.01 /* the LSTM's share of exact zeros (gradients.md) */
 
 static const char *const builtin[] = {"generic", "vgg16", "lstm", "bert", NULL};
 
@@ -201,24 +232,41 @@ int sp_profile_scale_to(sp_profile *p, uint64_t n, char *err, size_t errlen)
     return 0;
 }
 
-static const kind_params *kind_of(const char *kind)
+static const kind_params *kind_in(const char *family, const char *kind)
 {
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (!strcmp(kinds[i].kind, kind))
+        if (!strcmp(kinds[i].family, family) && !strcmp(kinds[i].kind, kind))
             return &kinds[i];
-    return &kinds[sizeof kinds / sizeof kinds[0] - 1];
+    return NULL;
 }
 
-static void set_globals(sp_profile *p)
+/* the family's values for a kind, a related kind's, or its weight matrices' */
+static kind_params kind_of(const char *family, const char *kind)
 {
-    p->common = DEFAULT_COMMON;
-    p->mean = DEFAULT_MEAN;
-    p->refresh = DEFAULT_REFRESH;
-    p->keep = DEFAULT_KEEP;
-    p->scale_sd = DEFAULT_SCALE_SD;
-    p->scale_corr = DEFAULT_SCALE_CORR;
-    p->spikes = DEFAULT_SPIKES;
-    p->spike_scale = DEFAULT_SPIKE_SCALE;
+    const kind_params *k = kind_in(family, kind);
+    for (size_t i = 0; !k && i < sizeof kind_fallback / sizeof kind_fallback[0]; i++)
+        if (!strcmp(kind_fallback[i][0], kind))
+            k = kind_in(family, kind_fallback[i][1]);
+    for (size_t i = 0; !k && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(kinds[i].family, family) && kinds[i].log10_scale == 0.0)
+            k = &kinds[i]; /* the reference kind */
+    return *k;
+}
+
+static void set_globals(sp_profile *p, const char *family)
+{
+    const family_globals *g = &globals[0];
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+        if (!strcmp(globals[i].family, family))
+            g = &globals[i];
+    p->common = g->common;
+    p->mean = g->mean;
+    p->refresh = g->refresh;
+    p->keep = g->keep;
+    p->scale_sd = g->scale_sd;
+    p->scale_corr = g->scale_corr;
+    p->spikes = g->spikes;
+    p->spike_scale = g->spike_scale;
 }
 
 static double unit(uint64_t seed, uint64_t stream, uint64_t l) { return sp_unit(sp_mix64(sp_stream_key(seed, stream, 0, 0) + l * SP_GOLD)); }
@@ -271,7 +319,7 @@ static int build_generic(sp_profile *p, uint64_t n, uint64_t seed, int L, double
         ly->zeros = DEFAULT_ZEROS;
         at = end;
     }
-    set_globals(p);
+    set_globals(p, GENERIC_FAMILY);
     return 0;
 }
 
@@ -292,17 +340,17 @@ static int build_paper(sp_profile *p, const sp_paper_model *m, char *err, size_t
     uint64_t at = 0;
     for (int i = 0; i < m->nlayers; i++) {
         sp_profile_layer *ly = &p->layers[i];
-        const kind_params *k = kind_of(m->layers[i].kind);
+        kind_params k = kind_of(m->family, m->layers[i].kind);
         snprintf(ly->name, sizeof ly->name, "%s", m->layers[i].name);
         snprintf(ly->kind, sizeof ly->kind, "%s", m->layers[i].kind);
         ly->offset = at;
         ly->size = m->layers[i].size;
-        ly->log10_scale = k->log10_scale;
-        ly->log10_spread = k->log10_spread;
-        ly->zeros = k->zeros;
+        ly->log10_scale = k.log10_scale;
+        ly->log10_spread = k.log10_spread;
+        ly->zeros = k.zeros;
         at += ly->size;
     }
-    set_globals(p);
+    set_globals(p, m->family);
     return 0;
 }
 
@@ -351,7 +399,7 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
         goto out;
     }
     out->n = (uint64_t)n;
-    set_globals(out);
+    set_globals(out, GENERIC_FAMILY);
     if (get_num(j, "common", &out->common, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "mean", &out->mean, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "refresh", &out->refresh, 1, origin, "", err, errlen) != 0 ||
