@@ -231,6 +231,21 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
     return rc;
 }
 
+/* Where the feedback holds a threshold in steady state.  Error feedback
+ * makes the count above a kept threshold grow, so the count climbs to the
+ * band's upper edge (up x k), one raise by `step` cuts it by step^-alpha
+ * and it climbs again: a sawtooth whose mean is up x k x (1 + step^-alpha)
+ * / 2.  alpha, the tail's slope, and the threshold at that mean follow
+ * from the thresholds at k (t_k) and at up x k (t_up), as a power law. */
+static float sawtooth(float t_k, float t_up, double up, double step)
+{
+    if (!(t_k > t_up && t_up > 0))
+        return t_k;
+    double alpha = log(up) / log((double)t_k / (double)t_up);
+    double target = up * (1 + pow(step, -alpha)) / 2; /* in units of k */
+    return (float)((double)t_up * pow(up / target, 1 / alpha));
+}
+
 int sp_oktopk(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c), r = sp_rank(c), it = sp_iter(c);
@@ -247,13 +262,16 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     int recompute = !st->init || it % taup == 0;
     double kd = (double)k;
     if (st->init && it != st->last_it + 1 && !recompute && !exact) {
-        /* iterations skipped (--iters-at): the thresholds that their feedback
-         * holds at the targets (k local, k global selections), from the
-         * model's state now and at no cost; the regions stay those of the
-         * last simulated repartition (the model's index distribution does not
-         * drift, so a skipped repartition would place about the same ones) */
-        st->thr_local = sp_kth_threshold(c, io, k);
-        st->thr_global = sp_global_threshold_now(c, io, st->thr_local, k);
+        /* iterations skipped (--iters-at): the thresholds their feedback
+         * would hold, from the model's state now and at no cost; the regions
+         * stay those of the last simulated repartition (the model's index
+         * distribution does not drift, so a skipped repartition would place
+         * about the same ones) */
+        float tl_k = sp_kth_threshold(c, io, k), tl_up = sp_kth_threshold(c, io, (uint64_t)(1.25 * kd));
+        st->thr_local = sawtooth(tl_k, tl_up, 1.25, pre->local_s);
+        float tg_k = sp_global_threshold_now(c, io, st->thr_local, k);
+        float tg_up = sp_global_threshold_now(c, io, st->thr_local, (uint64_t)(pre->glob_hi * kd));
+        st->thr_global = sawtooth(tg_k, tg_up, pre->glob_hi, pre->glob_mul);
     }
     st->last_it = it;
 

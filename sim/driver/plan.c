@@ -334,7 +334,43 @@ cJSON *sp_plan_echo(const sp_plan *p)
 {
     sp_plan q = *p;
     q.opts = sp_plan_algo_opts(p); /* what the run used */
-    return sp_opts_echo(sp_plan_options(), &q);
+    cJSON *o = sp_opts_echo(sp_plan_options(), &q);
+    /* the workload's knobs as the run used them: the profile's own values
+     * where no flag overrode them; per-layer ones only when given */
+    static const char *const per_layer[] = {"grad-tail", "grad-zeros"};
+    static const char *const generic_only[] = {"grad-layers", "grad-spread"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!sp_plan_given(p, per_layer[i]) || p->grad_file[0])
+            cJSON_DeleteItemFromObjectCaseSensitive(o, per_layer[i]);
+        if (strcmp(p->workload, "generic") != 0 || p->grad_file[0])
+            cJSON_DeleteItemFromObjectCaseSensitive(o, generic_only[i]);
+    }
+    sp_profile prof;
+    char err[300];
+    if (p->grad_file[0] || sp_plan_profile(p, &prof, err, sizeof err) != 0) {
+        static const char *const knobs[] = {"grad-shared", "grad-mean", "grad-refresh", "grad-persistence",
+                                            "grad-spikes", "grad-spike-scale", "grad-scale-sd", "grad-scale-corr"};
+        for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
+            cJSON_DeleteItemFromObjectCaseSensitive(o, knobs[i]);
+        return o;
+    }
+    const struct {
+        const char *name;
+        double v;
+    } eff[] = {{"grad-shared", prof.common},   {"grad-mean", prof.mean},
+               {"grad-refresh", prof.refresh}, {"grad-persistence", prof.keep},
+               {"grad-spikes", prof.spikes},   {"grad-spike-scale", prof.spike_scale},
+               {"grad-scale-sd", prof.scale_sd}, {"grad-scale-corr", prof.scale_corr}};
+    for (size_t i = 0; i < sizeof eff / sizeof eff[0]; i++)
+        cJSON_ReplaceItemInObjectCaseSensitive(o, eff[i].name, cJSON_CreateNumber(eff[i].v));
+    cJSON *w = cJSON_AddObjectToObject(o, "workload-profile");
+    if (w) {
+        cJSON_AddStringToObject(w, "name", prof.name);
+        cJSON_AddStringToObject(w, "source", prof.source);
+        cJSON_AddNumberToObject(w, "layers", prof.nlayers);
+    }
+    sp_profile_free(&prof);
+    return o;
 }
 
 static int unknown_algorithm(const char *name, char *err, size_t errlen)

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The workload model against exact runs, and runs that skip iterations.
+
+- model and exact runs of the same profile and seed agree within 10% on
+  every phase's volume and simulated time and on the time per iteration
+  (Gaussian-k, TopkDSA, Ok-Topk), over enough iterations that threshold
+  reuse, repartition and the residual's drift all happen;
+- the check is sensitive: a model that spreads selections uniformly over
+  the index space, or whose ranks never overlap, fails it;
+- --iters-at simulates the chosen iterations of a long run, close to what
+  the full run gives at those iterations, with the chosen indices in every
+  output; bad lists and exact payloads are refused with one line.
+
+usage: test_model.py SPARSIM [--quick]   (--quick: the sanitizer build)
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SPARSIM = sys.argv[1]
+QUICK = "--quick" in sys.argv[2:]
+TMP = tempfile.mkdtemp(prefix="sparsim-test-model-")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(args, expect=0):
+    r = subprocess.run([SPARSIM, "run"] + args, capture_output=True, text=True)
+    if r.returncode != expect:
+        print("sparsim run %s: exit %d, expected %d\n%s" % (" ".join(args), r.returncode, expect, r.stderr))
+    return r
+
+
+def summary(out):
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def phase_means(s):
+    its = s["iterations"]
+    res = {}
+    for ph in s["phases"]:
+        vol = sum(i["phases"].get(ph, {}).get("volume_bytes", 0) for i in its) / len(its)
+        tim = sum(i["phases"].get(ph, {}).get("time_s", 0) for i in its) / len(its)
+        res[ph] = (vol, tim)
+    return res
+
+
+def ratios(algo, P, n, iters, ablation="none"):
+    """model/exact for every phase's volume and time, and the time per iteration"""
+    base = ["--algo", algo, "--ranks", str(P), "--n", n, "--iters", str(iters), "--network", "cm02", "--seed", "3",
+            "--quiet", "--no-csv", "--no-trace"]
+    oe, om = os.path.join(TMP, "e-%s-%d" % (algo, P)), os.path.join(TMP, "m-%s-%d-%s" % (algo, P, ablation))
+    if not os.path.exists(os.path.join(oe, "summary.json")):
+        if run(base + ["--payload", "exact", "--out", oe]).returncode != 0:
+            return None
+    extra = ["--model-ablation", ablation] if ablation != "none" else []
+    if run(base + ["--payload", "model", "--out", om] + extra).returncode != 0:
+        return None
+    e, m = summary(oe), summary(om)
+    pe, pm = phase_means(e), phase_means(m)
+    out = {}
+    for ph, (ve, te) in pe.items():
+        vm, tm = pm.get(ph, (0.0, 0.0))
+        out[ph + " volume"] = vm / ve if ve else (1.0 if vm == 0 else float("inf"))
+        out[ph + " time"] = tm / te if te else (1.0 if tm == 0 else float("inf"))
+    out["time per iteration"] = m["time_per_iter_s"]["mean"] / e["time_per_iter_s"]["mean"]
+    return out
+
+
+def worst(r):
+    return max(abs(v - 1) for v in r.values())
+
+
+# 1. agreement
+P, n, iters = (8, "256K", 40) if QUICK else (16, "512K", 100)
+for algo in ("gaussiank", "topkdsa", "oktopk"):
+    r = ratios(algo, P, n, iters)
+    check(r is not None, "%s runs exact and model at P = %d, n = %s" % (algo, P, n))
+    if r is None:
+        continue
+    off = {k: round(v, 3) for k, v in r.items() if abs(v - 1) > 0.10}
+    check(not off, "%s model/exact within 10%% over %d iterations (largest deviation %.3f)%s" %
+          (algo, iters, worst(r), (": " + str(off)) if off else ""))
+
+# 2. sensitivity: what the model leaves out shows
+for algo, ablation in (("oktopk", "uniform"), ("topkdsa", "disjoint"), ("oktopk", "disjoint")):
+    r = ratios(algo, P, n, iters, ablation)
+    check(r is not None and worst(r) > 0.10,
+          "%s with --model-ablation %s fails the 10%% check (largest deviation %s)" %
+          (algo, ablation, "%.3f" % worst(r) if r else "-"))
+
+# 3. --iters-at against the full run
+T = 64 if QUICK else 128
+at = [0, 1, T // 2, T - 1]
+full, part = os.path.join(TMP, "full"), os.path.join(TMP, "part")
+common = ["--algo", "oktopk", "--ranks", "8", "--n", "1M", "--payload", "model", "--network", "cm02", "--seed", "5",
+          "--tau", str(T // 2), "--quiet", "--no-trace"]
+ok = run(common + ["--iters", str(T), "--out", full]).returncode == 0
+ok = ok and run(common + ["--iters-at", ",".join(map(str, at)), "--out", part]).returncode == 0
+check(ok, "Ok-Topk on a model runs with --iters %d and with --iters-at %s" % (T, ",".join(map(str, at))))
+if ok:
+    fs, ps = summary(full), summary(part)
+    check([i["iter"] for i in ps["iterations"]] == at, "summary.json lists iterations %s" % at)
+    with open(os.path.join(part, "messages.csv")) as f:
+        seen = sorted({int(row["iter"]) for row in csv.DictReader(f)})
+    check(seen == at, "messages.csv carries iterations %s (got %s)" % (at, seen))
+    byit = {i["iter"]: i for i in fs["iterations"]}
+    for it in ps["iterations"]:
+        ref = byit[it["iter"]]
+        rv = it["volume_bytes"] / ref["volume_bytes"]
+        rt = it["time_s"] / ref["time_s"]
+        check(abs(rv - 1) <= 0.10 and abs(rt - 1) <= 0.10,
+              "iteration %d alone: volume %.3f, time %.3f of the full run's" % (it["iter"], rv, rt))
+    check(ps["config"].get("iters-at") == ",".join(map(str, at)), "summary.json echoes --iters-at")
+
+# a dense algorithm skips iterations with size-only payloads; bad input
+r = run(["--algo", "ring", "--ranks", "4", "--n", "64K", "--iters-at", "0,7,100", "--out", os.path.join(TMP, "ring"),
+         "--quiet", "--no-trace"])
+check(r.returncode == 0 and [i["iter"] for i in summary(os.path.join(TMP, "ring"))["iterations"]] == [0, 7, 100],
+      "ring runs --iters-at 0,7,100")
+for args, words in ((["--iters-at", "5,3"], "must increase"), (["--iters-at", "0,x"], "not a list"),
+                    (["--iters-at", "2", "--iters", "3"], "give one"),
+                    (["--iters-at", "0,9", "--payload", "exact"], "exact")):
+    r = run(["--algo", "oktopk", "--ranks", "4", "--n", "64K", "--out", os.path.join(TMP, "bad")] + args, expect=2)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 2 and len(lines) == 1 and words in lines[0],
+          "%s refused with one line (%s)" % (" ".join(args), lines[0] if lines else "nothing"))
+
+print("\n%d check(s) failed" % len(failures) if failures else "\nall checks passed")
+sys.exit(1 if failures else 0)
