@@ -1,0 +1,303 @@
+/* test_workload.c - gradient sources, profiles and their statistics, through
+ * the real binary: the generator's statistics at a fixed seed stay in the
+ * bands real training shows, --dump-grads writes what a run used (and reads
+ * back through --grad-file to the same messages), traces and profiles that
+ * are wrong get one line, --settle is echoed and settles the drift, and
+ * `sparsim profile` recovers what it fits. */
+#include "helpers.h"
+#include "../traces/npy.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *read_json(const char *path)
+{
+    char *text = t_read_file(path, NULL);
+    cr_assert_not_null(text, "cannot read %s", path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(j, "%s is not JSON", path);
+    return j;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsNumber(x), "no number \"%s\"", key);
+    return x->valuedouble;
+}
+
+static double num_at(const cJSON *o, const char *key, int i)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    cr_assert(cJSON_IsArray(a) && cJSON_GetArraySize(a) > i, "no \"%s\"[%d]", key, i);
+    return cJSON_GetArrayItem(a, i)->valuedouble;
+}
+
+/* runs the binary and expects exit status `status` */
+static t_proc run_expect(const char *const *args, int status)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == status, "exit %d, expected %d: %s", p.status, status, p.err);
+    return p;
+}
+
+/* one line on stderr, naming `words` */
+static void one_line(const char *const *args, const char *words)
+{
+    t_proc p = run_expect(args, 2);
+    cr_assert_eq(t_count_lines(p.err), 1, "not one line: %s", p.err);
+    cr_assert_not_null(strstr(p.err, words), "'%s' not in: %s", words, p.err);
+    t_proc_free(&p);
+}
+
+#define IN(x, lo, hi) cr_assert((x) >= (lo) && (x) <= (hi), "%s = %g outside [%g, %g]", #x, (double)(x), (double)(lo), (double)(hi))
+
+/* The generic profile at a fixed seed, against the ranges gradients.md
+ * measured on real training (CNN and LSTM, P = 8, density 0.01). */
+Test(workload, generator_statistics_in_the_real_bands)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"workload-stats", "--workload", "generic", "--n", "256K", "--ranks", "8", "--iters", "64",
+                          "--seed", "1", "--json", t_path(dir, "s.json"), NULL};
+    t_proc p = run_expect(args, 0);
+    t_proc_free(&p);
+    cJSON *s = read_json(t_path(dir, "s.json"));
+    double kurt_layer = num(s, "kurtosis_layer_median"), kurt = num(s, "kurtosis_whole");
+    double kth_med = num(s, "kth_over_median"), k10 = num(s, "k10_over_kth"), zeros = num(s, "zeros");
+    double u8 = num_at(s, "union_over_k", 2), region = num(s, "region_union_max_over_mean");
+    double jac = num(s, "jaccard_ranks"), jac_lag = num(s, "jaccard_lag1_other_rank"), cos = num(s, "cosine_ranks");
+    double cos_lag = num(s, "cosine_lag1"), in_rank0 = num(s, "global_in_rank0"), in_union = num(s, "global_in_union");
+    double cold10 = num_at(s, "drift_cold", 1), settled = num(s, "drift_settled_mean");
+    IN(kurt_layer, 9, 19);    /* real 9.4-18.8 (the old generator: 0.75) */
+    IN(kurt, 50, 330);        /* real 58-326 */
+    IN(kth_med, 21, 49);      /* real 21-49 */
+    IN(k10, 2.0, 3.0);        /* real 2.07-2.97 */
+    IN(zeros, 0.005, 0.25);   /* real 0.01-0.25 (the old generator: none) */
+    IN(u8, 3.4, 5.1);         /* real 3.43-5.09 */
+    IN(region, 2.3, 4.4);     /* real 2.32-4.39 */
+    IN(jac, 0.10, 0.22);      /* real 0.10-0.22 */
+    IN(jac_lag, 0.10, 0.22);  /* real 0.10-0.22 (the old generator: 0.08) */
+    IN(cos, 0.03, 0.19);      /* real 0.03-0.19 (the old generator: 0.50) */
+    IN(cos_lag, -0.01, 0.15); /* real -0.01-0.15 (the old generator: 0.50) */
+    IN(in_rank0, 0.29, 0.43); /* real 0.29-0.43 */
+    IN(in_union, 0.93, 0.96); /* real 0.93-0.94 (LSTM 0.96) */
+    IN(cold10, 2.7, 7.9);     /* real at t0+10: 2.7-7.9 (CNN it50: 6.7) */
+    IN(settled, 0.8, 1.2);    /* real 0.80-1.10 (CNN it50, norm growing 16x: 9.6) */
+    cJSON_Delete(s);
+}
+
+/* --dump-grads writes the gradients a run used; fed back as a trace they
+ * give the same messages; the same seed gives the same bytes, and values
+ * are a function of (seed, rank, iteration, index) only: a run with fewer
+ * ranks and iterations sees the same first ones. */
+Test(workload, dump_grads_round_trip)
+{
+    const char *dir = t_tmpdir();
+    const char *a1[] = {"run", "--algo", "oktopk", "--ranks", "4", "--n", "20000", "--iters", "3", "--network", "cm02",
+                        "--seed", "7", "--dump-grads", t_path(dir, "g.npy"), "--out", t_path(dir, "gen"), "--quiet",
+                        "--no-trace", NULL};
+    t_proc p = run_expect(a1, 0);
+    t_proc_free(&p);
+    sp_npy g;
+    char err[256];
+    cr_assert_eq(sp_npy_read(t_path(dir, "g.npy"), &g, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(g.ndim, 3);
+    cr_assert(g.shape[0] == 3 && g.shape[1] == 4 && g.shape[2] == 20000);
+    const char *a2[] = {"run", "--algo", "oktopk", "--ranks", "4", "--grad-file", t_path(dir, "g.npy"), "--network",
+                        "cm02", "--out", t_path(dir, "file"), "--quiet", "--no-trace", NULL};
+    p = run_expect(a2, 0);
+    t_proc_free(&p);
+    size_t l1, l2;
+    char *m1 = t_read_file(t_path(dir, "gen/messages.csv"), &l1), *m2 = t_read_file(t_path(dir, "file/messages.csv"), &l2);
+    cr_assert(m1 && m2 && l1 == l2 && memcmp(m1, m2, l1) == 0, "the trace's messages differ from the generator's");
+    free(m1);
+    free(m2);
+    /* fewer ranks and iterations: the same values for the ones they share */
+    const char *a3[] = {"run", "--algo", "ring", "--ranks", "2", "--n", "20000", "--iters", "2", "--seed", "7",
+                        "--dump-grads", t_path(dir, "h.npy"), "--out", t_path(dir, "small"), "--quiet", "--no-trace",
+                        "--no-csv", NULL};
+    p = run_expect(a3, 0);
+    t_proc_free(&p);
+    sp_npy h;
+    cr_assert_eq(sp_npy_read(t_path(dir, "h.npy"), &h, err, sizeof err), 0, "%s", err);
+    for (int it = 0; it < 2; it++)
+        for (int r = 0; r < 2; r++)
+            cr_assert(memcmp(&h.data[((size_t)it * 2 + (size_t)r) * 20000], &g.data[((size_t)it * 4 + (size_t)r) * 20000],
+                             20000 * sizeof(float)) == 0,
+                      "iteration %d, rank %d differs between a run of 2 ranks and one of 4", it, r);
+    sp_npy_free(&g);
+    sp_npy_free(&h);
+}
+
+static void write_trace(const char *dir, const char *layers_json, int iters, int ranks, int n)
+{
+    float *g = malloc((size_t)iters * (size_t)ranks * (size_t)n * sizeof *g);
+    for (size_t i = 0; i < (size_t)iters * (size_t)ranks * (size_t)n; i++)
+        g[i] = (float)sin((double)i * 0.731) * (float)(1 + i % 7);
+    uint64_t shape[3] = {(uint64_t)iters, (uint64_t)ranks, (uint64_t)n};
+    char err[256];
+    cr_assert_eq(sp_npy_write(t_path(dir, "grads.npy"), g, 3, shape, err, sizeof err), 0, "%s", err);
+    free(g);
+    if (layers_json)
+        t_write_file(t_path(dir, "layers.json"), layers_json);
+}
+
+/* malformed traces: one line each */
+Test(workload, malformed_traces)
+{
+    const char *dir = t_tmpdir();
+    write_trace(dir, "{\"layers\": [{\"name\": \"a\", \"offset\": 0, \"size\": 600}, "
+                     "{\"name\": \"b\", \"offset\": 600, \"size\": 300}]}",
+                2, 4, 1000);
+    const char *a1[] = {"run", "--algo", "topka", "--ranks", "4", "--grad-file", dir, "--out", t_path(dir, "o"), NULL};
+    one_line(a1, "layer table covers 900 entries");
+    const char *dir2 = t_tmpdir();
+    write_trace(dir2, NULL, 2, 4, 1000);
+    const char *a2[] = {"run", "--algo", "topka", "--ranks", "4", "--grad-file", t_path(dir2, "grads.npy"), "--iters",
+                        "5", "--out", t_path(dir2, "o"), NULL};
+    one_line(a2, "holds 2 iteration(s)");
+    const char *a3[] = {"run", "--algo", "topka", "--ranks", "8", "--grad-file", t_path(dir2, "grads.npy"), "--out",
+                        t_path(dir2, "o"), NULL};
+    one_line(a3, "has 4 ranks, --ranks is 8");
+    const char *a4[] = {"run", "--algo", "oktopk", "--ranks", "4", "--grad-file", t_path(dir2, "grads.npy"),
+                        "--payload", "model", "--out", t_path(dir2, "o"), NULL};
+    one_line(a4, "exact");
+    /* float64 data */
+    const char *dir3 = t_tmpdir();
+    FILE *f = fopen(t_path(dir3, "d.npy"), "wb");
+    cr_assert_not_null(f);
+    char hdr[128];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 4), }");
+    while ((len + 11) % 64)
+        hdr[len++] = ' ';
+    hdr[len - 1] = '\n';
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
+    fwrite(pre, 1, 10, f);
+    fwrite(hdr, 1, (size_t)len, f);
+    double d[8] = {0};
+    fwrite(d, sizeof d[0], 8, f);
+    fclose(f);
+    const char *a5[] = {"run", "--algo", "topka", "--ranks", "2", "--grad-file", t_path(dir3, "d.npy"), "--out",
+                        t_path(dir3, "o"), NULL};
+    one_line(a5, "float32");
+}
+
+/* profiles that are wrong: one line naming the field */
+Test(workload, bad_profiles)
+{
+    const char *dir = t_tmpdir();
+    const char *good_globals = "\"common\": 0.05, \"mean\": 0.05, \"refresh\": 30, \"keep\": 0.5, \"scale_sd\": 0.1, "
+                               "\"scale_corr\": 0.5, \"spikes\": 0.01, \"spike_scale\": 5";
+    struct {
+        const char *text, *words;
+    } cases[] = {
+        {"{\"name\": \"x\", \"n\": 1000,", "JSON"},
+        {"{\"name\": \"x\", \"n\": 1000, \"layers\": [{\"name\": \"a\", \"size\": 1000, \"log10_scale\": 0, "
+         "\"log10_spread\": 0.3, \"zeros\": 0}]}",
+         "common"},
+        {NULL, "zeros"},
+        {NULL, "size"},
+        {NULL, "cover"},
+        {NULL, "common"},
+    };
+    char buf[4][1024];
+    snprintf(buf[0], sizeof buf[0],
+             "{\"name\": \"x\", \"n\": 1000, %s, \"layers\": [{\"name\": \"a\", \"size\": 1000, \"log10_scale\": 0, "
+             "\"log10_spread\": 0.3, \"zeros\": 1.5}]}",
+             good_globals);
+    snprintf(buf[1], sizeof buf[1],
+             "{\"name\": \"x\", \"n\": 1000, %s, \"layers\": [{\"name\": \"a\", \"size\": -5, \"log10_scale\": 0, "
+             "\"log10_spread\": 0.3, \"zeros\": 0}]}",
+             good_globals);
+    snprintf(buf[2], sizeof buf[2],
+             "{\"name\": \"x\", \"n\": 1000, %s, \"layers\": [{\"name\": \"a\", \"size\": 600, \"log10_scale\": 0, "
+             "\"log10_spread\": 0.3, \"zeros\": 0}]}",
+             good_globals);
+    snprintf(buf[3], sizeof buf[3],
+             "{\"name\": \"x\", \"n\": 1000, \"common\": 0.7, \"mean\": 0.5, \"refresh\": 30, \"keep\": 0.5, "
+             "\"scale_sd\": 0.1, \"scale_corr\": 0.5, \"spikes\": 0.01, \"spike_scale\": 5, \"layers\": [{\"name\": "
+             "\"a\", \"size\": 1000, \"log10_scale\": 0, \"log10_spread\": 0.3, \"zeros\": 0}]}");
+    for (int i = 0; i < 6; i++) {
+        const char *text = cases[i].text ? cases[i].text : buf[i - 2];
+        char name[32];
+        snprintf(name, sizeof name, "p%d.json", i);
+        t_write_file(t_path(dir, name), text);
+        const char *a[] = {"run", "--algo", "oktopk", "--ranks", "4", "--workload", t_path(dir, name), "--payload",
+                           "model", "--out", t_path(dir, "o"), NULL};
+        one_line(a, cases[i].words);
+    }
+    const char *a[] = {"run", "--algo", "oktopk", "--workload", "resnet", "--out", t_path(dir, "o"), NULL};
+    one_line(a, "unknown workload");
+}
+
+/* --settle: echoed in summary.json, and a reused threshold's count stays
+ * near k when the residual has settled, where a cold start over-selects */
+Test(workload, settle_is_echoed_and_settles)
+{
+    const char *dir = t_tmpdir();
+    double drift[2];
+    for (int i = 0; i < 2; i++) {
+        const char *settle = i ? "40" : "0";
+        const char *out = t_path(dir, i ? "s" : "c");
+        const char *a[] = {"run", "--algo", "oktopk", "--ranks", "4", "--n", "64K", "--iters", "20", "--settle",
+                           settle, "--tau-prime", "32", "--network", "cm02", "--payload", "exact", "--out", out,
+                           "--quiet", "--no-trace", "--no-csv", NULL};
+        t_proc p = run_expect(a, 0);
+        t_proc_free(&p);
+        cJSON *s = read_json(t_path(out, "summary.json"));
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(s, "config");
+        cr_assert_eq((int)num(cfg, "settle"), i ? 40 : 0);
+        /* local selections over k in iterations 10..19 (threshold of iteration 0 reused) */
+        const cJSON *its = cJSON_GetObjectItemCaseSensitive(s, "iterations"), *it;
+        double sum = 0;
+        int cnt = 0;
+        cJSON_ArrayForEach(it, its)
+        {
+            if (num(it, "iter") < 10)
+                continue;
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "stats"),
+                                                               "local_selected");
+            sum += num(st, "mean");
+            cnt++;
+        }
+        drift[i] = sum / cnt / 655.0;
+        cJSON_Delete(s);
+    }
+    /* Ok-Topk's feedback bounds the count by 4k/3 either way; settled starts
+     * close to k, cold climbs to that bound */
+    cr_assert_lt(drift[1], drift[0], "settled %g, cold %g", drift[1], drift[0]);
+    IN(drift[1], 0.8, 1.25);
+}
+
+/* sparsim profile recovers what the generator was given */
+Test(workload, profile_recovers_the_generator)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"profile",        "--workload", "generic", "--n",  "256K", "--ranks", "8", "--iters", "40",
+                       "--grad-shared", "0.1",        "--grad-mean", "0.2", "--grad-zeros", "0.05", "--out",
+                       t_path(dir, "p.json"), NULL};
+    t_proc p = run_expect(a, 0);
+    t_proc_free(&p);
+    cJSON *j = read_json(t_path(dir, "p.json"));
+    IN(num(j, "common"), 0.07, 0.13);
+    IN(num(j, "mean"), 0.16, 0.24);
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers"), *l;
+    double z = 0, size = 0;
+    cJSON_ArrayForEach(l, layers)
+    {
+        z += num(l, "zeros") * num(l, "size");
+        size += num(l, "size");
+    }
+    IN(z / size, 0.045, 0.055);
+    cJSON_Delete(j);
+    /* the profile runs as a workload */
+    const char *b[] = {"run", "--algo", "oktopk", "--ranks", "8", "--workload", t_path(dir, "p.json"), "--payload",
+                       "model", "--iters", "3", "--out", t_path(dir, "o"), "--quiet", "--no-trace", "--no-csv", NULL};
+    p = run_expect(b, 0);
+    t_proc_free(&p);
+}
