@@ -301,6 +301,12 @@ static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count,
         for (int i = 0; i < n && i < SP_CLI_MAX_LIST; i++)
             snprintf(ax[0].items[ax[0].count++], sizeof ax[0].items[0], "%s", a[i].name);
     }
+    /* a workload with an n of its own (the papers' models, a profile file)
+     * keeps it unless --n is given */
+    int ni_n = sp_opts_index(&sweep_table, "n");
+    int n_from_workload = !(ni_n >= 0 && o->given[ni_n]) && strcmp(base->workload, "generic") != 0;
+    if (n_from_workload)
+        ax[2].count = 1;
     int total = ax[0].count * ax[1].count * ax[2].count * ax[3].count * ax[4].count, np = 0;
     plans = calloc((size_t)total, sizeof *plans);
     if (!plans) {
@@ -318,7 +324,8 @@ static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count,
                         const char *vals[5] = {ax[0].items[ai], ax[1].items[ri], ax[2].items[ni], ax[3].items[di],
                                                ax[4].items[pl]};
                         for (int i = 0; i < 5; i++)
-                            if (sp_plan_set(p, axis_names[i], vals[i], err, errlen) != 0) {
+                            if (!(i == 2 && n_from_workload) &&
+                                sp_plan_set(p, axis_names[i], vals[i], err, errlen) != 0) {
                                 free(plans);
                                 plans = NULL;
                                 goto out;
