@@ -399,7 +399,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
             goto out;
         }
     }
-    if (mode == SP_PAYLOAD_MODEL) {
+    if (mode == SP_PAYLOAD_MODEL && algo->sparse) { /* dense algorithms never ask the model */
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             goto out;
