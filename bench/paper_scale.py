@@ -2,10 +2,11 @@
 """Every algorithm at a paper's n on daint, from hundreds to thousands of ranks.
 
 For each P and algorithm, runs `sparsim run` on the model workload (the
-built-in profile, --payload model; dense algorithms need no data) for the
-chosen iterations (default --iters-at 0,1: Ok-Topk's iteration 0 recomputes
-its thresholds and gathers every reduced entry, iteration 1 reuses them as
-most iterations of a long run do), and records per simulated iteration the
+built-in profile, --payload model; dense algorithms need no data) for two
+iterations after a settled residual (--settle 100 --iters 2: Ok-Topk's first
+iteration computes its thresholds and gathers every reduced entry, the
+second reuses them as most iterations of a long run do; --iters-at LIST
+instead simulates chosen iterations), and records per simulated iteration the
 wall time, the peak resident memory of the run, the messages and messages
 per second, and the simulated time.  With --replay-up-to P0, runs up to P0
 also write messages.csv and `raw_replay` (bench/raw_replay.c: the same
@@ -13,7 +14,8 @@ messages, started at the same simulated times, in bare SimGrid) moves them
 beside sparsim, for the ratio of the two wall times.
 
 usage: bench/paper_scale.py [--build build] [--workload bert] [--ranks 256,1024,2048,4096]
-       [--algos all] [--iters-at 0,1] [--replay-up-to 1024] [--density 0.01] [--markdown FILE]
+       [--algos all] [--settle 100] [--iters 2 | --iters-at LIST] [--replay-up-to 1024] [--density 0.01]
+       [--extra "more sparsim run options"] [--markdown FILE]
 """
 import argparse
 import json
@@ -46,7 +48,10 @@ def main():
     ap.add_argument("--workload", default="bert")
     ap.add_argument("--ranks", default="256,1024,2048,4096")
     ap.add_argument("--algos", default="all")
-    ap.add_argument("--iters-at", default="0,1")
+    ap.add_argument("--settle", default="100")
+    ap.add_argument("--iters", default="2")
+    ap.add_argument("--iters-at", default="")
+    ap.add_argument("--extra", default="", help="more options for sparsim run, space-separated")
     ap.add_argument("--replay-up-to", type=int, default=1024)
     ap.add_argument("--density", default="0.01")
     ap.add_argument("--platform", default="daint")
@@ -55,7 +60,8 @@ def main():
     sparsim = os.path.join(a.build, "sparsim")
     replay = os.path.join(a.build, "raw_replay")
     algos = ALL if a.algos == "all" else a.algos.split(",")
-    nit = len(a.iters_at.split(","))
+    its = ["--iters-at", a.iters_at] if a.iters_at else ["--settle", a.settle, "--iters", a.iters]
+    nit = len(a.iters_at.split(",")) if a.iters_at else int(a.iters)
     tmp = tempfile.mkdtemp(prefix="sparsim-scale-")
     lines = ["| P | algorithm | sim. time per iteration (s) | messages per iteration | wall s per iteration | "
              "peak RSS MiB | messages/s | raw SimGrid wall s per iteration | sparsim/raw |",
@@ -69,8 +75,8 @@ def main():
             out = os.path.join(tmp, "%s-%d" % (algo, P))
             with_csv = P <= a.replay_up_to
             cmd = [sparsim, "run", "--algo", algo, "--ranks", str(P), "--workload", a.workload, "--density",
-                   a.density, "--platform", a.platform, "--iters-at", a.iters_at, "--out", out, "--quiet",
-                   "--no-trace"] + ([] if with_csv else ["--no-csv"])
+                   a.density, "--platform", a.platform, "--out", out, "--quiet", "--no-trace"] + its + a.extra.split() + \
+                ([] if with_csv else ["--no-csv"])
             wall, rss = timed(cmd)
             with open(os.path.join(out, "summary.json")) as f:
                 s = json.load(f)
