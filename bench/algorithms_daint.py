@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""All algorithms side by side on Piz Daint's dragonfly, exact payloads (Ok-Topk issue).
+"""All algorithms side by side on Piz Daint's dragonfly (Ok-Topk issue; exact payloads by default).
 
 For each P, one `sparsim run --algo all` (every algorithm in its own process),
 then one table: time per iteration (mean over iterations), its phases, the
@@ -23,7 +23,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--ranks", default="16,32,64,128,256")
-    ap.add_argument("--n", default="262144")
+    ap.add_argument("--n", default="262144", help="gradient length, or 'none' to take the workload's or trace's")
+    ap.add_argument("--payload", default="exact", help="exact, or model for sizes exact mode cannot hold")
     ap.add_argument("--density", default="0.01")
     ap.add_argument("--iters", default="8")
     ap.add_argument("--device", default="p100")
@@ -38,8 +39,10 @@ def main():
     for P in a.ranks.split(","):
         d = os.path.join(out, "P%s" % P)
         cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", a.algos, "--ranks", P, "--platform", "daint",
-               "--network", a.network, "--device", a.device, "--n", a.n, "--density", a.density, "--iters",
-               a.iters, "--payload", "exact", "--no-trace", "--no-csv", "--out", d, "--quiet"] + a.extra.split()
+               "--network", a.network, "--device", a.device, "--density", a.density, "--iters",
+               a.iters, "--payload", a.payload, "--no-trace", "--no-csv", "--out", d, "--quiet"] + a.extra.split()
+        if a.n != "none":
+            cmd += ["--n", a.n]
         if not (a.reuse and os.path.exists(os.path.join(d, "comparison.csv"))):
             t0 = time.time()
             r = subprocess.run(cmd, capture_output=True, text=True)
