@@ -2,11 +2,12 @@
 """Every algorithm at a paper's n on daint, from hundreds to thousands of ranks.
 
 For each P and algorithm, runs `sparsim run` on the model workload (the
-built-in profile, --payload model; dense algorithms need no data) for two
-iterations after a settled residual (--settle 100 --iters 2: Ok-Topk's first
-iteration computes its thresholds and gathers every reduced entry, the
-second reuses them as most iterations of a long run do; --iters-at LIST
-instead simulates chosen iterations), and records per simulated iteration the
+built-in profile, --payload model; dense algorithms need no data) for the
+chosen iterations (default --iters-at 0,1: Ok-Topk's iteration 0 computes
+its thresholds and gathers every reduced entry, iteration 1 reuses them as
+most iterations of a long run do; --iters-at "" with --settle S --iters I
+simulates I iterations after S settling ones, whose model steps cost about
+20 ms each at any P), and records per simulated iteration the
 wall time, the peak resident memory of the run, the messages and messages
 per second, and the simulated time.  With --replay-up-to P0, runs up to P0
 also write messages.csv and `raw_replay` (bench/raw_replay.c: the same
@@ -14,7 +15,7 @@ messages, started at the same simulated times, in bare SimGrid) moves them
 beside sparsim, for the ratio of the two wall times.
 
 usage: bench/paper_scale.py [--build build] [--workload bert] [--ranks 256,1024,2048,4096]
-       [--algos all] [--settle 100] [--iters 2 | --iters-at LIST] [--replay-up-to 1024] [--density 0.01]
+       [--algos all] [--iters-at 0,1 | --iters-at "" --settle S --iters I] [--replay-up-to 1024] [--density 0.01]
        [--extra "more sparsim run options"] [--markdown FILE]
 """
 import argparse
@@ -48,9 +49,9 @@ def main():
     ap.add_argument("--workload", default="bert")
     ap.add_argument("--ranks", default="256,1024,2048,4096")
     ap.add_argument("--algos", default="all")
-    ap.add_argument("--settle", default="100")
+    ap.add_argument("--settle", default="0")
     ap.add_argument("--iters", default="2")
-    ap.add_argument("--iters-at", default="")
+    ap.add_argument("--iters-at", default="0,1")
     ap.add_argument("--extra", default="", help="more options for sparsim run, space-separated")
     ap.add_argument("--replay-up-to", type=int, default=1024)
     ap.add_argument("--density", default="0.01")
