@@ -95,7 +95,7 @@ def main():
     # the union of the local top-k sets: the model's against the generator's
     Pmax = max(int(x) for x in a.ranks.split(","))
     r = subprocess.run([sparsim, "workload-stats", "--workload", a.workload, "--n", a.n, "--ranks",
-                        str(min(Pmax, 32)), "--iters", "1", "--seed", str(a.seed), "--model"],
+                        str(Pmax), "--iters", "1", "--seed", str(a.seed), "--model"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("workload-stats failed: %s" % r.stderr)
