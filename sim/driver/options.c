@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *sp_opts_printable(const char *text, char *out, size_t n)
 {
@@ -21,6 +23,126 @@ const char *sp_opts_printable(const char *text, char *out, size_t n)
     if (n)
         out[w < n ? w : n - 1] = '\0';
     return out;
+}
+
+const char *sp_opts_csv_field(const char *text, char *out, size_t n)
+{
+    if (!n)
+        return out;
+    if (!strpbrk(text, ",\"\r\n")) {
+        snprintf(out, n, "%s", text);
+        return out;
+    }
+    size_t w = 0;
+    out[w++] = '"';
+    for (const char *s = text; *s && w + 3 < n; s++) {
+        if (*s == '"')
+            out[w++] = '"';
+        out[w++] = *s;
+    }
+    out[w++] = '"';
+    out[w < n ? w : n - 1] = '\0';
+    return out;
+}
+
+void sp_opts_print_error(const char *msg)
+{
+    size_t n = 4 * strlen(msg) + 1;
+    char small[2048], *buf = n <= sizeof small ? small : malloc(n);
+    if (!buf) { /* no room to escape: the message is cut at its first control character */
+        fprintf(stderr, "sparsim: %.*s\n", (int)strcspn(msg, "\n\r\t\033"), msg);
+        return;
+    }
+    fprintf(stderr, "sparsim: %s\n", sp_opts_printable(msg, buf, n));
+    if (buf != small)
+        free(buf);
+}
+
+/* creates and removes a file in `dir`: the one sure test that it takes new
+ * files (permissions, a read-only mount, a full inode table) */
+static int probe_folder(const char *dir, const char *what, const char *shown, char *err, size_t errlen)
+{
+    char probe[1200];
+    if (snprintf(probe, sizeof probe, "%s/.sparsim-probe-XXXXXX", dir) >= (int)sizeof probe) {
+        snprintf(err, errlen, "%s: the path '%s' is too long", what, shown);
+        return -1;
+    }
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        char sd[400];
+        snprintf(err, errlen, "%s: cannot write in folder '%s': %s", what, sp_opts_printable(dir, sd, sizeof sd),
+                 strerror(errno));
+        return -1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+int sp_opts_output_ok(const char *path, int folder, const char *what, char *err, size_t errlen)
+{
+    char shown[400], dir[1100];
+    sp_opts_printable(path, shown, sizeof shown);
+    if (!path[0]) {
+        snprintf(err, errlen, "%s needs a path", what);
+        return -1;
+    }
+    if (strlen(path) >= sizeof dir - 32) {
+        snprintf(err, errlen, "%s: the path '%s' is too long", what, shown);
+        return -1;
+    }
+    struct stat st;
+    if (!folder) {
+        if (path[strlen(path) - 1] == '/' || (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+            snprintf(err, errlen, "%s: '%s' is a folder, not a file", what, shown);
+            return -1;
+        }
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        int missing = stat(dir, &st) != 0;
+        if (missing || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: the folder of '%s' %s", what, shown,
+                     missing ? "does not exist" : "is not a folder");
+            return -1;
+        }
+        return probe_folder(dir, what, shown, err, errlen);
+    }
+    /* a folder: the nearest part of the path that exists must be a folder */
+    snprintf(dir, sizeof dir, "%s", path);
+    for (;;) {
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                char sd[400];
+                snprintf(err, errlen, "%s: '%s' exists and is not a folder", what,
+                         sp_opts_printable(dir, sd, sizeof sd));
+                return -1;
+            }
+            return probe_folder(dir, what, shown, err, errlen);
+        }
+        if (errno != ENOENT) {
+            char sd[400];
+            snprintf(err, errlen, "%s: cannot use '%s': %s", what, sp_opts_printable(dir, sd, sizeof sd),
+                     strerror(errno));
+            return -1;
+        }
+        char *slash = strrchr(dir, '/');
+        while (slash && slash > dir && slash[1] == '\0') { /* trailing slashes */
+            *slash = '\0';
+            slash = strrchr(dir, '/');
+        }
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+        } else if (slash == dir) {
+            snprintf(dir, sizeof dir, "/");
+        } else {
+            *slash = '\0';
+        }
+    }
 }
 
 const sp_opt *sp_opts_find(const sp_opt_table *t, const char *name)

@@ -97,8 +97,25 @@ struct cJSON *sp_opts_echo(const sp_opt_table *t, const void *target);
 /* A JSON config file read whole: the object, or NULL with a message. */
 struct cJSON *sp_opts_read_config(const char *path, char *err, size_t errlen);
 
-/* Copies `text` into `out` (n bytes) with control characters and quotes
- * escaped, so that a value echoed in a message stays on one line. */
+/* Copies `text` into `out` (n bytes) with control characters escaped
+ * (\xNN), so that a value echoed in a message stays on one line. */
 const char *sp_opts_printable(const char *text, char *out, size_t n);
+
+/* `text` as one CSV field (RFC 4180): quoted, with quotes doubled, when it
+ * holds a comma, a quote or a line break; as it is otherwise.  Outputs echo
+ * option values (platform and device files) that may hold any of these. */
+const char *sp_opts_csv_field(const char *text, char *out, size_t n);
+
+/* Prints "sparsim: MSG" on stderr as exactly one line: control characters
+ * in msg (a newline from a library's message, a value echoed as given)
+ * escaped as sp_opts_printable does. */
+void sp_opts_print_error(const char *msg);
+
+/* Whether an output can be written at `path` before anything runs: a folder
+ * (folder = 1: it exists, or the nearest folder above it that exists can
+ * take new folders) or a file (its folder exists and takes new files; the
+ * path itself is not a folder).  The check creates and removes a probe file.
+ * 0, or -1 with a one-line message that starts with `what` (the flag). */
+int sp_opts_output_ok(const char *path, int folder, const char *what, char *err, size_t errlen);
 
 #endif
