@@ -2,6 +2,9 @@
  *
  * Each algorithm runs in a child process (a SimGrid engine runs once per
  * process); several are compared in a table and in DIR/comparison.csv.
+ * Everything the run will write is checked before the first child starts;
+ * several algorithms publish all their outputs or none: when one fails or a
+ * signal ends the command, the outputs of those before it go too.
  */
 #include "cli.h"
 #include "../../traces/summary_keys.h"
@@ -11,22 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sp_cli_run_one(const sp_plan *p)
-{
-    sp_report rep;
-    char err[600] = "";
-    int rc = sp_run(p, &rep, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        sp_report_free(&rep);
-        return rc;
-    }
-    if (!p->quiet)
-        sp_cli_print_summary(p, &rep, "simgrid");
-    sp_report_free(&rep);
-    return 0;
-}
-
 #define COMPARISON_HEADER                                                                                         \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_s,volume_bytes,bound_formula,"   \
     "bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s"
@@ -34,11 +21,11 @@ int sp_cli_run_one(const sp_plan *p)
 /* one row of comparison.csv and of the table, from a run's summary.json */
 static int compare_row(const sp_plan *base, const char *name, FILE *csv)
 {
-    char path[2200];
+    char path[2200], e2[700];
     snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, name);
-    cJSON *j = sp_json_file(path);
+    cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, e2, sizeof e2);
     if (!j) {
-        fprintf(stderr, "sparsim: cannot read %s\n", path);
+        sp_opts_print_error(e2);
         return -1;
     }
     double t = sp_json_num(j, SPK_TIME_PER_ITER, SPK_MEAN), vol = sp_json_num(j, SPK_VOLUME, SPK_VOL_MAX);
@@ -46,15 +33,41 @@ static int compare_row(const sp_plan *base, const char *name, FILE *csv)
     double smax = sp_json_num(j, SPK_RANKS, SPK_SENT_MAX_R), rmax = sp_json_num(j, SPK_RANKS, SPK_RECV_MAX_R);
     double msgs = sp_json_num(j, SPK_MESSAGES, NULL), k = sp_json_num(j, SPK_K, NULL);
     double wall = sp_json_num(j, SPK_WALL, NULL);
-    fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,\"%s\",%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n", name,
-            base->ranks, (unsigned long long)sp_json_num(j, SPK_CONFIG, SPK_CFG_N), base->density, k, base->platform,
-            base->network, base->device, (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
-            sp_json_str(j, SPK_CONFIG, SPK_CFG_PAYLOAD), t, vol, sp_json_str(j, SPK_BOUND, SPK_FORMULA), 4.0 * bw,
-            ratio, smax, rmax, msgs, wall);
+    char plat[2100], dev[2100], formula[300];
+    fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,%s,%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n", name,
+            base->ranks, (unsigned long long)sp_json_num(j, SPK_CONFIG, SPK_CFG_N), base->density, k,
+            sp_opts_csv_field(base->platform, plat, sizeof plat), base->network,
+            sp_opts_csv_field(base->device, dev, sizeof dev), (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
+            sp_json_str(j, SPK_CONFIG, SPK_CFG_PAYLOAD), t, vol,
+            sp_opts_csv_field(sp_json_str(j, SPK_BOUND, SPK_FORMULA), formula, sizeof formula), 4.0 * bw, ratio, smax,
+            rmax, msgs, wall);
     if (!base->quiet)
         printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f\n", name, t, vol, 4.0 * bw, ratio, smax, msgs);
     cJSON_Delete(j);
     return 0;
+}
+
+/* the algorithms of a multi-algorithm run that have finished: their outputs
+ * go when a later one fails or a signal ends the command */
+typedef struct {
+    const sp_plan *base;
+    char (*names)[64];
+    int done;
+} finished_runs;
+
+static void remove_finished(const finished_runs *f)
+{
+    char dir[1200];
+    for (int i = 0; i < f->done; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", f->base->out, f->names[i]);
+        sp_cli_remove_run_dir(dir);
+    }
+}
+
+static void remove_on_interrupt(const sp_plan *run, void *arg)
+{
+    sp_cli_remove_run_dir(run->out);
+    remove_finished(arg);
 }
 
 /* several algorithms: one child process each, then a comparison table */
@@ -62,45 +75,54 @@ static int run_many(const sp_plan *base, char names[][64], int count)
 {
     char err[600];
     if (sp_mkdirs(base->out, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
         return 2;
     }
+    finished_runs fin = {base, names, 0};
+    sp_cli_on_interrupt(remove_on_interrupt, &fin);
     for (int i = 0; i < count; i++) {
         sp_plan p = *base;
         snprintf(p.algo, sizeof p.algo, "%.63s", names[i]);
-        if ((size_t)snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]) >= sizeof p.out) {
-            fprintf(stderr, "sparsim: --out path is too long\n");
-            return 2;
-        }
+        if ((size_t)snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]) >= sizeof p.out)
+            return 2; /* checked before anything ran */
         p.quiet = 1;
         int rc = sp_cli_run_in_child(&p);
-        if (rc != 0)
+        if (rc != 0) {
+            sp_cli_remove_run_dir(p.out);
+            remove_finished(&fin);
+            sp_cli_on_interrupt(NULL, NULL);
             return rc;
+        }
+        fin.done = i + 1;
     }
     char path[2200];
     snprintf(path, sizeof path, "%s/comparison.csv", base->out);
     sp_part_file pf;
-    if (sp_part_open(&pf, path, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        return 1;
-    }
-    fprintf(pf.f, COMPARISON_HEADER "\n");
-    if (!base->quiet) {
-        printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
-               base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
-               base->iters, base->iters == 1 ? "" : "s");
-        printf("%-14s %14s %16s %14s %10s %14s %10s\n", "algorithm", "time/iter (s)", "volume/rank (B)",
-               "bound (B)", "vol/bound", "max sent (B)", "messages");
-    }
-    int ok = 1;
-    for (int i = 0; i < count && ok; i++)
-        ok = compare_row(base, names[i], pf.f) == 0;
-    if (sp_part_close(&pf, ok, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
-        return 1;
-    }
+    int ok = sp_part_open(&pf, path, err, sizeof err) == 0;
     if (!ok)
+        sp_opts_print_error(err);
+    if (ok) {
+        fprintf(pf.f, COMPARISON_HEADER "\n");
+        if (!base->quiet) {
+            printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
+                   base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
+                   base->iters, base->iters == 1 ? "" : "s");
+            printf("%-14s %14s %16s %14s %10s %14s %10s\n", "algorithm", "time/iter (s)", "volume/rank (B)",
+                   "bound (B)", "vol/bound", "max sent (B)", "messages");
+        }
+        for (int i = 0; i < count && ok; i++)
+            ok = compare_row(base, names[i], pf.f) == 0;
+        if (sp_part_close(&pf, ok, err, sizeof err) != 0) {
+            sp_opts_print_error(err);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        remove_finished(&fin);
+        sp_cli_on_interrupt(NULL, NULL);
         return 1;
+    }
+    sp_cli_on_interrupt(NULL, NULL);
     if (!base->quiet)
         printf("bound: each algorithm's closed-form volume per rank (formulas and sources in summary.json)\n"
                "outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n", base->out,
@@ -108,29 +130,56 @@ static int run_many(const sp_plan *base, char names[][64], int count)
     return 0;
 }
 
+/* every path the run will write, before anything runs */
+static int check_outputs(const sp_plan *p, int count, char names[][64], char *err, size_t errlen)
+{
+    if (sp_opts_output_ok(p->out, 1, "--out", err, errlen) != 0)
+        return -1;
+    for (int i = 0; count > 1 && i < count; i++) {
+        char sub[sizeof p->out + 80];
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", p->out, names[i]) >= sizeof p->out) {
+            snprintf(err, errlen, "--out: the path is too long for the folders of several algorithms");
+            return -1;
+        }
+    }
+    if (p->dump_result[0] && sp_opts_output_ok(p->dump_result, 0, "--dump-result", err, errlen) != 0)
+        return -1;
+    if (p->dump_grads[0] && sp_opts_output_ok(p->dump_grads, 0, "--dump-grads", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 int sp_cmd_run(int argc, char **argv)
 {
     sp_plan p;
     sp_plan_defaults(&p);
-    char err[600] = "";
+    char err[1400] = "";
     int rc = sp_plan_parse(&p, argc, argv, err, sizeof err);
     if (rc == 1) {
         sp_plan_print_help("sparsim", stdout);
         return 0;
     }
     if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
         return 2;
     }
     char names[32][64];
     int count = sp_plan_algorithms(&p, names, 32);
+    if (count > 1 && p.dump_result[0]) {
+        sp_opts_print_error("--dump-result needs a single --algo");
+        return 2;
+    }
+    if (count > 1 && p.dump_grads[0]) {
+        sp_opts_print_error("--dump-grads needs a single --algo (every algorithm would write the same file)");
+        return 2;
+    }
+    if (check_outputs(&p, count, names, err, sizeof err) != 0) {
+        sp_opts_print_error(err);
+        return 2;
+    }
     if (count == 1) {
         snprintf(p.algo, sizeof p.algo, "%s", names[0]);
         return sp_cli_run_in_child(&p);
-    }
-    if (p.dump_result[0]) {
-        fprintf(stderr, "sparsim: --dump-result needs a single --algo\n");
-        return 2;
     }
     return run_many(&p, names, count);
 }
