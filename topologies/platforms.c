@@ -18,11 +18,19 @@
  *          where Aries spreads global links over routers and routes
  *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
- * A user platform file is passed to SimGrid as it is.
+ * A user platform file is read before SimGrid sees it, for what SimGrid
+ * would abort or crash on instead of saying what is wrong: a bandwidth that
+ * is not positive, a negative latency or speed, fewer hosts than ranks, and
+ * two of the ranks' hosts without a route between them (a zone routed
+ * None, a Full zone missing the route, a Floyd or Dijkstra zone whose
+ * routes do not join them).  What this reading does not check is left to
+ * SimGrid's own parser, whose errors the backend turns into one line.
  */
 #include "platform.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +98,654 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
     return -1;
 }
 
+/* ---- checking a platform file --------------------------------------------- */
+
+#define MAX_PLATFORM_BYTES ((size_t)256 << 20)
+
+typedef struct {
+    char *id;
+    int zone;  /* the zone it is in; -1 for the outermost zone itself */
+    int kind;  /* NODE_HOST, NODE_ROUTER, NODE_ZONE */
+    int zone_of; /* NODE_ZONE: the zone it stands for */
+} pnode;
+
+enum { NODE_HOST, NODE_ROUTER, NODE_ZONE };
+
+typedef struct {
+    char id[128], routing[32];
+    int parent, node;
+} pzone;
+
+typedef struct {
+    int zone, sym;
+    char *src, *dst;
+    int s, d; /* resolved: node indices, or -1 */
+} proute;
+
+typedef struct {
+    const char *path; /* as shown in messages */
+    const char *text;
+    pnode *nodes;
+    int nnodes, capnodes;
+    pzone *zones;
+    int nzones, capzones;
+    proute *routes;
+    int nroutes, caproutes;
+    int oom;
+} pcheck;
+
+static void *grow(void *p, int *cap, int need, size_t size, int *oom)
+{
+    if (need <= *cap)
+        return p;
+    int nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(p, (size_t)nc * size);
+    if (!np) {
+        *oom = 1;
+        return NULL;
+    }
+    *cap = nc;
+    return np;
+}
+
+static int add_node(pcheck *c, const char *id, size_t idlen, int zone, int kind, int zone_of)
+{
+    pnode *nn = grow(c->nodes, &c->capnodes, c->nnodes + 1, sizeof *nn, &c->oom);
+    if (!nn)
+        return -1;
+    c->nodes = nn;
+    char *copy = strndup(id, idlen);
+    if (!copy) {
+        c->oom = 1;
+        return -1;
+    }
+    c->nodes[c->nnodes] = (pnode){copy, zone, kind, zone_of};
+    return c->nnodes++;
+}
+
+static int line_of(const pcheck *c, const char *at)
+{
+    int line = 1;
+    for (const char *s = c->text; s < at; s++)
+        line += *s == '\n';
+    return line;
+}
+
+/* the attributes of one tag, decoded */
+#define MAX_ATTRS 32
+typedef struct {
+    char name[MAX_ATTRS][32];
+    char *value[MAX_ATTRS];
+    int count;
+} pattrs;
+
+static void attrs_free(pattrs *a)
+{
+    for (int i = 0; i < a->count; i++)
+        free(a->value[i]);
+    a->count = 0;
+}
+
+static const char *attr(const pattrs *a, const char *name)
+{
+    for (int i = 0; i < a->count; i++)
+        if (strcmp(a->name[i], name) == 0)
+            return a->value[i];
+    return NULL;
+}
+
+/* a quoted value with the five XML entities decoded */
+static char *decode(const char *s, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    size_t w = 0;
+    static const struct {
+        const char *ent;
+        char c;
+    } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    for (size_t i = 0; i < n;) {
+        int done = 0;
+        for (size_t e = 0; s[i] == '&' && e < 5 && !done; e++) {
+            size_t el = strlen(ents[e].ent);
+            if (i + el <= n && strncmp(s + i, ents[e].ent, el) == 0) {
+                out[w++] = ents[e].c;
+                i += el;
+                done = 1;
+            }
+        }
+        if (!done)
+            out[w++] = s[i++];
+    }
+    out[w] = '\0';
+    return out;
+}
+
+/* the number at the start of a SimGrid quantity ("125MBps", "-5us") and
+ * whether it is one at all; the unit is SimGrid's to check */
+static int leading_number(const char *v, double *x)
+{
+    char *end;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    *x = strtod(v, &end);
+    return end != v;
+}
+
+/* checks the bandwidths, latencies and speeds a tag sets */
+static int check_quantities(const pcheck *c, const char *tag, const char *elem, const pattrs *a, char *err,
+                            size_t errlen)
+{
+    static const char *const bws[] = {"bandwidth", "bw", "bb_bw", "limiter_link", "loopback_bw", "bw_in", "bw_out"};
+    static const char *const lats[] = {"latency", "lat", "bb_lat", "loopback_lat"};
+    const char *id = attr(a, "id");
+    char where[300];
+    snprintf(where, sizeof where, "platform file '%s' line %d: %s%s%.100s%s", c->path, line_of(c, tag), elem,
+             id ? " '" : "", id ? id : "", id ? "'" : "");
+    for (size_t i = 0; i < sizeof bws / sizeof bws[0]; i++) {
+        const char *v = attr(a, bws[i]);
+        /* a wifi link lists one bandwidth per rate */
+        for (const char *p = v; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+            double x;
+            if (leading_number(p, &x) && !(x > 0 && isfinite(x))) {
+                snprintf(err, errlen, "%s has %s=\"%.60s\": a bandwidth must be positive and finite", where, bws[i], v);
+                return -1;
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++) {
+        const char *v = attr(a, lats[i]);
+        double x;
+        if (v && leading_number(v, &x) && !(x >= 0 && isfinite(x))) {
+            snprintf(err, errlen, "%s has %s=\"%.60s\": a latency must be zero or positive, and finite", where, lats[i],
+                     v);
+            return -1;
+        }
+    }
+    const char *sp = attr(a, "speed");
+    if (sp && (!strcmp(elem, "host") || !strcmp(elem, "cluster") || !strcmp(elem, "cabinet") || !strcmp(elem, "peer")))
+        for (const char *p = sp; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+            double x;
+            if (leading_number(p, &x) && !(x > 0 && isfinite(x))) {
+                snprintf(err, errlen, "%s has speed=\"%.60s\": a speed must be positive and finite", where, sp);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* the hosts a cluster or cabinet makes: prefix, each number of radical
+ * ("0-99" or "0-3,8,10-11"), suffix */
+static int add_radical_hosts(pcheck *c, const pattrs *a, int zone, const char *tag, char *err, size_t errlen)
+{
+    const char *pre = attr(a, "prefix"), *suf = attr(a, "suffix"), *rad = attr(a, "radical");
+    if (!rad)
+        return 0; /* SimGrid says what is missing */
+    pre = pre ? pre : "";
+    suf = suf ? suf : "";
+    for (const char *p = rad; *p;) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p)
+            return 0;
+        if (*end == '-') {
+            const char *q = end + 1;
+            hi = strtol(q, &end, 10);
+            if (end == q)
+                return 0;
+        }
+        if (lo < 0 || hi < lo || hi - lo > 10000000) {
+            snprintf(err, errlen, "platform file '%s' line %d: radical=\"%.60s\" is not a list of ranges of hosts",
+                     c->path, line_of(c, tag), rad);
+            return -1;
+        }
+        for (long v = lo; v <= hi; v++) {
+            char name[400];
+            int len = snprintf(name, sizeof name, "%.180s%ld%.180s", pre, v, suf);
+            if (add_node(c, name, (size_t)len, zone, NODE_HOST, -1) < 0)
+                return -1;
+        }
+        p = *end == ',' ? end + 1 : end;
+        if (*end != ',' && *end)
+            return 0;
+    }
+    return 0;
+}
+
+static int add_zone(pcheck *c, const char *id, const char *routing, int parent)
+{
+    pzone *nz = grow(c->zones, &c->capzones, c->nzones + 1, sizeof *nz, &c->oom);
+    if (!nz)
+        return -1;
+    c->zones = nz;
+    pzone *z = &c->zones[c->nzones];
+    snprintf(z->id, sizeof z->id, "%s", id ? id : "");
+    snprintf(z->routing, sizeof z->routing, "%s", routing ? routing : "");
+    z->parent = parent;
+    z->node = -1;
+    if (parent >= 0 && (z->node = add_node(c, id ? id : "", id ? strlen(id) : 0, parent, NODE_ZONE, c->nzones)) < 0)
+        return -1;
+    return c->nzones++;
+}
+
+static int add_route(pcheck *c, const pattrs *a, int zone)
+{
+    const char *src = attr(a, "src"), *dst = attr(a, "dst"), *sym = attr(a, "symmetrical");
+    if (!src || !dst || zone < 0)
+        return 0;
+    proute *nr = grow(c->routes, &c->caproutes, c->nroutes + 1, sizeof *nr, &c->oom);
+    if (!nr)
+        return -1;
+    c->routes = nr;
+    proute *r = &c->routes[c->nroutes];
+    r->zone = zone;
+    r->sym = !(sym && (!strcmp(sym, "NO") || !strcmp(sym, "no") || !strcmp(sym, "false")));
+    r->src = strdup(src);
+    r->dst = strdup(dst);
+    r->s = r->d = -1;
+    if (!r->src || !r->dst) {
+        free(r->src);
+        free(r->dst);
+        c->oom = 1;
+        return -1;
+    }
+    c->nroutes++;
+    return 0;
+}
+
+/* reads the elements: zones, hosts, routers, routes; checks quantities */
+static int scan(pcheck *c, char *err, size_t errlen)
+{
+    int stack[256], depth = 0; /* the zone each open element is in (or is) */
+    int seen_platform = 0;
+    const char *s = c->text;
+    while ((s = strchr(s, '<'))) {
+        const char *tag = s;
+        if (!strncmp(s, "<!--", 4)) {
+            s = strstr(s + 4, "-->");
+            if (!s)
+                break;
+            continue;
+        }
+        if (!strncmp(s, "<?", 2) || !strncmp(s, "<!", 2)) {
+            s = strchr(s + 2, '>');
+            if (!s)
+                break;
+            continue;
+        }
+        int closing = s[1] == '/';
+        s += closing ? 2 : 1;
+        size_t nl = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:-.");
+        char elem[40];
+        snprintf(elem, sizeof elem, "%.*s", (int)(nl < 39 ? nl : 39), s);
+        s += nl;
+        pattrs a = {.count = 0};
+        int self_closing = 0;
+        for (;;) {
+            s += strspn(s, " \t\r\n");
+            if (!*s)
+                break;
+            if (*s == '>') {
+                s++;
+                break;
+            }
+            if (s[0] == '/' && s[1] == '>') {
+                self_closing = 1;
+                s += 2;
+                break;
+            }
+            size_t an = strcspn(s, "= \t\r\n>/");
+            const char *aname = s;
+            s += an;
+            s += strspn(s, " \t\r\n");
+            if (*s != '=') {
+                if (an == 0)
+                    s++; /* a stray character: skip it */
+                continue;
+            }
+            s++;
+            s += strspn(s, " \t\r\n");
+            if (*s != '"' && *s != '\'')
+                continue;
+            char q = *s++;
+            const char *ve = strchr(s, q);
+            if (!ve)
+                break;
+            if (a.count < MAX_ATTRS) {
+                snprintf(a.name[a.count], sizeof a.name[0], "%.*s", (int)(an < 31 ? an : 31), aname);
+                if (!(a.value[a.count] = decode(s, (size_t)(ve - s)))) {
+                    c->oom = 1;
+                    attrs_free(&a);
+                    return -1;
+                }
+                a.count++;
+            }
+            s = ve + 1;
+        }
+        if (closing) {
+            if (depth > 0)
+                depth--;
+            attrs_free(&a);
+            continue;
+        }
+        int zone = depth > 0 ? stack[depth - 1] : -1, here = zone;
+        if (!strcmp(elem, "platform"))
+            seen_platform = 1;
+        if (check_quantities(c, tag, elem, &a, err, errlen) != 0) {
+            attrs_free(&a);
+            return -1;
+        }
+        int rc = 0;
+        if (!strcmp(elem, "zone") || !strcmp(elem, "AS")) {
+            here = add_zone(c, attr(&a, "id"), attr(&a, "routing"), zone);
+        } else if (!strcmp(elem, "cluster")) {
+            here = add_zone(c, attr(&a, "id"), "Cluster", zone);
+            if (here >= 0)
+                rc = add_radical_hosts(c, &a, here, tag, err, errlen);
+        } else if (!strcmp(elem, "cabinet")) {
+            rc = add_radical_hosts(c, &a, zone, tag, err, errlen);
+        } else if (!strcmp(elem, "host") || !strcmp(elem, "peer") || !strcmp(elem, "router")) {
+            const char *id = attr(&a, "id");
+            if (id && zone >= 0)
+                rc = add_node(c, id, strlen(id), zone, strcmp(elem, "router") ? NODE_HOST : NODE_ROUTER, -1) < 0;
+        } else if (!strcmp(elem, "route") || !strcmp(elem, "zoneRoute") || !strcmp(elem, "ASroute")) {
+            rc = add_route(c, &a, zone);
+        }
+        attrs_free(&a);
+        if (rc != 0 || c->oom)
+            return -1;
+        if (!self_closing) {
+            if (depth == (int)(sizeof stack / sizeof stack[0])) {
+                snprintf(err, errlen, "platform file '%s' line %d: elements nest too deep", c->path, line_of(c, tag));
+                return -1;
+            }
+            stack[depth++] = here;
+        }
+    }
+    if (!seen_platform) {
+        snprintf(err, errlen, "platform file '%s' is not a SimGrid XML platform (no <platform> element)", c->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* qsort has no context argument in C11: the node table the comparison reads */
+static const pnode *sort_nodes;
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(sort_nodes[*(const int *)a].id, sort_nodes[*(const int *)b].id);
+}
+
+/* the node named `id` (ids sorted by name in `order`), or -1 */
+static int find_node(const pcheck *c, const int *order, int count, const char *id)
+{
+    int lo = 0, hi = count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, cmp = strcmp(c->nodes[order[mid]].id, id);
+        if (cmp == 0)
+            return order[mid];
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+typedef struct {
+    int zone, member, host; /* host: the rank whose host reaches the zone through member */
+} touch;
+
+static int by_zone_member(const void *a, const void *b)
+{
+    const touch *x = a, *y = b;
+    if (x->zone != y->zone)
+        return x->zone < y->zone ? -1 : 1;
+    if (x->member != y->member)
+        return x->member < y->member ? -1 : 1;
+    return (x->host > y->host) - (x->host < y->host);
+}
+
+typedef struct {
+    int s, d;
+} edge;
+
+static int by_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);
+}
+
+/* nodes reachable from `from` over the sorted edges; seen[] marked.  Paths
+ * go on through hosts only: SimGrid 3.32's Floyd zones find no route that
+ * passes a router (measured: a-r-b aborts with "No route from a to b") */
+static void reach(const pcheck *c, const edge *e, int ne, int from, unsigned char *seen, int *queue)
+{
+    int nnodes = c->nnodes;
+    memset(seen, 0, (size_t)nnodes);
+    int head = 0, tail = 0;
+    queue[tail++] = from;
+    seen[from] = 1;
+    while (head < tail) {
+        int v = queue[head++];
+        if (v != from && c->nodes[v].kind == NODE_ROUTER)
+            continue;
+        edge key = {v, -1};
+        int lo = 0, hi = ne;
+        while (lo < hi) { /* the first edge from v */
+            int mid = (lo + hi) / 2;
+            if (by_edge(&e[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int i = lo; i < ne && e[i].s == v; i++)
+            if (!seen[e[i].d]) {
+                seen[e[i].d] = 1;
+                queue[tail++] = e[i].d;
+            }
+    }
+}
+
+/* whether every two ranks' hosts have a route between them */
+static int check_routes(pcheck *c, const int *order, int nnames, const int *rank_host, int P, char *err, size_t errlen)
+{
+    for (int i = 0; i < c->nroutes; i++) {
+        c->routes[i].s = find_node(c, order, nnames, c->routes[i].src);
+        c->routes[i].d = find_node(c, order, nnames, c->routes[i].dst);
+    }
+    /* every (zone, member) a rank's host reaches on its way up */
+    int ndepth = 0;
+    for (int z = 0; z < c->nzones; z++) {
+        int d = 0;
+        for (int y = z; y >= 0; y = c->zones[y].parent)
+            d++;
+        ndepth = d > ndepth ? d : ndepth;
+    }
+    size_t ntouch = (size_t)P * (size_t)(ndepth ? ndepth : 1);
+    touch *t = malloc(ntouch * sizeof *t);
+    edge *e = malloc(((size_t)c->nroutes * 2 + 1) * sizeof *e), *re = malloc(((size_t)c->nroutes * 2 + 1) * sizeof *re);
+    unsigned char *seen = malloc((size_t)c->nnodes + 1), *seen_back = malloc((size_t)c->nnodes + 1);
+    int *queue = malloc(((size_t)c->nnodes + 1) * sizeof *queue);
+    int rc = 0;
+    if (!t || !e || !re || !seen || !seen_back || !queue) {
+        c->oom = 1;
+        rc = -1;
+        goto out;
+    }
+    size_t nt = 0;
+    for (int r = 0; r < P; r++) {
+        int m = rank_host[r];
+        for (int z = c->nodes[m].zone; z >= 0 && nt < ntouch; z = c->zones[z].parent) {
+            t[nt++] = (touch){z, m, r};
+            m = c->zones[z].node;
+            if (m < 0)
+                break;
+        }
+    }
+    qsort(t, nt, sizeof *t, by_zone_member);
+    for (size_t i = 0; i < nt && rc == 0;) {
+        size_t j = i;
+        while (j < nt && t[j].zone == t[i].zone)
+            j++;
+        /* the distinct members of zone t[i].zone, each with its first rank */
+        size_t nm = 0;
+        for (size_t k = i; k < j; k++)
+            if (k == i || t[k].member != t[k - 1].member)
+                t[i + nm++] = t[k];
+        const pzone *z = &c->zones[t[i].zone];
+        /* SimGrid 3.32 finds a route in a Full zone only where one is
+         * declared, and in a Dijkstra zone too (measured: a-b-c aborts with
+         * "dynar is not that long"); a Floyd zone joins declared routes */
+        int full = !strcmp(z->routing, "Full") || !strcmp(z->routing, "Dijkstra") ||
+                   !strcmp(z->routing, "DijkstraCache");
+        int none = !strcmp(z->routing, "None"), graph = !strcmp(z->routing, "Floyd");
+        if (nm >= 2 && (full || none || graph)) {
+            int ne = 0;
+            for (int q = 0; q < c->nroutes; q++) {
+                const proute *r = &c->routes[q];
+                if (r->zone != t[i].zone || r->s < 0 || r->d < 0)
+                    continue;
+                e[ne++] = (edge){r->s, r->d};
+                if (r->sym)
+                    e[ne++] = (edge){r->d, r->s};
+            }
+            qsort(e, (size_t)ne, sizeof *e, by_edge);
+            int a = -1, b = -1; /* two members without a route */
+            if (none) {
+                a = 0;
+                b = 1;
+            } else if (full && nm <= 4000) {
+                for (size_t x = 0; x < nm && a < 0; x++)
+                    for (size_t y = 0; y < nm && a < 0; y++) {
+                        edge key = {t[i + x].member, t[i + y].member};
+                        if (x != y && !bsearch(&key, e, (size_t)ne, sizeof *e, by_edge)) {
+                            a = (int)x;
+                            b = (int)y;
+                        }
+                    }
+            } else if (graph) {
+                for (int q = 0; q < ne; q++)
+                    re[q] = (edge){e[q].d, e[q].s};
+                qsort(re, (size_t)ne, sizeof *re, by_edge);
+                reach(c, e, ne, t[i].member, seen, queue);
+                reach(c, re, ne, t[i].member, seen_back, queue);
+                for (size_t x = 1; x < nm && a < 0; x++)
+                    if (!seen[t[i + x].member] || !seen_back[t[i + x].member]) {
+                        a = seen[t[i + x].member] ? (int)x : 0;
+                        b = seen[t[i + x].member] ? 0 : (int)x;
+                    }
+            }
+            if (a >= 0) {
+                int ra = t[i + a].host, rb = t[i + b].host;
+                snprintf(err, errlen,
+                         "platform file '%s': no route from host '%.100s' to host '%.100s' (ranks %d and %d) in zone "
+                         "'%.100s' (routing %s)",
+                         c->path, c->nodes[rank_host[ra]].id, c->nodes[rank_host[rb]].id, ra, rb, z->id, z->routing);
+                rc = -1;
+            }
+        }
+        i = j;
+    }
+out:
+    free(t);
+    free(e);
+    free(re);
+    free(seen);
+    free(seen_back);
+    free(queue);
+    return rc;
+}
+
+/* reads and checks a platform file for P ranks; 0, or -1 with a message */
+static int check_platform_file(const char *path, int P, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)", path,
+                 strerror(errno));
+        return -1;
+    }
+    size_t cap = 65536, len = 0;
+    char *text = malloc(cap);
+    size_t got;
+    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *nt = cap >= MAX_PLATFORM_BYTES ? NULL : realloc(text, cap * 2);
+            if (!nt) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = nt;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) {
+        snprintf(err, errlen, bad ? "cannot read platform file '%s'" : "platform file '%s' is too large to read",
+                 path);
+        free(text);
+        return -1;
+    }
+    text[len] = '\0';
+    if (strlen(text) != len || !strchr(text, '<')) {
+        snprintf(err, errlen, "platform file '%s' is not a SimGrid XML platform", path);
+        free(text);
+        return -1;
+    }
+    pcheck c = {.path = path, .text = text};
+    int rc = scan(&c, err, errlen);
+    int *order = NULL, *rank_host = NULL, nhosts = 0;
+    if (rc == 0 && !(order = malloc(((size_t)c.nnodes + 1) * sizeof *order)))
+        c.oom = 1;
+    if (rc == 0 && order) {
+        for (int i = 0; i < c.nnodes; i++)
+            order[i] = i;
+        sort_nodes = c.nodes;
+        qsort(order, (size_t)c.nnodes, sizeof *order, by_name);
+        /* rank i runs on the i-th host by name, as SimGrid lists them */
+        rank_host = malloc(((size_t)P + 1) * sizeof *rank_host);
+        for (int i = 0; rank_host && i < c.nnodes; i++)
+            if (c.nodes[order[i]].kind == NODE_HOST && (i == 0 || strcmp(c.nodes[order[i]].id, c.nodes[order[i - 1]].id)))
+                if (nhosts++ < P)
+                    rank_host[nhosts - 1] = order[i];
+        if (!rank_host) {
+            c.oom = 1;
+        } else if (nhosts < P) {
+            snprintf(err, errlen, "platform file '%s' has %d host%s, fewer than --ranks %d", path, nhosts,
+                     nhosts == 1 ? "" : "s", P);
+            rc = -1;
+        } else {
+            rc = check_routes(&c, order, c.nnodes, rank_host, P, err, errlen);
+        }
+    }
+    if (c.oom) {
+        snprintf(err, errlen, "out of memory reading platform file '%s'", path);
+        rc = -1;
+    }
+    for (int i = 0; i < c.nnodes; i++)
+        free(c.nodes[i].id);
+    for (int i = 0; i < c.nroutes; i++) {
+        free(c.routes[i].src);
+        free(c.routes[i].dst);
+    }
+    free(c.nodes);
+    free(c.zones);
+    free(c.routes);
+    free(order);
+    free(rank_host);
+    free(text);
+    return rc;
+}
+
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -121,20 +777,8 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
         snprintf(out->host_prefix, sizeof out->host_prefix, "node-");
         return 0;
     }
-    FILE *f = fopen(name, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)", name,
-                 strerror(errno));
+    if (check_platform_file(name, P, err, errlen) != 0)
         return -1;
-    }
-    char head[512];
-    size_t got = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[got] = '\0';
-    if (got == 0 || !strstr(head, "<")) {
-        snprintf(err, errlen, "platform file '%s' is not a SimGrid XML platform", name);
-        return -1;
-    }
     snprintf(out->xml_path, sizeof out->xml_path, "%s", name);
     return 0;
 }
