@@ -70,6 +70,25 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
         }
         v[i] = x->valuedouble;
     }
+    /* every kernel at the largest size a run can ask for (n below 2^31 on
+     * each of up to 30000 ranks) must take a finite time, with room to add
+     * up over a run: a tiny bandwidth would otherwise make simulated time
+     * infinite */
+    sp_device probe = {"", "", v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], ""};
+    const double largest = 2147483648.0 * 30000.0;
+    static const char *const kernel_names[] = {"an exact top-k", "a threshold filter", "a scatter-add", "a merge",
+                                               "a dense sum", "a copy"};
+    for (int k = 0; k < SP_DEV_KERNELS; k++) {
+        double t = sp_device_time(&probe, (sp_device_kernel)k, largest);
+        if (!(t <= 1e30)) {
+            snprintf(err, errlen,
+                     "device profile %s: %s of %.3g elements would take %g s (launch %g, mem_bw %g, topk_coeff %g, "
+                     "scatter_bw %g): every kernel must take a finite time below 1e30 s",
+                     path, kernel_names[k], largest, t, v[0], v[1], v[2], v[3]);
+            cJSON_Delete(j);
+            return NULL;
+        }
+    }
     cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name"), *ds = cJSON_GetObjectItemCaseSensitive(j, "description");
     snprintf(name, sizeof name, "%s", cJSON_IsString(nm) ? nm->valuestring : path);
     snprintf(desc, sizeof desc, "%s", cJSON_IsString(ds) ? ds->valuestring : "from a file");
