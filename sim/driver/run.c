@@ -17,13 +17,26 @@
 #include "../../traces/npy.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXACT_MEMORY_BUDGET (6.0 * 1024 * 1024 * 1024) /* bytes, all ranks together */
+/* what a run holds besides its payloads, measured with sparsim sweep's
+ * peak_rss_bytes (bench/README.md has the method): the process, SimGrid and
+ * the writers' buffers; SimGrid's actor and the shim's state per rank (12 to
+ * 15 KiB); per rank pair, the per-peer counts and bounds that the algorithms
+ * whose sizes depend on data keep on every rank in model and size payloads
+ * (up to 70 bytes) */
+#define RUN_BASE_BYTES (16.0 * 1024 * 1024)
+#define RANK_BYTES (16.0 * 1024)
+#define RANK_PAIR_BYTES 80.0
 
 /* Everything one run keeps. */
 typedef struct {
@@ -325,6 +338,98 @@ static void add_analysis(sp_report *rep, const sp_plan *plan)
     rep->predicted_s = sp_predict_time(plan->algo, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
 }
 
+/* the memory this process may still take, in bytes (-1: unknown): what the
+ * kernel says it can give without swapping, lowered by a limit on the
+ * address space or the data segment, and by a memory cgroup's room */
+static double memory_limit(void)
+{
+    double avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+                avail = (double)kb * 1024.0;
+        fclose(f);
+    }
+    if (avail < 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psz > 0)
+            avail = (double)pages * (double)psz;
+    }
+    const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit rl;
+        if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (avail < 0 || (double)rl.rlim_cur < avail))
+            avail = (double)rl.rlim_cur;
+    }
+    f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (f) {
+        unsigned long long max, cur;
+        FILE *g = fopen("/sys/fs/cgroup/memory.current", "r");
+        if (fscanf(f, "%llu", &max) == 1 && g && fscanf(g, "%llu", &cur) == 1) {
+            double room = max > cur ? (double)(max - cur) : 0.0;
+            if (avail < 0 || room < avail)
+                avail = room;
+        }
+        if (g)
+            fclose(g);
+        fclose(f);
+    }
+    return avail;
+}
+
+/* bytes a run of `mode` needs: exact payloads hold P x n floats of gradient
+ * and result (8 bytes per entry and rank), the algorithm's extras, the
+ * report's sums and the generator's shared arrays (28 bytes per entry);
+ * model and size payloads only the per-rank and per-pair state */
+static double memory_needed(const sp_plan *plan, const sp_algorithm *algo, uint64_t k, int mode)
+{
+    double P = plan->ranks, n = (double)plan->n;
+    double need = RUN_BASE_BYTES + P * RANK_BYTES;
+    if (mode == SP_PAYLOAD_EXACT)
+        return need + P * n * 8.0 + 28.0 * n + (algo->exact_extra_bytes ? algo->exact_extra_bytes(plan->ranks, plan->n, k) : 0.0);
+    return need + (algo->size_only_ok ? 0.0 : RANK_PAIR_BYTES * P * P);
+}
+
+static const char *gib(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 1024.0 * 1024 * 1024)
+        snprintf(buf, n, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    else
+        snprintf(buf, n, "%.0f MiB", ceil(bytes / (1024.0 * 1024)));
+    return buf;
+}
+
+/* Generated gradients are float32: the largest entry the generator can draw
+ * (every normal it draws lies within 8.3 standard deviations: the inverse
+ * normal of 2^-54), summed over the ranks and accumulated by error feedback
+ * over the iterations, must stay below FLT_MAX.  -1 with a message naming
+ * the knobs when it would not. */
+static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, char *err, size_t errlen)
+{
+    const double z = 8.3;
+    double top = -INFINITY;
+    for (int l = 0; l < prof->nlayers; l++) {
+        double t = prof->layers[l].log10_scale + prof->layers[l].log10_spread * z;
+        top = t > top ? t : top;
+    }
+    double spike = prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0;
+    double noise = z * (sqrt(prof->common) + sqrt(prof->mean) +
+                        sqrt(1.0 - prof->common - prof->mean) * sp_profile_noise_base(prof) * spike);
+    double log10_entry = top + prof->scale_sd * z / log(10.0) + log10(noise);
+    double log10_total = log10_entry + log10((double)plan->ranks) + log10((double)plan->settle + plan->iters);
+    if (log10_total < log10(FLT_MAX))
+        return 0;
+    snprintf(err, errlen,
+             "the workload's scales let a gradient entry reach 1e%.0f and a sum over %d ranks and %d iterations "
+             "1e%.0f, beyond float32 (3.4e38): lower --grad-spread, --grad-tail, --grad-scale-sd or --grad-spike-scale "
+             "(or the profile's log10_scale), or use --payload model",
+             floor(log10_entry), plan->ranks, plan->settle + plan->iters, floor(log10_total));
+    return -1;
+}
+
 int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
@@ -359,15 +464,15 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         goto out;
     }
     int P = plan->ranks;
-    double need = (double)P * (double)plan->n * 8.0 +
-                  (algo->exact_extra_bytes ? algo->exact_extra_bytes(P, plan->n, k) : 0.0);
+    double need = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT), limit = memory_limit();
     int mode = plan->payload;
     if (mode == SP_PAYLOAD_AUTO && plan->at_given) /* skipped iterations: the model's state between them */
         mode = algo->model_ok ? SP_PAYLOAD_MODEL : SP_PAYLOAD_SIZE;
+    int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || need <= limit);
     if (mode == SP_PAYLOAD_AUTO)
-        mode = need <= EXACT_MEMORY_BUDGET || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
-               : algo->model_ok                                                      ? SP_PAYLOAD_MODEL
-                                                                                     : SP_PAYLOAD_SIZE;
+        mode = fits || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
+               : algo->model_ok                                   ? SP_PAYLOAD_MODEL
+                                                                  : SP_PAYLOAD_SIZE;
     if (mode == SP_PAYLOAD_SIZE && !algo->size_only_ok) {
         snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "
                               "use --payload model",
@@ -386,12 +491,37 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         snprintf(err, errlen, "--iters-at cannot go with exact payloads: they need every iteration computed");
         goto out;
     }
+    /* every mode, before anything is allocated: refused when it cannot fit */
+    double mine = memory_needed(plan, algo, k, mode);
+    if (limit >= 0 && mine > limit) {
+        char a[32], b[32], asked[64];
+        const char *names[] = {"auto", "exact", "size", "model"};
+        if (plan->payload != mode)
+            snprintf(asked, sizeof asked, "--payload %s (here %s)", names[plan->payload], names[mode]);
+        else
+            snprintf(asked, sizeof asked, "--payload %s", names[mode]);
+        snprintf(err, errlen,
+                 "%s needs about %s for %d ranks and n = %llu (%s), more than the %s this machine has available: "
+                 "lower --ranks%s%s",
+                 asked, gib(mine, a, sizeof a), P, (unsigned long long)plan->n,
+                 mode == SP_PAYLOAD_EXACT ? "8 bytes per entry and rank, and the algorithm's buffers"
+                                          : "the state of every rank and rank pair",
+                 gib(limit, b, sizeof b), mode == SP_PAYLOAD_EXACT ? " or --n" : "",
+                 mode == SP_PAYLOAD_EXACT && algo->model_ok && !plan->grad_file[0] && !plan->dump_result[0]
+                     ? ", or use --payload model"
+                     : "");
+        goto out;
+    }
     int exact = mode == SP_PAYLOAD_EXACT;
     plan->payload = mode; /* what the run does, as summary.json says */
     if (!rs->source && (exact || plan->dump_grads[0])) {
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             goto out;
+        if (check_magnitudes(plan, &prof, err, errlen) != 0) {
+            sp_profile_free(&prof);
+            goto out;
+        }
         rs->source = sp_generator_source(&prof, plan->seed, plan->ranks, plan->settle + plan->iters, err, errlen);
         sp_profile_free(&prof);
         if (!rs->source) {
