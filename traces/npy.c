@@ -14,6 +14,129 @@
 
 static const char magic[] = "\x93NUMPY";
 
+/* ---- the header's dictionary ----------------------------------------------
+ * A Python literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+ * read strictly: these three keys once each and nothing else, quoted with '
+ * or ", the shape a tuple of non-negative integers. */
+typedef struct {
+    const char *s, *end;
+} cursor;
+
+static void skip_spaces(cursor *c)
+{
+    while (c->s < c->end && (*c->s == ' ' || *c->s == '\t'))
+        c->s++;
+}
+
+static int take(cursor *c, char ch)
+{
+    skip_spaces(c);
+    if (c->s < c->end && *c->s == ch) {
+        c->s++;
+        return 1;
+    }
+    return 0;
+}
+
+/* a quoted string into out (n bytes); 0 if there is none */
+static int quoted(cursor *c, char *out, size_t n)
+{
+    skip_spaces(c);
+    if (c->s >= c->end || (*c->s != '\'' && *c->s != '"'))
+        return 0;
+    char q = *c->s++;
+    const char *b = c->s;
+    while (c->s < c->end && *c->s != q)
+        c->s++;
+    if (c->s >= c->end || (size_t)(c->s - b) >= n)
+        return 0;
+    memcpy(out, b, (size_t)(c->s - b));
+    out[c->s - b] = '\0';
+    c->s++;
+    return 1;
+}
+
+static int parse_dict(const char *h, size_t len, const char *path, char *dtype, size_t dn, int *fortran,
+                      sp_npy_info *info, char *err, size_t errlen)
+{
+    cursor c = {h, h + len};
+    int have[3] = {0, 0, 0};
+    if (!take(&c, '{'))
+        goto bad;
+    while (!take(&c, '}')) {
+        char key[32];
+        if (!quoted(&c, key, sizeof key) || !take(&c, ':'))
+            goto bad;
+        int k = !strcmp(key, "descr") ? 0 : !strcmp(key, "fortran_order") ? 1 : !strcmp(key, "shape") ? 2 : -1;
+        if (k < 0 || have[k]) {
+            snprintf(err, errlen, "%s: .npy header has %s key '%.31s'", path, k < 0 ? "an unknown" : "a repeated",
+                     key);
+            return -1;
+        }
+        have[k] = 1;
+        if (k == 0 && !quoted(&c, dtype, dn))
+            goto bad;
+        if (k == 1) {
+            skip_spaces(&c);
+            if (c.end - c.s >= 4 && !strncmp(c.s, "True", 4)) {
+                *fortran = 1;
+                c.s += 4;
+            } else if (c.end - c.s >= 5 && !strncmp(c.s, "False", 5)) {
+                *fortran = 0;
+                c.s += 5;
+            } else {
+                goto bad;
+            }
+        }
+        if (k == 2) {
+            if (!take(&c, '('))
+                goto bad;
+            while (!take(&c, ')')) {
+                skip_spaces(&c);
+                if (c.s >= c.end || *c.s < '0' || *c.s > '9')
+                    goto bad;
+                uint64_t v = 0;
+                while (c.s < c.end && *c.s >= '0' && *c.s <= '9') {
+                    if (v > (UINT64_MAX - 9) / 10) {
+                        snprintf(err, errlen, "%s: shape too large", path);
+                        return -1;
+                    }
+                    v = v * 10 + (uint64_t)(*c.s++ - '0');
+                }
+                if (info->ndim == 8) {
+                    snprintf(err, errlen, "%s: more than 8 dimensions", path);
+                    return -1;
+                }
+                info->shape[info->ndim++] = v;
+                if (!take(&c, ',')) {
+                    if (!take(&c, ')'))
+                        goto bad;
+                    break;
+                }
+            }
+        }
+        if (!take(&c, ',')) {
+            if (!take(&c, '}'))
+                goto bad;
+            break;
+        }
+    }
+    /* what follows the dictionary is padding: spaces, then one newline */
+    skip_spaces(&c);
+    if (c.s < c.end && *c.s == '\n')
+        c.s++;
+    if (c.s != c.end)
+        goto bad;
+    if (!have[0] || !have[1] || !have[2]) {
+        snprintf(err, errlen, "%s: .npy header lacks '%s'", path, !have[0] ? "descr" : !have[1] ? "fortran_order" : "shape");
+        return -1;
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "%s: malformed .npy header (at byte %ld of its dictionary)", path, (long)(c.s - h));
+    return -1;
+}
+
 /* the header of an open .npy; the file position ends at the data.  The
  * file's size must be exactly the header plus what the shape says, so a
  * header that claims more than the file holds is refused before anything is
@@ -45,75 +168,42 @@ static int read_header(FILE *f, const char *path, sp_npy_info *info, char *err, 
         snprintf(err, errlen, "%s: unsupported .npy format version %d", path, major);
         return -1;
     }
-    if (hlen > 1 << 20) {
-        snprintf(err, errlen, "%s: .npy header too large", path);
-        return -1;
-    }
     char h[1 << 12];
     if (hlen >= sizeof h) {
-        snprintf(err, errlen, "%s: .npy header too large", path);
+        snprintf(err, errlen, "%s: .npy header too large (%lu bytes)", path, (unsigned long)hlen);
         return -1;
     }
     if (fread(h, 1, hlen, f) != hlen)
         goto short_file;
     h[hlen] = '\0';
-    char *d = strstr(h, "'descr'");
-    char *fo = strstr(h, "'fortran_order'");
-    char *sh = strstr(h, "'shape'");
-    if (!d || !fo || !sh) {
-        snprintf(err, errlen, "%s: malformed .npy header", path);
+    if (strlen(h) != hlen) {
+        snprintf(err, errlen, "%s: malformed .npy header (a NUL byte in it)", path);
         return -1;
     }
     char dtype[16] = "";
-    char *q = strchr(d + 7, '\'');
-    if (q) {
-        char *q2 = strchr(q + 1, '\'');
-        if (q2 && q2 - q - 1 < (long)sizeof dtype) {
-            memcpy(dtype, q + 1, (size_t)(q2 - q - 1));
-            dtype[q2 - q - 1] = '\0';
-        }
-    }
+    int fortran = 0;
+    if (parse_dict(h, hlen, path, dtype, sizeof dtype, &fortran, info, err, errlen) != 0)
+        return -1;
     if (strcmp(dtype, "<f4") != 0) {
         snprintf(err, errlen, "%s: dtype is '%s', expected float32 ('<f4')", path, dtype);
         return -1;
     }
-    char *fv = fo + strlen("'fortran_order'");
-    while (*fv == ' ' || *fv == ':')
-        fv++;
-    if (strncmp(fv, "False", 5) != 0) {
+    if (fortran) {
         snprintf(err, errlen, "%s: Fortran-order arrays are not supported (save with C order)", path);
         return -1;
     }
-    char *p = strchr(sh, '(');
-    char *pe = p ? strchr(p, ')') : NULL;
-    if (!p || !pe) {
-        snprintf(err, errlen, "%s: malformed shape in .npy header", path);
-        return -1;
-    }
-    p++;
     uint64_t count = 1;
-    while (p < pe) {
-        while (p < pe && (*p == ' ' || *p == ','))
-            p++;
-        if (p >= pe)
-            break;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || errno || info->ndim == 8 || *p == '-') {
-            snprintf(err, errlen, "%s: malformed shape in .npy header", path);
-            return -1;
-        }
-        info->shape[info->ndim++] = v;
+    for (int i = 0; i < info->ndim; i++) {
+        uint64_t v = info->shape[i];
         if (v && count > (UINT64_MAX / 8) / v) {
             snprintf(err, errlen, "%s: shape too large", path);
             return -1;
         }
         count *= v;
-        p = end;
     }
     info->count = count;
     info->data_offset = (uint64_t)at + hlen;
+    /* the size before any allocation: a header may claim anything */
     if (fseek(f, 0, SEEK_END) != 0) {
         snprintf(err, errlen, "cannot read %s: not a regular file", path);
         return -1;
@@ -130,7 +220,8 @@ static int read_header(FILE *f, const char *path, sp_npy_info *info, char *err, 
         return -1;
     }
     if ((uint64_t)size > want) {
-        snprintf(err, errlen, "%s: more data than its shape says", path);
+        snprintf(err, errlen, "%s: more data than its shape says (%llu bytes, shape says %llu)", path,
+                 (unsigned long long)size, (unsigned long long)want);
         return -1;
     }
     return 0;
