@@ -2,9 +2,13 @@
  *
  * A sweep runs every combination of algorithms, rank counts, gradient sizes,
  * densities and platforms, one child process per run, and appends one CSV row
- * per finished run (flushed and synced), so an interrupted sweep keeps what
+ * per finished run (written whole and synced, or cut off again when the
+ * disk refuses it, which ends the sweep), so an interrupted sweep keeps what
  * it finished and --resume skips it.  Options that are not lists are those of
- * `sparsim run` and apply to every run.
+ * `sparsim run` and apply to every run; each row records them (the settings
+ * column), and --resume refuses a CSV made with other settings.  --resume
+ * also drops a row cut short by an interruption and reruns the failed runs,
+ * their new rows replacing the old.
  */
 #include "cli.h"
 #include "../../algorithms/algorithm.h"
@@ -12,6 +16,7 @@
 #include "../../traces/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +65,7 @@ static void remove_on_interrupt(const sp_plan *run, void *tmp)
 #define SWEEP_HEADER                                                                                              \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
     "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
-    "bound_ratio,lower_bytes,predicted_s,messages,wall_s,peak_rss_bytes,status,phase_times"
+    "bound_ratio,lower_bytes,predicted_s,messages,settings,wall_s,peak_rss_bytes,status,phase_times"
 
 typedef struct {
     char algo[4096], ranks[4096], n[4096], density[4096], platform[4096];
@@ -117,7 +122,10 @@ static void sweep_help(void)
            "  times in seconds, bytes per rank; volume_bytes is the volume per iteration as\n"
            "  the bounds count it; phase_times is 'phase:seconds;...' (mean per iteration);\n"
            "  peak_rss_bytes is the run's peak resident memory (it includes the few MiB\n"
-           "  the sweep itself holds); status is ok, failed or bad-input.\n"
+           "  the sweep itself holds); status is ok, failed or bad-input; settings lists\n"
+           "  the options of every run that are not at their defaults (name=value;...).\n"
+           "--resume keeps the finished rows, drops a row cut short, reruns failed runs\n"
+           "(their new rows replace the old) and refuses a CSV made with other settings.\n"
            "A progress bar with the time left goes to stderr when it is a terminal.\n");
 }
 
@@ -154,69 +162,342 @@ static int parse_sweep(int argc, char **argv, sweep_opts *o, sp_plan *base, int 
     return rc;
 }
 
-/* the finished rows of an existing sweep CSV: keys "algo,ranks,n,density,...platform";
- * *exists is 2 when the file's header is not this version's */
-static char **read_done(const char *path, int *count, int *exists)
+/* ---- the CSV as records ------------------------------------------------------
+ * RFC 4180: fields separated by commas, records by newlines, a field in
+ * double quotes may hold commas, newlines and doubled quotes. */
+typedef struct {
+    char **f;   /* the fields, unquoted */
+    int n;
+    const char *start, *end; /* the record's text, its newline excluded */
+    int complete; /* ended by a newline (the last one of a cut file is not) */
+} csv_rec;
+
+static void rec_free(csv_rec *r)
 {
-    *count = 0;
-    *exists = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    *exists = 1;
-    char **keys = NULL;
-    char line[8192];
-    int cap = 0;
-    if (!fgets(line, sizeof line, f)) {
-        *exists = 0; /* empty: nothing to keep */
-        fclose(f);
-        return NULL;
-    }
-    line[strcspn(line, "\r\n")] = '\0';
-    if (strcmp(line, SWEEP_HEADER) != 0) {
-        *exists = 2;
-        fclose(f);
-        return NULL;
-    }
-    while (fgets(line, sizeof line, f)) {
-        /* status is the second-to-last column; finished rows say ",ok," there */
-        char *status = strstr(line, ",ok,");
-        if (!status)
-            continue;
-        char *fields[6];
-        char *s = line;
-        int nf = 0;
-        for (char *c = line; *c && nf < 6; c++)
-            if (*c == ',') {
-                *c = '\0';
-                fields[nf++] = s;
-                s = c + 1;
-            }
-        if (nf < 6)
-            continue;
-        if (*count == cap) {
-            int nc = cap ? cap * 2 : 64;
-            char **nk = realloc(keys, (size_t)nc * sizeof *nk);
-            if (!nk)
-                break; /* fewer rows known as done: they run again */
-            keys = nk;
-            cap = nc;
-        }
-        /* algo, ranks, n, density, (k), platform */
-        char key[512];
-        snprintf(key, sizeof key, "%s|%s|%s|%s|%s", fields[0], fields[1], fields[2], fields[3], fields[5]);
-        if ((keys[*count] = strdup(key)))
-            (*count)++;
-    }
-    fclose(f);
-    return keys;
+    for (int i = 0; i < r->n; i++)
+        free(r->f[i]);
+    free(r->f);
+    memset(r, 0, sizeof *r);
 }
 
-static void free_done(char **done, int n)
+/* the record at *pos (advanced past it); 0 at the end of the text, -1 when
+ * memory runs out or a quote is never closed (then *pos is the end) */
+static int next_record(const char **pos, const char *end, csv_rec *r)
 {
-    for (int d = 0; d < n; d++)
-        free(done[d]);
-    free(done);
+    memset(r, 0, sizeof *r);
+    const char *s = *pos;
+    if (s >= end)
+        return 0;
+    r->start = s;
+    int cap = 0;
+    for (;;) {
+        char *val = malloc((size_t)(end - s) + 1);
+        size_t w = 0;
+        if (!val)
+            goto oom;
+        if (s < end && *s == '"') {
+            s++;
+            for (;;) {
+                if (s >= end) { /* never closed: a cut file */
+                    free(val);
+                    r->end = end;
+                    *pos = end;
+                    return -1;
+                }
+                if (*s == '"' && s + 1 < end && s[1] == '"') {
+                    val[w++] = '"';
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    val[w++] = *s++;
+                }
+            }
+        }
+        while (s < end && *s != ',' && *s != '\n')
+            val[w++] = *s++;
+        if (w && val[w - 1] == '\r' && (s >= end || *s == '\n'))
+            w--;
+        val[w] = '\0';
+        if (r->n == cap) {
+            int nc = cap ? cap * 2 : 32;
+            char **nf = realloc(r->f, (size_t)nc * sizeof *nf);
+            if (!nf) {
+                free(val);
+                goto oom;
+            }
+            r->f = nf;
+            cap = nc;
+        }
+        r->f[r->n++] = val;
+        if (s < end && *s == ',') {
+            s++;
+            continue;
+        }
+        r->end = s;
+        r->complete = s < end; /* at a newline */
+        *pos = s < end ? s + 1 : s;
+        return 1;
+    }
+oom:
+    rec_free(r);
+    *pos = end;
+    return -1;
+}
+
+/* ---- what the runs are --------------------------------------------------- */
+
+static const char *const axis_names[5] = {"algo", "ranks", "n", "density", "platform"};
+
+/* the settings a row records: every option of the run that is echoed into
+ * summary.json, is not an axis, and is not at its default, as name=value
+ * joined by ';' */
+static void settings_text(const sp_plan *p, char *out, size_t n)
+{
+    const sp_opt_table *t = sp_plan_options();
+    sp_plan dflt;
+    sp_plan_defaults(&dflt);
+    size_t w = 0;
+    out[0] = '\0';
+    for (int i = 0; i < t->count; i++) {
+        const sp_opt *o = &t->rows[i];
+        int axis = 0;
+        for (int a = 0; a < 5; a++)
+            axis |= !strcmp(o->name, axis_names[a]);
+        if (axis || (o->flags & (SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY)))
+            continue;
+        char v[1100], d[1100];
+        sp_opts_format(o, p, v, sizeof v);
+        sp_opts_format(o, &dflt, d, sizeof d);
+        if (strcmp(v, d) != 0 && w < n)
+            w += (size_t)snprintf(out + w, n - w, "%s%s=%s", w ? ";" : "", o->name, v);
+    }
+}
+
+/* the value of option `name` in a settings text, or NULL (at its default) */
+static const char *setting_of(const char *text, const char *name, char *buf, size_t n)
+{
+    size_t kl = strlen(name);
+    for (const char *e = text; *e;) {
+        const char *sc = strchr(e, ';');
+        size_t el = sc ? (size_t)(sc - e) : strlen(e);
+        if (el > kl && !strncmp(e, name, kl) && e[kl] == '=') {
+            snprintf(buf, n, "%.*s", (int)(el - kl - 1), e + kl + 1);
+            return buf;
+        }
+        e = sc ? sc + 1 : e + el;
+    }
+    return NULL;
+}
+
+/* the first option whose value differs between two settings texts */
+static void settings_diff(const char *there, const char *here, char *out, size_t n)
+{
+    const sp_opt_table *t = sp_plan_options();
+    for (int i = 0; i < t->count; i++) {
+        char ba[300], bb[300];
+        const char *a = setting_of(there, t->rows[i].name, ba, sizeof ba);
+        const char *b = setting_of(here, t->rows[i].name, bb, sizeof bb);
+        if ((a || b) && (!a || !b || strcmp(a, b) != 0)) {
+            snprintf(out, n, "--%s %s there, %s here", t->rows[i].name, a ? a : "at its default",
+                     b ? b : "at its default");
+            return;
+        }
+    }
+    snprintf(out, n, "'%.300s' there, '%.300s' here", there, here);
+}
+
+/* the key of a run as its row says it: algo, ranks, n, density, platform */
+static void run_key(const char *algo, const char *ranks, const char *n, const char *density, const char *platform,
+                    char *out, size_t len)
+{
+    snprintf(out, len, "%.63s|%.15s|%.23s|%.31s|%.1023s", algo, ranks, n, density, platform);
+}
+
+static void plan_key(const sp_plan *p, char *out, size_t len)
+{
+    char r[16], n[24], d[32];
+    snprintf(r, sizeof r, "%d", p->ranks);
+    snprintf(n, sizeof n, "%llu", (unsigned long long)p->n);
+    snprintf(d, sizeof d, "%.10g", p->density);
+    run_key(p->algo, r, n, d, p->platform, out, len);
+}
+
+/* ---- resuming ------------------------------------------------------------------ */
+
+typedef struct {
+    char **done; /* keys of finished runs */
+    int ndone;
+    int exists;  /* 0 no file (or an empty one), 1 a sweep CSV of this version */
+    int repair;  /* the file must be rewritten: a cut row, failed rows to replace, a link */
+    char *kept;  /* repair: the text to write instead (header and kept rows) */
+} previous;
+
+static void previous_free(previous *pv)
+{
+    for (int d = 0; d < pv->ndone; d++)
+        free(pv->done[d]);
+    free(pv->done);
+    free(pv->kept);
+    memset(pv, 0, sizeof *pv);
+}
+
+static int column(const csv_rec *h, const char *name)
+{
+    for (int i = 0; i < h->n; i++)
+        if (!strcmp(h->f[i], name))
+            return i;
+    return -1;
+}
+
+/* reads an existing sweep CSV: the finished runs, and what a repair keeps.
+ * 0, or 2 with a message (not a sweep CSV of this version, other settings,
+ * a malformed row), or 1 (cannot read, no memory) */
+static int read_previous(const char *path, const char *settings, const sp_plan *plans, int np, previous *pv,
+                         char *err, size_t errlen)
+{
+    memset(pv, 0, sizeof *pv);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0; /* nothing there (a dangling link is replaced) */
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file", path);
+        return 2;
+    }
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+        pv->repair = 1; /* a link is replaced by a file holding the same rows, never written through */
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return 1;
+    }
+    size_t cap = (size_t)st.st_size + 1, len = 0, got;
+    char *text = malloc(cap + 1);
+    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nt = realloc(text, cap * 2 + 1);
+            if (!nt) {
+                free(text);
+                text = NULL;
+            }
+            text = nt;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) {
+        free(text);
+        snprintf(err, errlen, bad ? "cannot read %s" : "out of memory reading %s", path);
+        return 1;
+    }
+    text[len] = '\0';
+    if (len == 0) {
+        free(text);
+        return 0; /* empty: nothing to keep */
+    }
+    int rc = 0;
+    const char *pos = text, *end = text + len;
+    csv_rec h, r;
+    pv->kept = malloc(len + 2);
+    if (!pv->kept) {
+        free(text);
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return 1;
+    }
+    size_t kw = 0;
+    char hdr[sizeof SWEEP_HEADER + 8];
+    int hr = next_record(&pos, end, &h);
+    snprintf(hdr, sizeof hdr, "%.*s", hr == 1 ? (int)(h.end - h.start) : 0, hr == 1 ? h.start : "");
+    hdr[strcspn(hdr, "\r")] = '\0';
+    if (hr != 1 || strcmp(hdr, SWEEP_HEADER) != 0) {
+        if (hr == 1)
+            rec_free(&h);
+        free(text);
+        snprintf(err, errlen,
+                 "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
+                 path);
+        return 2;
+    }
+    memcpy(pv->kept + kw, SWEEP_HEADER "\n", sizeof SWEEP_HEADER);
+    kw += sizeof SWEEP_HEADER;
+    pv->exists = 1;
+    if (!h.complete)
+        pv->repair = 1;
+    int c_set = column(&h, "settings"), c_status = column(&h, "status"), nf = h.n;
+    int line = 1; /* of the record read last */
+    const char *counted = text;
+    for (;;) {
+        int got_rec = next_record(&pos, end, &r);
+        if (got_rec == 0)
+            break;
+        for (; got_rec == 1 && counted < r.start; counted++)
+            line += *counted == '\n';
+        if (got_rec < 0 || !r.complete) { /* the last row, cut short: dropped */
+            if (got_rec == 1)
+                rec_free(&r);
+            pv->repair = 1;
+            break;
+        }
+        if (r.n == 1 && !r.f[0][0]) { /* an empty line */
+            rec_free(&r);
+            pv->repair = 1;
+            continue;
+        }
+        if (r.n != nf) {
+            snprintf(err, errlen, "%s:%d: a row of %d fields, the header has %d; remove or fix it, or choose another "
+                                  "--out",
+                     path, line, r.n, nf);
+            rec_free(&r);
+            rc = 2;
+            break;
+        }
+        if (strcmp(r.f[c_set], settings) != 0) {
+            char d[700];
+            settings_diff(r.f[c_set], settings, d, sizeof d);
+            snprintf(err, errlen,
+                     "%s was made with other settings (%s); resume with the same options, or choose another --out",
+                     path, d);
+            rec_free(&r);
+            rc = 2;
+            break;
+        }
+        char key[1200];
+        run_key(r.f[0], r.f[1], r.f[2], r.f[3], r.f[5], key, sizeof key);
+        int ok = !strcmp(r.f[c_status], "ok"), planned = 0;
+        for (int i = 0; i < np && !ok && !planned; i++) {
+            char pk[1200];
+            plan_key(&plans[i], pk, sizeof pk);
+            planned = !strcmp(pk, key);
+        }
+        if (planned) { /* a failed run that runs again: its new row replaces this one */
+            pv->repair = 1;
+            rec_free(&r);
+            continue;
+        }
+        if (ok) {
+            char **nd = realloc(pv->done, (size_t)(pv->ndone + 1) * sizeof *nd);
+            if (!nd || !(nd[pv->ndone] = strdup(key))) {
+                pv->done = nd ? nd : pv->done;
+                snprintf(err, errlen, "out of memory reading %s", path);
+                rec_free(&r);
+                rc = 1;
+                break;
+            }
+            pv->done = nd;
+            pv->ndone++;
+        }
+        memcpy(pv->kept + kw, r.start, (size_t)(pos - r.start));
+        kw += (size_t)(pos - r.start);
+        rec_free(&r);
+    }
+    pv->kept[kw] = '\0';
+    rec_free(&h);
+    free(text);
+    return rc;
 }
 
 /* mean seconds per iteration of each phase, as "phase:seconds;..." */
@@ -247,32 +528,80 @@ static void phase_times(const cJSON *s, char *out, size_t n)
     }
 }
 
-static void write_row(FILE *f, const sp_plan *p, cJSON *s, const char *status, double wall, double rss)
+/* one row as text (at most n bytes; the settings field may be long) */
+static void format_row(char *out, size_t n, const sp_plan *p, const char *settings, cJSON *s, const char *status,
+                       double wall, double rss)
 {
-    char phases[2048] = "";
+    char phases[2048] = "", f_algo[200], f_plat[2100], f_dev[2100], f_pay[64], f_form[300], f_set[8300], f_ph[4200];
     if (s)
         phase_times(s, phases, sizeof phases);
-    fprintf(f, "%s,%d,%llu,%.10g,%.0f,%s,%s,%s,%d,%s,", p->algo, p->ranks, (unsigned long long)p->n, p->density,
-            s ? sp_json_num(s, SPK_K, NULL) : floor((double)p->n * p->density), p->platform, p->network, p->device,
-            p->iters, s ? sp_json_str(s, SPK_CONFIG, SPK_CFG_PAYLOAD) : "-");
-    if (s) {
-        fprintf(f, "%.9g,%.9g,%.0f,%.0f,%.0f,%.0f,%.0f,\"%s\",%.0f,%.6g,%.0f,%.9g,%.0f,",
-                sp_json_num(s, SPK_TIME_PER_ITER, SPK_MEAN), sp_json_num(s, SPK_TIME_PER_ITER, SPK_MAX),
-                sp_json_num(s, SPK_RANKS, SPK_SENT_MEAN), sp_json_num(s, SPK_RANKS, SPK_SENT_MAX_R),
-                sp_json_num(s, SPK_RANKS, SPK_RECV_MEAN), sp_json_num(s, SPK_RANKS, SPK_RECV_MAX_R),
-                sp_json_num(s, SPK_VOLUME, SPK_VOL_MAX), sp_json_str(s, SPK_BOUND, SPK_FORMULA),
-                sp_json_num(s, SPK_BOUND, SPK_BYTES_KEY), sp_json_num(s, SPK_BOUND, SPK_RATIO),
-                sp_json_num(s, SPK_BOUND, SPK_LOWER_BYTES), sp_json_num(s, SPK_PREDICTION, SPK_TIME),
-                sp_json_num(s, SPK_MESSAGES, NULL));
-    } else {
-        fprintf(f, ",,,,,,,,,,,,,");
-    }
-    if (rss >= 0)
-        fprintf(f, "%.3f,%.0f,%s,%s\n", wall, rss, status, phases);
+    size_t w = (size_t)snprintf(out, n, "%s,%d,%llu,%.10g,%.0f,%s,%s,%s,%d,%s,", sp_opts_csv_field(p->algo, f_algo, sizeof f_algo),
+                                p->ranks, (unsigned long long)p->n, p->density,
+                                s ? sp_json_num(s, SPK_K, NULL) : floor((double)p->n * p->density),
+                                sp_opts_csv_field(p->platform, f_plat, sizeof f_plat), p->network,
+                                sp_opts_csv_field(p->device, f_dev, sizeof f_dev), p->iters,
+                                sp_opts_csv_field(s ? sp_json_str(s, SPK_CONFIG, SPK_CFG_PAYLOAD) : "-", f_pay,
+                                                  sizeof f_pay));
+    if (w >= n)
+        return;
+    if (s)
+        w += (size_t)snprintf(out + w, n - w, "%.9g,%.9g,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%.0f,%.6g,%.0f,%.9g,%.0f,",
+                              sp_json_num(s, SPK_TIME_PER_ITER, SPK_MEAN), sp_json_num(s, SPK_TIME_PER_ITER, SPK_MAX),
+                              sp_json_num(s, SPK_RANKS, SPK_SENT_MEAN), sp_json_num(s, SPK_RANKS, SPK_SENT_MAX_R),
+                              sp_json_num(s, SPK_RANKS, SPK_RECV_MEAN), sp_json_num(s, SPK_RANKS, SPK_RECV_MAX_R),
+                              sp_json_num(s, SPK_VOLUME, SPK_VOL_MAX),
+                              sp_opts_csv_field(sp_json_str(s, SPK_BOUND, SPK_FORMULA), f_form, sizeof f_form),
+                              sp_json_num(s, SPK_BOUND, SPK_BYTES_KEY), sp_json_num(s, SPK_BOUND, SPK_RATIO),
+                              sp_json_num(s, SPK_BOUND, SPK_LOWER_BYTES), sp_json_num(s, SPK_PREDICTION, SPK_TIME),
+                              sp_json_num(s, SPK_MESSAGES, NULL));
     else
-        fprintf(f, "%.3f,,%s,%s\n", wall, status, phases);
-    fflush(f);
-    fsync(fileno(f));
+        w += (size_t)snprintf(out + w, n - w, ",,,,,,,,,,,,,");
+    if (w >= n)
+        return;
+    w += (size_t)snprintf(out + w, n - w, "%s,%.3f,", sp_opts_csv_field(settings, f_set, sizeof f_set), wall);
+    if (w >= n)
+        return;
+    if (rss >= 0)
+        w += (size_t)snprintf(out + w, n - w, "%.0f", rss);
+    if (w < n)
+        snprintf(out + w, n - w, ",%s,%s\n", status, sp_opts_csv_field(phases, f_ph, sizeof f_ph));
+}
+
+/* appends text to the CSV whole, and to the disk; on a failure (a full
+ * disk) the file is cut back to where it was, so that it holds complete
+ * rows only.  0, or -1 with a message. */
+static int append_whole(int fd, const char *path, const char *text, char *err, size_t errlen)
+{
+    off_t at = lseek(fd, 0, SEEK_END);
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            goto fail;
+        done += (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL)
+        goto fail;
+    return 0;
+fail:
+    snprintf(err, errlen, "cannot write %s: %s; the sweep stops (its finished rows are kept: --resume continues)", path,
+             strerror(errno ? errno : EIO));
+    if (at >= 0 && ftruncate(fd, at) == 0)
+        fsync(fd);
+    return -1;
+}
+
+/* writes the whole CSV (a new one's header, or a repaired one) under a
+ * temporary name and renames it into place; 0, or -1 with a message */
+static int write_whole(const char *path, const char *text, char *err, size_t errlen)
+{
+    sp_part_file pf;
+    if (sp_part_open(&pf, path, err, errlen) != 0)
+        return -1;
+    int ok = fputs(text, pf.f) >= 0;
+    return sp_part_close(&pf, ok, err, errlen) != 0 || !ok ? -1 : 0;
 }
 
 /* the runs of the sweep, every value checked before anything runs; NULL
@@ -353,39 +682,47 @@ int sp_cmd_sweep(int argc, char **argv)
     sp_opts_defaults(&sweep_table, &o);
     sp_plan base;
     sp_plan_defaults(&base);
-    char err[1400] = "", tmpl[1100] = "";
-    int help, np = 0, status = 2, ndone = 0, exists = 0;
+    char err[2400] = "", tmpl[1100] = "", settings[8192] = "";
+    int help, np = 0, status = 2, fd = -1;
     sp_plan *plans = NULL;
-    char **done = NULL;
-    FILE *csv = NULL;
+    previous pv;
+    memset(&pv, 0, sizeof pv);
+    size_t rowcap = 24000;
+    char *row = malloc(rowcap);
+    if (!row) {
+        sp_opts_print_error("out of memory");
+        return 1;
+    }
     if (parse_sweep(argc, argv, &o, &base, &help, err, sizeof err) != 0)
         goto out;
     if (help) {
         sweep_help();
+        free(row);
         return 0;
     }
     base.iters = o.iters;
     if (!(plans = make_plans(&o, &base, &np, &status, err, sizeof err)))
         goto out;
     status = 2;
-    done = read_done(o.out, &ndone, &exists);
-    if (exists == 2) {
-        snprintf(err, sizeof err,
-                 "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
-                 o.out);
+    settings_text(&plans[0], settings, sizeof settings);
+    if (sp_opts_output_ok(o.out, 0, "--out", err, sizeof err) != 0 ||
+        (o.keep[0] && sp_opts_output_ok(o.keep, 1, "--keep", err, sizeof err) != 0))
         goto out;
-    }
-    if (exists && !o.resume) {
+    if ((status = read_previous(o.out, settings, plans, np, &pv, err, sizeof err)) != 0)
+        goto out;
+    status = 2;
+    if (pv.exists && !o.resume) {
         snprintf(err, sizeof err, "%s exists; add --resume to continue it, or choose another --out", o.out);
         goto out;
     }
-    if (!(csv = fopen(o.out, exists ? "a" : "w"))) {
+    /* a new CSV, or one repaired, appears whole (a link at the path is
+     * replaced); rows are then appended one by one */
+    status = 1;
+    if ((!pv.exists || pv.repair) && write_whole(o.out, pv.exists ? pv.kept : SWEEP_HEADER "\n", err, sizeof err) != 0)
+        goto out;
+    if ((fd = open(o.out, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
         goto out;
-    }
-    if (!exists) {
-        fprintf(csv, SWEEP_HEADER "\n");
-        fflush(csv);
     }
     if (!o.keep[0]) {
         const char *t = getenv("TMPDIR");
@@ -393,7 +730,6 @@ int sp_cmd_sweep(int argc, char **argv)
         if (!mkdtemp(tmpl)) {
             snprintf(err, sizeof err, "cannot create a temporary folder: %s", strerror(errno));
             tmpl[0] = '\0';
-            status = 1;
             goto out;
         }
     } else if (sp_mkdirs(o.keep, err, sizeof err) != 0) {
@@ -404,12 +740,11 @@ int sp_cmd_sweep(int argc, char **argv)
     int ran = 0, failed = 0, skipped = 0;
     for (int i = 0; i < np; i++) {
         sp_plan *p = &plans[i];
-        char key[512];
-        snprintf(key, sizeof key, "%.63s|%d|%llu|%.10g|%.255s", p->algo, p->ranks, (unsigned long long)p->n,
-                 p->density, p->platform);
+        char key[1200];
+        plan_key(p, key, sizeof key);
         int have = 0;
-        for (int d = 0; d < ndone && !have; d++)
-            have = !strcmp(done[d], key);
+        for (int d = 0; d < pv.ndone && !have; d++)
+            have = !strcmp(pv.done[d], key);
         if (have) {
             skipped++;
             progress(i + 1, np, t0);
@@ -421,12 +756,15 @@ int sp_cmd_sweep(int argc, char **argv)
         double w0 = sp_cli_now(), rss = -1;
         cJSON *s;
         int rc = sp_cli_run_and_read(p, &s, &rss);
-        char st[64];
-        snprintf(st, sizeof st, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed");
-        write_row(csv, p, s, st, sp_cli_now() - w0, rss);
+        format_row(row, rowcap, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", sp_cli_now() - w0,
+                   rss);
         cJSON_Delete(s);
         if (!o.keep[0])
             sp_cli_remove_run_dir(p->out);
+        if (append_whole(fd, o.out, row, err, sizeof err) != 0) {
+            status = 1;
+            goto out;
+        }
         ran++;
         failed += rc != 0;
         progress(i + 1, np, t0);
@@ -434,15 +772,25 @@ int sp_cmd_sweep(int argc, char **argv)
     char took[32];
     fmt_duration(took, sizeof took, sp_cli_now() - t0);
     printf("sweep: %d runs (%d failed), %d already in %s; %s\n", ran, failed, skipped, o.out, took);
+    if (fflush(stdout) != 0) {
+        snprintf(err, sizeof err, "cannot write the summary line: %s", strerror(errno));
+        status = 1;
+        goto out;
+    }
     status = failed ? 1 : 0;
 out:
     if (status != 0 && err[0])
-        fprintf(stderr, "sparsim: %s\n", err);
-    if (csv)
-        fclose(csv);
+        sp_opts_print_error(err);
+    sp_cli_on_interrupt(NULL, NULL);
+    if (fd >= 0 && close(fd) != 0 && status == 0) {
+        snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
+        sp_opts_print_error(err);
+        status = 1;
+    }
     if (tmpl[0])
         rmdir(tmpl);
-    free_done(done, ndone);
+    previous_free(&pv);
     free(plans);
+    free(row);
     return status;
 }
