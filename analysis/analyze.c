@@ -6,7 +6,11 @@
  * algorithm's own bound and the lower bound of its class (in words, bytes
  * beside), and the measured time against the alpha-beta prediction from the
  * platform's route latency and bandwidth.  The formulas and their papers are
- * listed under the table.  Reads files only; runs nothing.
+ * listed under the table.  Reads files only; runs nothing.  Input that is
+ * not what it should be (a summary.json that is not JSON or lacks a figure,
+ * a CSV row with the wrong number of fields, a field that is not a number
+ * or is negative) is refused with one line naming the file, the line and
+ * the field.
  */
 #include "analyze.h"
 #include "bounds.h"
@@ -16,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,40 +54,82 @@ static int add(rows *rs, const run_row *r)
     return 0;
 }
 
-static int read_summary(const char *path, rows *rs)
+/* a figure of summary.json: a finite number of at least `min` */
+static int figure(const cJSON *o, const char *a, const char *b, double min, double *out, const char *path,
+                  const char *name, char *err, size_t errlen)
 {
-    cJSON *j = sp_json_file(path);
-    cJSON *cfg = cJSON_GetObjectItem(j, SPK_CONFIG);
-    if (!j || !cfg || !cJSON_IsString(cJSON_GetObjectItem(cfg, SPK_CFG_ALGO))) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        x = cJSON_GetObjectItemCaseSensitive(x, b);
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < min) {
+        snprintf(err, errlen, "%s: %s must be a number of at least %g", path, name, min);
+        return -1;
+    }
+    *out = x->valuedouble;
+    return 0;
+}
+
+/* one run's summary.json; 1 when there is none, 0 when read, -1 with a
+ * message when it is not a sparsim summary */
+static int read_summary(const char *path, rows *rs, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return 1;
+    cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
+    if (!j)
+        return -1;
+    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, SPK_CONFIG);
+    const cJSON *algo = cJSON_GetObjectItemCaseSensitive(cfg, SPK_CFG_ALGO);
+    if (!cJSON_IsObject(j) || !cJSON_IsString(algo) || !algo->valuestring[0]) {
+        snprintf(err, errlen, "%s is not a sparsim summary (no %s.%s)", path, SPK_CONFIG, SPK_CFG_ALGO);
         cJSON_Delete(j);
         return -1;
     }
     run_row r;
     memset(&r, 0, sizeof r);
-    snprintf(r.algo, sizeof r.algo, "%s", cJSON_GetObjectItem(cfg, SPK_CFG_ALGO)->valuestring);
+    snprintf(r.algo, sizeof r.algo, "%s", algo->valuestring);
     snprintf(r.platform, sizeof r.platform, "%s", sp_json_str(cfg, SPK_CFG_PLATFORM, NULL));
-    r.ranks = (int)sp_json_num(cfg, SPK_CFG_RANKS, NULL);
-    r.n = sp_json_num(cfg, SPK_CFG_N, NULL);
-    r.k = sp_json_num(j, SPK_K, NULL);
-    r.time = sp_json_num(j, SPK_TIME_PER_ITER, SPK_MEAN);
-    r.volume = sp_json_num(j, SPK_VOLUME, SPK_VOL_MAX);
-    double alpha = sp_json_num(j, SPK_PLATFORM, SPK_ALPHA), bw = sp_json_num(j, SPK_PLATFORM, SPK_BANDWIDTH);
-    r.predicted = bw > 0 ? sp_predict_time(r.algo, r.ranks, (uint64_t)r.n, (uint64_t)r.k, alpha, 1.0 / bw) : -1;
+    double ranks, alpha = -1, bw = -1;
+    if (figure(cfg, SPK_CFG_RANKS, NULL, 1, &ranks, path, SPK_CONFIG "." SPK_CFG_RANKS, err, errlen) != 0 ||
+        figure(cfg, SPK_CFG_N, NULL, 1, &r.n, path, SPK_CONFIG "." SPK_CFG_N, err, errlen) != 0 ||
+        figure(j, SPK_K, NULL, 0, &r.k, path, SPK_K, err, errlen) != 0 ||
+        figure(j, SPK_TIME_PER_ITER, SPK_MEAN, 0, &r.time, path, SPK_TIME_PER_ITER "." SPK_MEAN, err, errlen) != 0 ||
+        figure(j, SPK_VOLUME, SPK_VOL_MAX, 0, &r.volume, path, SPK_VOLUME "." SPK_VOL_MAX, err, errlen) != 0) {
+        cJSON_Delete(j);
+        return -1;
+    }
+    if (ranks != floor(ranks) || ranks > 1e9) {
+        snprintf(err, errlen, "%s: %s.%s must be a whole number of ranks", path, SPK_CONFIG, SPK_CFG_RANKS);
+        cJSON_Delete(j);
+        return -1;
+    }
+    r.ranks = (int)ranks;
+    /* the platform's figures are optional (a run on real MPI has none) */
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(j, SPK_PLATFORM);
+    if (pl) {
+        alpha = sp_json_num(j, SPK_PLATFORM, SPK_ALPHA);
+        bw = sp_json_num(j, SPK_PLATFORM, SPK_BANDWIDTH);
+    }
+    r.predicted = bw > 0 && alpha >= 0 && isfinite(bw)
+                      ? sp_predict_time(r.algo, r.ranks, (uint64_t)r.n, (uint64_t)r.k, alpha, 1.0 / bw)
+                      : -1;
     add(rs, &r);
     cJSON_Delete(j);
     return 0;
 }
 
-static void scan_dir(const char *dir, int depth, rows *rs)
+static int scan_dir(const char *dir, int depth, rows *rs, char *err, size_t errlen)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    read_summary(path, rs);
+    if (read_summary(path, rs, err, errlen) < 0)
+        return -1;
     if (depth == 0)
-        return;
+        return 0;
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct dirent *e;
     char **names = NULL;
     int nn = 0;
@@ -106,36 +153,124 @@ static void scan_dir(const char *dir, int depth, rows *rs)
             names[j] = names[j - 1];
             names[j - 1] = t;
         }
+    int rc = 0;
     for (int i = 0; i < nn; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            scan_dir(path, depth - 1, rs);
+        if (rc == 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = scan_dir(path, depth - 1, rs, err, errlen);
         free(names[i]);
     }
     free(names);
+    return rc;
 }
 
-/* a sweep CSV: the columns by name from its header */
+/* ---- a sweep CSV ----------------------------------------------------------------
+ * RFC 4180 records: fields in double quotes may hold commas, newlines and
+ * doubled quotes. */
+
+/* the fields of the record at *pos (advanced past it), unquoted in place;
+ * *lines counts the newlines it passes.  Returns the number of fields, 0 at
+ * the end, -1 for a quote that is never closed, -2 for more than `max`
+ * fields */
+static int csv_fields(char **pos, char *end, char **field, int max, int *lines)
+{
+    char *s = *pos, *w = s;
+    if (s >= end)
+        return 0;
+    int n = 0;
+    for (;;) {
+        if (n == max)
+            return -2;
+        field[n++] = w;
+        if (s < end && *s == '"') {
+            s++;
+            for (;;) {
+                if (s >= end)
+                    return -1;
+                if (*s == '"' && s + 1 < end && s[1] == '"') {
+                    *w++ = '"';
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    *lines += *s == '\n';
+                    *w++ = *s++;
+                }
+            }
+        }
+        while (s < end && *s != ',' && *s != '\n')
+            *w++ = *s++;
+        if (w > field[n - 1] && w[-1] == '\r' && (s >= end || *s == '\n'))
+            w--;
+        int more = s < end && *s == ',';
+        *lines += s < end && *s == '\n';
+        *w++ = '\0';
+        s++;
+        if (!more)
+            break;
+    }
+    *pos = s < end ? s : end;
+    return n;
+}
+
+/* a field as a finite number of at least `min` (whole when `whole`) */
+static int csv_number(const char *text, double min, int whole, double *out)
+{
+    char *end;
+    errno = 0;
+    if (!text[0] || text[0] == ' ')
+        return -1;
+    double v = strtod(text, &end);
+    if (*end || errno || !isfinite(v) || v < min || (whole && v != floor(v)))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    char line[8192];
-    if (!fgets(line, sizeof line, f) || strncmp(line, "algo,ranks,n,density,k,platform", 31) != 0) {
-        snprintf(err, errlen, "%s is not a sparsim sweep CSV (bad header)", path);
-        fclose(f);
+    size_t cap = 1 << 16, got;
+    text = malloc(cap + 1);
+    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nt = cap >= ((size_t)1 << 32) ? NULL : realloc(text, cap * 2 + 1);
+            if (!nt)
+                free(text);
+            text = nt;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) {
+        free(text);
+        snprintf(err, errlen, bad ? "cannot read %s" : "%s is too large to read", path);
         return -1;
     }
-    char *cols[64];
-    int nc = 0;
-    char header[sizeof line];
-    memcpy(header, line, sizeof line);
-    for (char *s = strtok(header, ",\n"); s && nc < 64; s = strtok(NULL, ",\n"))
-        cols[nc++] = s;
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        free(text);
+        snprintf(err, errlen, "%s is not a sparsim sweep CSV (a NUL byte in it)", path);
+        return -1;
+    }
+    char *pos = text, *end = text + len, *cols[64], *field[64];
+    int line = 1, next_line = 1; /* where the record read last starts, and the next one */
+    int nc = csv_fields(&pos, end, cols, 64, &next_line), rc = -1;
+    if (nc < 6 || strcmp(cols[0], "algo") || strcmp(cols[1], "ranks") || strcmp(cols[2], "n") ||
+        strcmp(cols[3], "density") || strcmp(cols[4], "k") || strcmp(cols[5], "platform")) {
+        snprintf(err, errlen, "%s is not a sparsim sweep CSV (bad header)", path);
+        goto out;
+    }
     int c_time = -1, c_vol = -1, c_pred = -1, c_status = -1;
     for (int i = 0; i < nc; i++) {
         if (!strcmp(cols[i], "time_per_iter_mean_s"))
@@ -149,38 +284,63 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
     }
     if (c_time < 0 || c_vol < 0 || c_pred < 0 || c_status < 0) {
         snprintf(err, errlen, "%s lacks columns of a sweep CSV", path);
-        fclose(f);
-        return -1;
+        goto out;
     }
-    while (fgets(line, sizeof line, f)) {
-        /* split on commas outside quotes */
-        char *field[64];
-        int nf = 0, inq = 0;
-        field[nf++] = line;
-        for (char *c = line; *c && nf < 64; c++) {
-            if (*c == '"')
-                inq = !inq;
-            else if (*c == ',' && !inq) {
-                *c = '\0';
-                field[nf++] = c + 1;
-            }
+    for (;;) {
+        line = next_line;
+        int nf = csv_fields(&pos, end, field, 64, &next_line);
+        if (nf == 0)
+            break;
+        if (nf == 1 && !field[0][0])
+            continue; /* an empty line */
+        if (nf < 0 || nf != nc) {
+            snprintf(err, errlen, "%s:%d: %s", path, line,
+                     nf == -1 ? "a quoted field is never closed (a cut file?)" : "the row's fields do not match the header");
+            goto out;
         }
-        if (nf <= c_status || strncmp(field[c_status], "ok", 2) != 0)
-            continue;
+        if (strcmp(field[c_status], "ok") != 0)
+            continue; /* failed and bad-input runs have no figures */
         run_row r;
         memset(&r, 0, sizeof r);
         snprintf(r.algo, sizeof r.algo, "%.63s", field[0]);
-        r.ranks = atoi(field[1]);
-        r.n = atof(field[2]);
-        r.k = atof(field[4]);
         snprintf(r.platform, sizeof r.platform, "%.255s", field[5]);
-        r.time = atof(field[c_time]);
-        r.volume = atof(field[c_vol]);
-        r.predicted = field[c_pred][0] ? atof(field[c_pred]) : -1;
+        const struct {
+            int col;
+            double min;
+            int whole;
+            double *out;
+            const char *what;
+        } nums[] = {{1, 1, 1, NULL, "a positive whole number"},
+                    {2, 1, 1, &r.n, "a positive whole number"},
+                    {4, 0, 1, &r.k, "a non-negative whole number"},
+                    {c_time, 0, 0, &r.time, "a non-negative number"},
+                    {c_vol, 0, 0, &r.volume, "a non-negative number"}};
+        double ranks = 0;
+        for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+            if (csv_number(field[nums[i].col], nums[i].min, nums[i].whole, nums[i].out ? nums[i].out : &ranks) != 0) {
+                char shown[100];
+                snprintf(shown, sizeof shown, "%.80s", field[nums[i].col]);
+                snprintf(err, errlen, "%s:%d: %s is '%s', not %s", path, line, cols[nums[i].col], shown,
+                         nums[i].what);
+                goto out;
+            }
+        if (ranks > 1e9) {
+            snprintf(err, errlen, "%s:%d: ranks is too large", path, line);
+            goto out;
+        }
+        r.ranks = (int)ranks;
+        r.predicted = -1;
+        if (field[c_pred][0] && csv_number(field[c_pred], 0, 0, &r.predicted) != 0) {
+            snprintf(err, errlen, "%s:%d: predicted_s is '%.80s', not a non-negative number", path, line,
+                     field[c_pred]);
+            goto out;
+        }
         add(rs, &r);
     }
-    fclose(f);
-    return 0;
+    rc = 0;
+out:
+    free(text);
+    return rc;
 }
 
 int sp_analyze(const char *path, char *err, size_t errlen)
@@ -191,10 +351,10 @@ int sp_analyze(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return 2;
     }
-    if (S_ISDIR(st.st_mode))
-        scan_dir(path, 2, &rs);
-    else if (read_sweep_csv(path, &rs, err, errlen) != 0)
+    if (S_ISDIR(st.st_mode) ? scan_dir(path, 2, &rs, err, errlen) != 0 : read_sweep_csv(path, &rs, err, errlen) != 0) {
+        free(rs.r);
         return 2;
+    }
     if (rs.oom) {
         free(rs.r);
         snprintf(err, errlen, "out of memory reading %s", path);

@@ -6,16 +6,24 @@
  * receiver, tag, then the sender's posting order) and compared entry by
  * entry; the first difference is shown.  Then the time per iteration and per
  * phase of the two summary.json files, side by side with their ratio A/B.
- * Returns 0 when the message lists match, 1 when they differ, 2 for bad input.
+ * Returns 0 when the message lists match, 1 when they differ, 2 for bad input:
+ * a messages.csv whose header, field count or fields are not what sparsim
+ * writes (non-negative integers, finite times with t_post <= t_done), or a
+ * summary.json that is not JSON or lacks an iteration's time, refused with
+ * one line naming the file, the line and the field, before anything is
+ * printed.
  */
 #include "analyze.h"
 #include "../traces/summary_keys.h"
 #include "../traces/trace.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     const sp_msg_list *l;
@@ -56,20 +64,175 @@ static void show(const char *label, const sp_msg_list *l, const sp_msg_event *e)
            e->dst, e->tag, (unsigned long long)e->bytes);
 }
 
-static cJSON *load_summary(const char *dir)
+/* ---- messages.csv, read strictly --------------------------------------------- */
+
+static int phase_index(sp_msg_list *l, const char *name)
+{
+    for (int i = 0; i < l->nphases; i++)
+        if (strcmp(l->phase_names[i], name) == 0)
+            return i;
+    char **np = realloc(l->phase_names, (size_t)(l->nphases + 1) * sizeof *np);
+    if (!np)
+        return -1;
+    l->phase_names = np;
+    if (!(np[l->nphases] = strdup(name)))
+        return -1;
+    return l->nphases++;
+}
+
+/* a whole number in [min, max], digits only (a sign only for min < 0) */
+static int whole(const char *t, long long min, long long max, long long *out)
+{
+    if (!t[0] || (t[0] == '-' && min >= 0) || (t[0] != '-' && (t[0] < '0' || t[0] > '9')))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(t, &end, 10);
+    if (*end || errno || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int seconds(const char *t, double *out)
+{
+    if (!t[0] || ((t[0] < '0' || t[0] > '9') && t[0] != '.'))
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(t, &end);
+    if (*end || errno || !isfinite(v) || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int read_messages(const char *path, sp_msg_list *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0, evcap = 0, lineno = 1;
+    ssize_t len = getline(&line, &cap, f);
+    if (len < 0 || strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) != 0 ||
+        strspn(line + strlen(SP_CSV_HEADER), "\r\n") != strlen(line + strlen(SP_CSV_HEADER))) {
+        snprintf(err, errlen, "%s: not a sparsim messages.csv (bad header)", path);
+        goto fail;
+    }
+    static const char *const names[8] = {"iter", "phase", "src", "dst", "tag", "bytes", "t_post", "t_done"};
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (memchr(line, '\0', (size_t)len)) {
+            snprintf(err, errlen, "%s:%zu: a NUL byte in the row", path, lineno);
+            goto fail;
+        }
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        char *field[9];
+        int nf = 0;
+        for (char *s = line, *c; nf < 9; s = c + 1) {
+            field[nf++] = s;
+            if (!(c = strchr(s, ',')))
+                break;
+            *c = '\0';
+        }
+        if (nf != 8) {
+            snprintf(err, errlen, "%s:%zu: a row of %s fields, not 8 (%s)", path, lineno, nf > 8 ? "more than 8" : "fewer",
+                     SP_CSV_HEADER);
+            goto fail;
+        }
+        long long v[6];
+        double t[2];
+        int bad = -1;
+        const long long max[6] = {0x7fffffffLL, 0, 0x7fffffffLL, 0x7fffffffLL, 0x7fffffffLL, (long long)1 << 62};
+        for (int i = 0; i < 6 && bad < 0; i++)
+            if (i != 1 && whole(field[i], 0, max[i], &v[i]) != 0)
+                bad = i;
+        if (bad < 0 && !field[1][0])
+            bad = 1;
+        for (int i = 0; i < 2 && bad < 0; i++)
+            if (seconds(field[6 + i], &t[i]) != 0)
+                bad = 6 + i;
+        if (bad >= 0) {
+            snprintf(err, errlen, "%s:%zu: %s is '%.60s', not %s", path, lineno, names[bad], field[bad],
+                     bad == 1 ? "a phase name" : bad >= 6 ? "a non-negative number of seconds" : "a non-negative integer");
+            goto fail;
+        }
+        if (t[1] < t[0]) {
+            snprintf(err, errlen, "%s:%zu: t_done %s comes before t_post %s", path, lineno, field[7], field[6]);
+            goto fail;
+        }
+        if (out->n == evcap) {
+            evcap = evcap ? evcap * 2 : 1024;
+            sp_msg_event *ne = realloc(out->ev, evcap * sizeof *ne);
+            if (!ne)
+                goto oom;
+            out->ev = ne;
+        }
+        int ph = phase_index(out, field[1]);
+        if (ph < 0)
+            goto oom;
+        out->ev[out->n++] = (sp_msg_event){(int)v[0], ph, (int)v[2], (int)v[3], (int)v[4], (uint64_t)v[5], t[0], t[1]};
+    }
+    if (ferror(f)) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    free(line);
+    fclose(f);
+    return 0;
+oom:
+    snprintf(err, errlen, "out of memory reading %s", path);
+fail:
+    free(line);
+    fclose(f);
+    sp_msg_list_free(out);
+    return -1;
+}
+
+/* ---- summary.json ---------------------------------------------------------------- */
+
+/* a run's summary.json: NULL and no message when there is none; NULL with
+ * a message when it is not JSON or an iteration lacks its time */
+static cJSON *load_summary(const char *dir, char *err, size_t errlen)
 {
     char path[2048];
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    return sp_json_file(path);
+    struct stat st;
+    if (stat(path, &st) != 0 && errno == ENOENT)
+        return NULL;
+    cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
+    if (!j)
+        return NULL;
+    const cJSON *its = cJSON_GetObjectItemCaseSensitive(j, SPK_ITERATIONS), *it;
+    int i = 0;
+    if (!cJSON_IsObject(j) || !cJSON_IsArray(its)) {
+        snprintf(err, errlen, "%s is not a sparsim summary (no %s)", path, SPK_ITERATIONS);
+        cJSON_Delete(j);
+        return NULL;
+    }
+    cJSON_ArrayForEach(it, its)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(it, SPK_TIME);
+        if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || t->valuedouble < 0) {
+            snprintf(err, errlen, "%s: iteration %d has no %s (a non-negative number)", path, i, SPK_TIME);
+            cJSON_Delete(j);
+            return NULL;
+        }
+        i++;
+    }
+    return j;
 }
 
-static void compare_times(const char *a, const char *b)
+static void compare_times(const char *a, const char *b, cJSON *ja, cJSON *jb)
 {
-    cJSON *ja = load_summary(a), *jb = load_summary(b);
     if (!ja || !jb) {
         printf("times: no summary.json in %s\n", !ja ? a : b);
-        cJSON_Delete(ja);
-        cJSON_Delete(jb);
         return;
     }
     cJSON *ia = cJSON_GetObjectItem(ja, SPK_ITERATIONS), *ib = cJSON_GetObjectItem(jb, SPK_ITERATIONS);
@@ -87,23 +250,24 @@ static void compare_times(const char *a, const char *b)
     cJSON *pa = cJSON_GetObjectItem(ja, SPK_PHASES), *nm;
     cJSON_ArrayForEach(nm, pa)
     {
+        if (!cJSON_IsString(nm))
+            continue;
         double ta = 0, tb = 0;
         int found = 0;
         for (int it = 0; it < n; it++) {
             cJSON *xa = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ia, it), SPK_PHASES), nm->valuestring);
             cJSON *xb = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ib, it), SPK_PHASES), nm->valuestring);
-            if (xa)
-                ta += sp_json_num(xa, SPK_TIME, NULL) / n;
-            if (xb) {
-                tb += sp_json_num(xb, SPK_TIME, NULL) / n;
+            double va = sp_json_num(xa, SPK_TIME, NULL), vb = sp_json_num(xb, SPK_TIME, NULL);
+            if (xa && va >= 0)
+                ta += va / n;
+            if (xb && vb >= 0) {
+                tb += vb / n;
                 found = 1;
             }
         }
         if (found)
             printf("  phase %-12.12s %14.6g %14.6g %8.3f\n", nm->valuestring, ta, tb, tb > 0 ? ta / tb : 0.0);
     }
-    cJSON_Delete(ja);
-    cJSON_Delete(jb);
 }
 
 int sp_compare(const char *run_a, const char *run_b, char *err, size_t errlen)
@@ -111,20 +275,25 @@ int sp_compare(const char *run_a, const char *run_b, char *err, size_t errlen)
     sp_msg_list la, lb;
     char path[2048];
     snprintf(path, sizeof path, "%s/messages.csv", run_a);
-    if (sp_csv_read(path, &la, err, errlen) != 0)
+    if (read_messages(path, &la, err, errlen) != 0)
         return 2;
     snprintf(path, sizeof path, "%s/messages.csv", run_b);
-    if (sp_csv_read(path, &lb, err, errlen) != 0) {
+    if (read_messages(path, &lb, err, errlen) != 0) {
         sp_msg_list_free(&la);
         return 2;
     }
-    ref *ra = canonical(&la), *rb = canonical(&lb);
-    if (!ra || !rb) {
+    err[0] = '\0';
+    cJSON *ja = load_summary(run_a, err, errlen), *jb = err[0] ? NULL : load_summary(run_b, err, errlen);
+    ref *ra = err[0] ? NULL : canonical(&la), *rb = err[0] ? NULL : canonical(&lb);
+    if (err[0] || !ra || !rb) {
+        if (!err[0])
+            snprintf(err, errlen, "out of memory comparing the message lists");
         free(ra);
         free(rb);
+        cJSON_Delete(ja);
+        cJSON_Delete(jb);
         sp_msg_list_free(&la);
         sp_msg_list_free(&lb);
-        snprintf(err, errlen, "out of memory comparing the message lists");
         return 2;
     }
     size_t n = la.n < lb.n ? la.n : lb.n, diff = (size_t)-1;
@@ -144,9 +313,11 @@ int sp_compare(const char *run_a, const char *run_b, char *err, size_t errlen)
     } else {
         printf("message lists: A has %zu messages, B %zu; the first %zu agree\n", la.n, lb.n, n);
     }
-    compare_times(run_a, run_b);
+    compare_times(run_a, run_b, ja, jb);
     free(ra);
     free(rb);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
     sp_msg_list_free(&la);
     sp_msg_list_free(&lb);
     return same ? 0 : 1;
