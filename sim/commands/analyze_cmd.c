@@ -10,9 +10,12 @@ static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-
 
 int sp_cmd_analyze(int argc, char **argv)
 {
-    if (argc != 1 || is_help(argv[0])) {
-        FILE *o = argc == 1 ? stdout : stderr;
-        fprintf(o, "usage: sparsim analyze DIR_OR_CSV\n"
+    if (argc != 1) {
+        sp_opts_print_error("usage: sparsim analyze DIR_OR_CSV (sparsim analyze --help says more)");
+        return 2;
+    }
+    if (is_help(argv[0])) {
+        fprintf(stdout, "usage: sparsim analyze DIR_OR_CSV\n"
                    "  DIR: a run folder (sparsim run --out), every summary.json two levels below it\n"
                    "  CSV: a sweep CSV (sparsim sweep --out)\n"
                    "For each run: volume per iteration as the bounds count it (per phase the\n"
@@ -20,13 +23,16 @@ int sp_cmd_analyze(int argc, char **argv)
                    "closed-form bound and the lower bound of its class, in words (4 bytes) with\n"
                    "bytes beside; time per iteration against the alpha-beta prediction from the\n"
                    "platform's route latency and bandwidth.  Formulas and papers are listed below\n"
-                   "the table.\n");
-        return argc == 1 ? 0 : 2;
+                   "the table.\n"
+                   "Exit status: 0, or 2 with one line for input that is not a run folder or a sweep\n"
+                   "CSV (malformed rows, fields that are not numbers or are negative, a summary.json\n"
+                   "that is not JSON).\n");
+        return 0;
     }
     char err[600] = "";
     int rc = sp_analyze(argv[0], err, sizeof err);
     if (rc != 0)
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
     return rc;
 }
 
@@ -34,15 +40,19 @@ int sp_cmd_compare(int argc, char **argv)
 {
     if (argc != 2) {
         int help = argc == 1 && is_help(argv[0]);
-        fprintf(help ? stdout : stderr,
+        if (!help) {
+            sp_opts_print_error("usage: sparsim compare RUN_A RUN_B (sparsim compare --help says more)");
+            return 2;
+        }
+        fprintf(stdout,
                 "usage: sparsim compare RUN_A RUN_B   (two --out folders, from any backends)\n"
                 "Compares the message lists (iter, phase, src, dst, tag, bytes) and the times per\n"
                 "iteration and phase.  Exit status: 0 the lists match, 1 they differ, 2 bad input.\n");
-        return help ? 0 : 2;
+        return 0;
     }
     char err[600] = "";
     int rc = sp_compare(argv[0], argv[1], err, sizeof err);
     if (rc == 2)
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
     return rc;
 }

@@ -4,8 +4,9 @@
  *   sparsim list              algorithms, platforms and device profiles
  *   sparsim platform NAME     a built-in platform as SimGrid XML
  *
- * Commands return the exit status and only main exits: 0 success, 1 a failed
- * run, 2 bad input, each failure with one line on stderr.
+ * Commands return the exit status and only main exits: 0 when everything
+ * asked was done and written, 1 a failed run, 2 bad input, each failure with
+ * one line on stderr (README.md, "Reliability", states the whole contract).
  */
 #include "cli.h"
 #include "../../algorithms/algorithm.h"
@@ -45,7 +46,7 @@ static int cmd_platform(int argc, char **argv)
     char err[300] = "";
     if (argc == 3 && strcmp(argv[1], "--ranks") == 0) {
         if (sp_plan_set(&p, "ranks", argv[2], err, sizeof err) != 0) {
-            fprintf(stderr, "sparsim: %s\n", err);
+            sp_opts_print_error(err);
             return 2;
         }
     } else if (argc != 1) {
@@ -53,11 +54,14 @@ static int cmd_platform(int argc, char **argv)
         return 2;
     }
     if (!sp_platform_is_builtin(argv[0])) {
-        fprintf(stderr, "sparsim: unknown built-in platform '%s' (known: 1gbe, daint)\n", argv[0]);
+        char msg[300], shown[160];
+        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, daint)",
+                 sp_opts_printable(argv[0], shown, sizeof shown));
+        sp_opts_print_error(msg);
         return 2;
     }
     if (sp_platform_write_builtin(argv[0], p.ranks, stdout, err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
         return 2;
     }
     return 0;
@@ -86,8 +90,9 @@ static int cmd_list(void)
 int main(int argc, char **argv)
 {
     sp_part_cleanup_on_signals(); /* an interrupted run leaves no NAME.part behind */
-    if (argc < 2) {
-        usage(stderr);
+    if (argc < 2) { /* bad input is one line, as everywhere */
+        sp_opts_print_error("no command given (run, sweep, crossover, analyze, compare, workload-stats, profile, list, "
+                            "platform; sparsim --help says more)");
         return 2;
     }
     if (strcmp(argv[1], "run") == 0)
@@ -116,7 +121,9 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "sparsim: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    char msg[300], shown[160];
+    snprintf(msg, sizeof msg, "unknown command '%s' (sparsim --help lists them)",
+             sp_opts_printable(argv[1], shown, sizeof shown));
+    sp_opts_print_error(msg);
     return 2;
 }
