@@ -430,6 +430,26 @@ static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, char *e
     return -1;
 }
 
+/* A gradient file is bad input when any value the run will read is not
+ * finite: every one is read once before the run (one pass over the used
+ * part of the trace), so that the run does not fail halfway through.  -1
+ * with the reader's message naming the iteration, rank and index. */
+static int check_trace(sp_runstate *rs, char *err, size_t errlen)
+{
+    const sp_plan *plan = &rs->plan;
+    float *g = malloc((plan->n ? plan->n : 1) * sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory checking %s", plan->grad_file);
+        return -1;
+    }
+    int rc = 0;
+    for (int it = 0; it < plan->settle + plan->iters && rc == 0; it++)
+        for (int r = 0; r < plan->ranks && rc == 0; r++)
+            rc = rs->source->fill(rs->source, it, r, g, 0, err, errlen);
+    free(g);
+    return rc ? -1 : 0;
+}
+
 int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
@@ -512,6 +532,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
                      : "");
         goto out;
     }
+    if (rs->source && check_trace(rs, err, errlen) != 0)
+        goto out;
     int exact = mode == SP_PAYLOAD_EXACT;
     plan->payload = mode; /* what the run does, as summary.json says */
     if (!rs->source && (exact || plan->dump_grads[0])) {
