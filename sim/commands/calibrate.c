@@ -4,6 +4,10 @@
  * Point-to-point latency and bandwidth between ranks 0 and 1 (one way, and
  * both ways at once), and the local kernels timed while every rank runs them
  * at once, as ranks of an allreduce do.  topologies/ writes the files.
+ *
+ * As in `run`, the ranks agree on how each stands at every point where one
+ * could fail alone, and every wait is watched (--watchdog): the job ends
+ * with one line, never hangs.
  */
 #include "cli.h"
 #include "mpi_cmd.h"
@@ -17,9 +21,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the job's side of the MPI backend (sim/shim/mpi.c) */
+int sp_mpi_job_start(double watchdog, int rc, const char *err, char *msg, size_t msglen);
+int sp_mpi_agree(int rc, const char *err, const char *where, int patient, char *msg, size_t msglen);
+void sp_mpi_watch(const char *where);
+void sp_mpi_progress(void);
+
 typedef struct {
     char out[1024];
     int hosts;
+    double watchdog;
     unsigned char given[4];
 } calibrate_opts;
 
@@ -29,13 +40,24 @@ static const sp_opt calibrate_rows[] = {
     {"out", SP_OT_STRING, C(out), 0, 0, "calibration", NULL, 0, "DIR", NULL, "where the files go", NULL, NULL},
     {"hosts", SP_OT_INT, C(hosts), 2, SP_MAX_RANKS, "64", NULL, 0, "N", NULL, "hosts of the platform written", NULL,
      NULL},
+    {"watchdog", SP_OT_DOUBLE, C(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN, "S", "a positive number of seconds",
+     "end the job when a wait makes no progress for S seconds", NULL, NULL},
 };
+
+/* a blocking barrier under the watchdog */
+static void barrier(const char *where)
+{
+    sp_mpi_watch(where);
+    MPI_Barrier(MPI_COMM_WORLD);
+    sp_mpi_watch(NULL);
+}
 
 
 static double pingpong(int peer, int me, size_t bytes, int reps, char *buf)
 {
     double best = 1e30;
-    for (int i = 0; i < reps; i++) {
+    sp_mpi_watch("the ping-pong of calibration");
+    for (int i = 0; i < reps; i++, sp_mpi_progress()) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
         if (me == 0) {
@@ -50,16 +72,8 @@ static double pingpong(int peer, int me, size_t bytes, int reps, char *buf)
             best = t;
     }
     MPI_Bcast(&best, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    sp_mpi_watch(NULL);
     return best;
-}
-
-/* 1 on every rank if `ok` holds on every rank: a rank must not leave a
- * collective sequence that the others go on with */
-static int all_ranks_ok(int ok)
-{
-    int all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return all;
 }
 
 /* both ranks send `bytes` to each other at once: the time of one exchange
@@ -67,7 +81,8 @@ static int all_ranks_ok(int ok)
 static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, char *rbuf)
 {
     double best = 1e30;
-    for (int i = 0; i < reps; i++) {
+    sp_mpi_watch("the exchange of calibration");
+    for (int i = 0; i < reps; i++, sp_mpi_progress()) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime();
         if (me == 0 || me == peer)
@@ -79,10 +94,24 @@ static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, cha
         if (worst < best)
             best = worst;
     }
+    sp_mpi_watch(NULL);
     return best;
 }
 
 static double now(void) { return MPI_Wtime(); }
+
+/* closes a file written (f may be NULL); 1 with a message in err (unless
+ * err is NULL) if it was not written whole */
+static int closed_badly(FILE *f, int bad, const char *path, char *err, size_t errlen)
+{
+    if (f && fclose(f) != 0)
+        bad = 1;
+    if (bad && err)
+        snprintf(err, errlen, "cannot write %.500s", path);
+    return bad;
+}
+
+#define KERNELS "the kernels of calibration"
 
 int sp_mpi_calibrate(int argc, char **argv)
 {
@@ -105,9 +134,16 @@ int sp_mpi_calibrate(int argc, char **argv)
             }
             return 0;
         }
-    char err[600] = "";
-    if (sp_opts_parse_argv(&table, &o, o.given, argc, argv, NULL, NULL, err, sizeof err) != 0)
-        return sp_mpi_say(2, "sparsim-mpi: calibrate: %s\n", err);
+    char err[600] = "", msg[700];
+    int rc = 0;
+    if (sp_opts_parse_argv(&table, &o, o.given, argc, argv, NULL, NULL, err, sizeof err) != 0) {
+        char e2[sizeof err];
+        snprintf(e2, sizeof e2, "%s", err);
+        snprintf(err, sizeof err, "calibrate: %.580s", e2);
+        rc = 2;
+    }
+    if ((rc = sp_mpi_job_start(o.watchdog, rc, err, msg, sizeof msg)) != 0)
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
     const char *out = o.out;
     int hosts = o.hosts;
     int me, size;
@@ -115,14 +151,16 @@ int sp_mpi_calibrate(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
         return sp_mpi_say(2, "sparsim-mpi: calibrate needs at least 2 processes (mpirun -np 2)%s\n", "");
-    if (!all_ranks_ok(me != 0 || sp_mkdirs(out, err, sizeof err) == 0))
-        return sp_mpi_say(2, "sparsim-mpi: %s\n", err);
+    rc = me == 0 && sp_mkdirs(out, err, sizeof err) != 0 ? 2 : 0;
+    if ((rc = sp_mpi_agree(rc, err, "the start of the calibration", 0, msg, sizeof msg)) != 0)
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
     size_t maxb = 16u << 20;
     char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
-    if (!all_ranks_ok(buf && buf2)) {
+    rc = buf && buf2 ? 0 : 1;
+    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the start of the calibration", 0, msg, sizeof msg))) {
         free(buf);
         free(buf2);
-        return sp_mpi_say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
     }
     double sizes[13], times[13], xtimes[13];
     int ns = 0;
@@ -154,11 +192,12 @@ int sp_mpi_calibrate(int argc, char **argv)
     uint64_t n = 1u << 24, m = 1u << 20;
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
     sp_pair *pairs = malloc(m * sizeof *pairs);
-    if (!all_ranks_ok(x && y && pairs)) {
+    rc = x && y && pairs ? 0 : 1;
+    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the kernels of calibration", 0, msg, sizeof msg))) {
         free(x);
         free(y);
         free(pairs);
-        return sp_mpi_say(1, "sparsim-mpi: calibrate: out of memory%s\n", "");
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
     }
     unsigned seed = 1;
     for (uint64_t i = 0; i < n; i++) {
@@ -166,17 +205,17 @@ int sp_mpi_calibrate(int argc, char **argv)
         y[i] = x[i];
     }
     double tk[4];
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier(KERNELS);
     double t = now();
     for (uint64_t i = 0; i < n; i++)
         y[i] += x[i];
     tk[0] = now() - t;
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier(KERNELS);
     t = now();
     uint64_t cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
     tk[1] = now() - t;
     uint64_t nk = 1u << 22;
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier(KERNELS);
     t = now();
     sp_topk_exact(x, nk, nk / 100, pairs);
     tk[2] = now() - t;
@@ -184,15 +223,17 @@ int sp_mpi_calibrate(int argc, char **argv)
         pairs[i].idx = (int32_t)(rand_r(&seed) % n);
         pairs[i].val = 1.0f;
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    barrier(KERNELS);
     t = now();
     for (uint64_t i = 0; i < m; i++)
         y[pairs[i].idx] += pairs[i].val;
     tk[3] = now() - t;
     double tmax[4];
+    sp_mpi_watch(KERNELS);
     MPI_Allreduce(tk, tmax, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    sp_mpi_watch(NULL);
     double t_sum = tmax[0], t_thr = tmax[1], t_topk = tmax[2], t_sc = tmax[3];
-    int rc = 0;
+    err[0] = '\0';
     if (me == 0) {
         double mem_bw = 12.0 * (double)n / t_sum;
         double topk_coeff = t_topk / ((double)nk * log2((double)nk));
@@ -202,20 +243,14 @@ int sp_mpi_calibrate(int argc, char **argv)
         char path[1100];
         snprintf(path, sizeof path, "%s/platform.xml", out);
         FILE *f = fopen(path, "w");
-        if (!f || sp_platform_write_calibrated(f, hosts, alpha, bw, xbw, limiter) != 0) {
-            fprintf(stderr, "sparsim-mpi: cannot write %s\n", path);
-            rc = 1;
-        }
-        if (f && fclose(f) != 0)
+        int bad = !f || sp_platform_write_calibrated(f, hosts, alpha, bw, xbw, limiter) != 0;
+        if (closed_badly(f, bad, path, err, sizeof err))
             rc = 1;
         snprintf(path, sizeof path, "%s/device.json", out);
         f = fopen(path, "w");
-        if (!f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate", 0,
-                                       mem_bw, topk_coeff, scatter_bw) != 0) {
-            fprintf(stderr, "sparsim-mpi: cannot write %s\n", path);
-            rc = 1;
-        }
-        if (f && fclose(f) != 0)
+        bad = !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate", 0,
+                                         mem_bw, topk_coeff, scatter_bw) != 0;
+        if (closed_badly(f, bad, path, rc ? NULL : err, sizeof err))
             rc = 1;
         snprintf(path, sizeof path, "%s/calibration.txt", out);
         f = fopen(path, "w");
@@ -231,15 +266,18 @@ int sp_mpi_calibrate(int argc, char **argv)
                     (unsigned long long)m, t_sc);
             fclose(f);
         }
-        printf("calibrated: latency %.3g s, bandwidth %.4g MB/s (%.4g MB/s each way both ways at once); memory "
-               "%.3g GB/s, top-k %.3g s per n log2 n\n"
-               "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
-               alpha, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
+        if (!rc)
+            printf("calibrated: latency %.3g s, bandwidth %.4g MB/s (%.4g MB/s each way both ways at once); memory "
+                   "%.3g GB/s, top-k %.3g s per n log2 n\n"
+                   "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
+                   alpha, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
     }
     free(x);
     free(y);
     free(pairs);
-    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return rc;
+    /* the others wait while rank 0 writes */
+    if ((rc = sp_mpi_agree(rc, err, "the writing of the calibration by rank 0", 1, msg, sizeof msg)) != 0)
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
+    return 0;
 }
 
