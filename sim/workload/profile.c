@@ -30,7 +30,7 @@
  * global parameters.  Fitted to the recorded traces of traces/
  * record_gradients.py (P = 8, iterations 50-81 and 200-231): `sparsim
  * profile --grad-file TRACE --match 6`, then traces/kind_table.py PROFILE
- * LAYERS --c FAMILY prints these rows (bench/README.md section 7 has the
+ * LAYERS --c FAMILY prints these rows (bench/README.md section 6 has the
  * commands and the fit against the traces). */
 typedef struct {
     const char *family, *kind;
