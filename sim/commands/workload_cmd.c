@@ -85,6 +85,17 @@ static int parse(const sp_opt_table *t, wl_opts *o, sp_plan *p, int argc, char *
     return rc;
 }
 
+/* both commands' defaults: their own table's, and P = 8 over 32 iterations
+ * of the generator (the recorded traces' size) */
+static void defaults(const sp_opt_table *t, wl_opts *o, sp_plan *p)
+{
+    memset(o, 0, sizeof *o);
+    sp_opts_defaults(t, o);
+    sp_plan_defaults(p);
+    p->ranks = 8;
+    p->iters = 32;
+}
+
 static int is_help(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
@@ -109,12 +120,8 @@ int sp_cmd_workload_stats(int argc, char **argv)
         return 0;
     }
     wl_opts o;
-    memset(&o, 0, sizeof o);
-    sp_opts_defaults(&t, &o);
     sp_plan p;
-    sp_plan_defaults(&p);
-    p.ranks = 8;
-    p.iters = 32;
+    defaults(&t, &o, &p);
     char err[1400] = "";
     sp_profile prof;
     int have_prof = 0, rc = 2;
@@ -199,12 +206,8 @@ int sp_cmd_profile(int argc, char **argv)
         return 0;
     }
     wl_opts o;
-    memset(&o, 0, sizeof o);
-    sp_opts_defaults(&t, &o);
     sp_plan p;
-    sp_plan_defaults(&p);
-    p.ranks = 8;
-    p.iters = 32;
+    defaults(&t, &o, &p);
     char err[1400] = "";
     sp_profile prof, fit;
     memset(&fit, 0, sizeof fit);
