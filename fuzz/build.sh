@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the fuzzing harnesses (libFuzzer, with AddressSanitizer and
+# UndefinedBehaviorSanitizer) into build-fuzz/ at the top of the tree, or the
+# folder in $1.
+# Needs clang and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev);
+# exits 77 when they are missing, so that callers can report a skip.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+out="${1:-$root/build-fuzz}"
+cc="${CC_FUZZ:-clang}"
+if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "fuzz/build.sh: no $cc: install clang and libclang-rt-14-dev to fuzz" >&2
+    exit 77
+fi
+mkdir -p "$out/obj"
+# does this compiler link libFuzzer?
+probe="$out/obj/probe"
+printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' \
+    >"$probe.c"
+if ! "$cc" -fsanitize=fuzzer "$probe.c" -o "$probe" 2>/dev/null; then
+    echo "fuzz/build.sh: $cc cannot link libFuzzer (-fsanitize=fuzzer): install libclang-rt-14-dev to fuzz" >&2
+    exit 77
+fi
+version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+       -DSPARSIM_VERSION="\"$version\"" -I/usr/include/cjson -w)
+# every source that needs neither SimGrid nor MPI; the commands' own files
+# that hold a reader are included by their harness (to reach its static
+# functions), those with main() are left out
+cd "$root"
+srcs=(algorithms/*.c traces/*.c analysis/*.c topologies/*.c sim/shim/shim.c sim/driver/*.c sim/workload/*.c
+      sim/commands/child_run.c sim/commands/summary_print.c sim/commands/run_cmd.c sim/commands/analyze_cmd.c
+      sim/commands/crossover.c sim/commands/workload_cmd.c)
+objs=()
+stale=()
+for s in "${srcs[@]}"; do
+    o="$out/obj/$(echo "$s" | tr / _).o"
+    if [ ! -e "$o" ] || [ "$s" -nt "$o" ] || [ "$here/build.sh" -nt "$o" ]; then
+        stale+=("$s")
+    fi
+    objs+=("$o")
+done
+# the stale ones, on every core
+export cc out
+[ ${#stale[@]} -eq 0 ] || printf '%s\0' "${stale[@]}" | xargs -0 -r -P "$(nproc)" -I{} bash -c \
+    'o="$out/obj/$(echo "$1" | tr / _).o"; "$cc" "${@:2}" -fsanitize=fuzzer-no-link -c "$1" -o "$o"' _ {} "${flags[@]}"
+for h in "$here"/fuzz_*.c; do
+    name=$(basename "$h" .c)
+    "$cc" "${flags[@]}" -fsanitize=fuzzer -I"$root" "$h" "$here/stub_backend.c" "${objs[@]}" \
+        -o "$out/$name" -lcjson -lgsl -lgslcblas -lm -lpthread
+done
+echo "$out"
