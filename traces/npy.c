@@ -335,25 +335,32 @@ int sp_npy_stream_open(sp_npy_stream *st, const char *path, int ndim, const uint
     if (sp_part_open(&st->pf, path, err, errlen) != 0)
         return -1;
     st->ok = fwrite(header, 1, (size_t)hl, st->pf.f) == (size_t)hl;
+    st->error = st->ok ? 0 : errno;
     return 0;
 }
 
 void sp_npy_stream_write(sp_npy_stream *st, const float *data, uint64_t count)
 {
-    if (st->ok && (st->written + count > st->count || fwrite(data, sizeof(float), count, st->pf.f) != count))
+    if (st->ok && st->written + count > st->count) {
         st->ok = 0;
+        st->error = EINVAL;
+    } else if (st->ok && fwrite(data, sizeof(float), count, st->pf.f) != count) {
+        st->ok = 0;
+        st->error = errno;
+    }
     st->written += count;
 }
 
 int sp_npy_stream_close(sp_npy_stream *st, int ok, char *err, size_t errlen)
 {
     char path[1100];
-    snprintf(path, sizeof path, "%s", st->pf.path ? st->pf.path : "");
+    snprintf(path, sizeof path, "%s", st->pf.part ? st->pf.part : "");
     int complete = st->ok && st->written == st->count;
     if (sp_part_close(&st->pf, ok && complete, err, errlen) != 0)
         return -1;
     if (ok && !complete) {
-        snprintf(err, errlen, "error writing %s", path);
+        snprintf(err, errlen, "error writing %s: %s", path,
+                 st->error ? strerror(st->error) : "fewer values than its shape says");
         return -1;
     }
     return 0;

@@ -40,6 +40,7 @@ typedef struct {
     sp_part_file pf;
     uint64_t count, written;
     int ok;
+    int error; /* errno of the first write that failed */
 } sp_npy_stream;
 int sp_npy_stream_open(sp_npy_stream *st, const char *path, int ndim, const uint64_t *shape, char *err,
                        size_t errlen);

@@ -124,7 +124,7 @@ int sp_opts_output_ok(const char *path, int folder, const char *what, char *err,
             }
             return probe_folder(dir, what, shown, err, errlen);
         }
-        if (errno != ENOENT) {
+        if (errno != ENOENT && errno != ENOTDIR) { /* ENOTDIR: a file above it, found next */
             char sd[400];
             snprintf(err, errlen, "%s: cannot use '%s': %s", what, sp_opts_printable(dir, sd, sizeof sd),
                      strerror(errno));
