@@ -56,12 +56,17 @@ def expand(args, work, corpus):
     return [a.replace("{W}", work).replace("{H}", corpus) for a in out]
 
 
-def run(sparsim, args, work, preexec=None, timeout=TIMEOUT):
+def run(sparsim, args, work, preexec=None, timeout=TIMEOUT, stdout_to=None):
     env = dict(os.environ)
     env["TMPDIR"] = os.path.join(work, "tmp")
-    p = subprocess.run([sparsim] + args, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                       timeout=timeout, preexec_fn=preexec or no_core)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    sink = open(stdout_to, "wb") if stdout_to else subprocess.PIPE
+    try:
+        p = subprocess.run([sparsim] + args, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                           stderr=subprocess.PIPE, timeout=timeout, preexec_fn=preexec or no_core)
+    finally:
+        if stdout_to:
+            sink.close()
+    return p.returncode, (p.stdout or b"").decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
 def files_under(root):
@@ -203,7 +208,7 @@ def run_case(sparsim, corpus, case, root):
             with open(os.path.join(work, rel), "rb") as f:
                 snapshot[rel] = f.read()
         before = files_under(work)
-        code, out, err = run(sparsim, expand(case["args"], work, corpus), work)
+        code, out, err = run(sparsim, expand(case["args"], work, corpus), work, stdout_to=case.get("stdout_to"))
         check_line(name, code, out, err, case["exit"], case.get("line"))
         if case.get("stdout") and not re.search(case["stdout"], out):
             fail(name, "stdout %r does not match %r" % (out, case["stdout"]))

@@ -187,6 +187,15 @@ int sp_cli_run_one(const sp_plan *p)
     char err[600] = "";
     sp_part_hold(); /* every output stays NAME.part until the run has succeeded */
     int rc = sp_run(p, &rep, err, sizeof err);
+    if (rc == 0 && !p->quiet) {
+        /* the summary is part of what was asked: a stdout that cannot take
+         * it fails the run before anything is published */
+        sp_cli_print_summary(p, &rep, "simgrid");
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            snprintf(err, sizeof err, "cannot write the summary on stdout: %s", strerror(errno));
+            rc = 1;
+        }
+    }
     if (rc == 0) {
         /* no signal between the check and the renames: all or nothing */
         sigset_t set, old;
@@ -208,8 +217,6 @@ int sp_cli_run_one(const sp_plan *p)
     }
     if (rc != 0)
         sp_opts_print_error(err);
-    else if (!p->quiet)
-        sp_cli_print_summary(p, &rep, "simgrid");
     sp_report_free(&rep);
     return rc;
 }

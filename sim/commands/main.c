@@ -14,6 +14,7 @@
 #include "../../topologies/platform.h"
 #include "../../traces/trace.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,23 @@ static int cmd_list(void)
     return 0;
 }
 
+static int run_command(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    int rc = run_command(argc, argv);
+    /* what a command printed is part of what it was asked: a stdout that
+     * could not take it (a full disk, a closed pipe) fails the command */
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "cannot write on stdout: %s", strerror(errno));
+        sp_opts_print_error(msg);
+        rc = 1;
+    }
+    return rc;
+}
+
+static int run_command(int argc, char **argv)
 {
     sp_part_cleanup_on_signals(); /* an interrupted run leaves no NAME.part behind */
     if (argc < 2) { /* bad input is one line, as everywhere */
