@@ -22,7 +22,7 @@
 #include <string.h>
 
 typedef struct {
-    int tau_prime, max_iters, model, bins, match;
+    int tau_prime, max_iters, model, bins, match, as_is;
     char json[1024], out[1024];
     unsigned char given[8];
 } wl_opts;
@@ -52,6 +52,10 @@ static const sp_opt profile_rows[] = {
     {"bins", SP_OT_INT, W(bins), 0, 1e6, "256", NULL, 0, "B", NULL,
      "fit layers larger than n/B in pieces of their own, where large entries may not spread evenly (0: whole "
      "layers)",
+     NULL, NULL},
+    {"as-is", SP_OT_BOOL, W(as_is), 0, 0, "false", NULL, 0, NULL, NULL,
+     "write the --workload profile itself (a built-in one, with its layer table and where its numbers come "
+     "from, or a file, scaled to --n when given) instead of fitting one",
      NULL, NULL},
 };
 
@@ -219,12 +223,22 @@ int sp_cmd_profile(int argc, char **argv)
         snprintf(err, sizeof err, "--out must name the profile to write");
         goto out;
     }
-    if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
-        goto out;
+    if (o.as_is) {
+        if (p.grad_file[0]) {
+            snprintf(err, sizeof err, "--as-is writes a workload's profile; a gradient file has none (fit one)");
+            goto out;
+        }
+        if (sp_plan_profile(&p, &fit, err, sizeof err) != 0)
+            goto out;
+    } else {
+        if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
+            goto out;
+        rc = 1;
+        if (sp_profile_fit(src, o.max_iters, p.density, o.bins, &fit, err, sizeof err) != 0)
+            goto out;
+    }
     rc = 1;
-    if (sp_profile_fit(src, o.max_iters, p.density, o.bins, &fit, err, sizeof err) != 0)
-        goto out;
-    if (o.match > 0) {
+    if (o.match > 0 && src) {
         sp_wstats target;
         int P = src->ranks < 8 ? src->ranks : 8;
         sp_wstats_opts so = {p.density, P, 32, o.max_iters};
