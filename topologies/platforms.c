@@ -36,6 +36,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* part_file.c: a temporary the signal handlers remove (trace.h, which
+ * declares the rest of that file, is shared by every backend) */
+void sp_part_track(const char *path);
+void sp_part_untrack(const char *path);
+
 #define DAINT_NODES_PER_ROUTER 4
 #define DAINT_ROUTERS_PER_CHASSIS 16
 #define DAINT_CHASSIS_PER_GROUP 6
@@ -755,6 +760,8 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
             tmpdir = "/tmp";
         snprintf(out->xml_path, sizeof out->xml_path, "%s/sparsim-platform-XXXXXX", tmpdir);
         int fd = mkstemp(out->xml_path);
+        if (fd >= 0)
+            sp_part_track(out->xml_path); /* a run ended by a signal leaves it no more than its outputs */
         if (fd < 0) {
             snprintf(err, errlen, "cannot create a temporary platform file in %s: %s", tmpdir, strerror(errno));
             return -1;
@@ -763,12 +770,15 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
         if (!f) {
             close(fd);
             unlink(out->xml_path);
+            sp_part_untrack(out->xml_path);
             snprintf(err, errlen, "cannot write the platform file: %s", strerror(errno));
             return -1;
         }
         out->generated = 1;
-        if (sp_platform_write_builtin(name, P, f, err, errlen) != 0 || fclose(f) != 0) {
+        int wrote = sp_platform_write_builtin(name, P, f, err, errlen) == 0;
+        if (fclose(f) != 0 || !wrote) {
             unlink(out->xml_path);
+            sp_part_untrack(out->xml_path);
             out->generated = 0;
             if (!err[0])
                 snprintf(err, errlen, "cannot write the platform file");
@@ -802,7 +812,9 @@ int sp_platform_write_calibrated(void *fp, int hosts, double alpha, double bw, d
 
 void sp_platform_release(sp_platform *p)
 {
-    if (p->generated)
+    if (p->generated) {
         unlink(p->xml_path);
+        sp_part_untrack(p->xml_path);
+    }
     p->generated = 0;
 }

@@ -35,10 +35,13 @@ static char *held_part[LIVE_MAX], *held_path[LIVE_MAX];
 static int holding;
 
 /* the declarations below are this file's additions to the part-file API
- * (trace.h declares the rest); child_run.c, their user, repeats them */
+ * (trace.h declares the rest); their users (child_run.c, platforms.c)
+ * repeat them */
 void sp_part_hold(void);
 int sp_part_publish(char *err, size_t errlen);
 void sp_part_discard(void);
+void sp_part_track(const char *path);
+void sp_part_untrack(const char *path);
 
 static int live_add(char *part)
 {
@@ -170,6 +173,32 @@ int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen)
     free(pf->part);
     memset(pf, 0, sizeof *pf);
     return rc;
+}
+
+/* another temporary the signal handlers remove (a generated platform file),
+ * kept by name until untracked */
+static char *tracked[4];
+
+void sp_part_track(const char *path)
+{
+    for (int i = 0; i < 4; i++)
+        if (!tracked[i]) {
+            if ((tracked[i] = strdup(path)) && live_add(tracked[i]) != 0) {
+                free(tracked[i]);
+                tracked[i] = NULL;
+            }
+            return;
+        }
+}
+
+void sp_part_untrack(const char *path)
+{
+    for (int i = 0; i < 4; i++)
+        if (tracked[i] && strcmp(tracked[i], path) == 0) {
+            live_drop(tracked[i]);
+            free(tracked[i]);
+            tracked[i] = NULL;
+        }
 }
 
 void sp_part_hold(void) { holding = 1; }
