@@ -163,6 +163,9 @@ try:
     check(r.returncode != 0, "an unmatched receive should end the job")
     check("can never be matched" in r.stderr and r.stderr.count("sparsim-mpi:") == 1,
           "unmatched receive: stderr is %r" % r.stderr)
+    # the line names the rank that waited, where, and for whom
+    check("rank 0 waited" in r.stderr and "phase unmatched of iteration 0" in r.stderr and
+          "for a message from rank 2, tag 9999" in r.stderr, "unmatched receive: the line says %r" % r.stderr)
     check(not os.path.exists(os.path.join(out, "summary.json")) and
           not os.path.exists(os.path.join(out, "messages.csv")), "the hung run left complete-looking outputs")
     left = [f for f in os.listdir(out) if f.endswith(".part")] if os.path.isdir(out) else []

@@ -523,6 +523,13 @@ static void on_quiet(int sig, siginfo_t *si, void *uc)
         ours = si->si_code == SI_QUEUE && J.roster[r].pid == si->si_pid;
     if (ours) {
         J.quiet = 1;
+        /* nothing more from this rank: not even the MPI library's complaints
+         * about peers that go away as the job ends */
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            close(fd);
+        }
         return;
     }
     signal(sig, SIG_DFL); /* not from this job: as if nobody had caught it */
@@ -587,7 +594,8 @@ static void wait_begin(int kind, const char *where, int iter, int patient, int p
     J.iter = iter;
     J.patient = patient;
     J.pollable = pollable;
-    J.done++; /* a wait starts: the next tick begins its count afresh */
+    J.expired = 0; /* what the watchdog found of an earlier wait, which has ended */
+    J.done++;      /* a wait starts: the next tick begins its count afresh */
     J.waiting = 1;
 }
 
