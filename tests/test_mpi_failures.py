@@ -2,9 +2,10 @@
 """sparsim-mpi never hangs: every failure ends the whole job with one line (run by ctest).
 
 Each case runs a real job under mpirun --oversubscribe (4 processes) and hurts it in one
-way: bad input that only one rank sees, a file only one rank cannot read, a value that
-fails one rank between iterations, rank 0 unable to write its outputs, a rank stopped
-with SIGSTOP (mid-run, while settling, inside MPI_Init), a rank killed with SIGKILL.
+way: bad input that only one rank sees, a file only one rank cannot read, a non-finite
+value in a gradient file, a failure in the middle of an iteration, rank 0 unable to write
+its outputs, ranks given different iteration counts, a rank stopped with SIGSTOP (mid-run,
+while settling, inside MPI_Init), a rank killed with SIGKILL.
 Every case must end the job in time, with the exit status of the contract, exactly one
 line on stderr that names the rank and what happened, no complete-looking outputs, and
 no process of the job left behind.
@@ -153,7 +154,7 @@ try:
     check(took < 30 and not left, "unreadable file on rank 1: took %.1f s, left %s" % (took, left))
     no_outputs("unreadable file on rank 1", out)
 
-    # a value that fails rank 2 alone in iteration 1, before the synchronisation: every rank stops there
+    # a non-finite value of rank 2 in iteration 1: bad input, found by every rank before the run
     bad = g.copy()
     bad[1, 2, 17] = np.nan
     bf = os.path.join(tmp, "nan.npy")
@@ -161,10 +162,21 @@ try:
     out = os.path.join(tmp, "nan")
     j = Job((4, run_args(out, W, "--grad-file", bf)))
     rc, _, err, took, left = j.finish(45)
-    check(rc == 1, "NaN on rank 2: exit status %r, expected 1" % rc)
+    check(rc == 2, "NaN on rank 2: exit status %r, expected 2" % rc)
     one_line("NaN on rank 2", err, "rank 2", "iteration 1", "non-finite")
     check(took < 30 and not left, "NaN on rank 2: took %.1f s, left %s" % (took, left))
     no_outputs("NaN on rank 2", out)
+
+    # a failure in the middle of an iteration (a message larger than MPI's int count), on both ranks at
+    # once: the job ends at once, with one line
+    out = os.path.join(tmp, "huge")
+    j = Job((2, ["run", "--algo", "ring", "--ranks", "2", "--n", "1200000000", "--payload", "size", "--out", out,
+                 "--watchdog", str(W), "--quiet"]))
+    rc, _, err, took, left = j.finish(45)
+    check(rc == 1, "a message too large: exit status %r, expected 1" % rc)
+    one_line("a message too large", err, "rank ", "int count")
+    check(took < 30 and not left, "a message too large: took %.1f s, left %s" % (took, left))
+    no_outputs("a message too large", out)
 
     # rank 0 cannot write its outputs after the first of two algorithms (the others wait for it)
     out = os.path.join(tmp, "nodump")
@@ -183,8 +195,19 @@ try:
     one_line("calibrate, bad value on rank 1", err, "rank 1", "--hosts")
     check(took < 30 and not left, "calibrate, bad value on rank 1: took %.1f s, left %s" % (took, left))
 
-    # --- a rank stopped or killed: the others end the job within the watchdog period ---
+    # --- a rank stopped, killed or out of step: the others end the job within the watchdog period ---
     W = 5
+
+    # rank 3 runs one iteration, the others three: they wait for its messages that never come
+    name = "rank 3 out of step"
+    out = os.path.join(tmp, "steps")
+    j = Job((3, run_args(out, W, "--n", "100000", "--iters", "3")), (1, run_args(out, W, "--n", "100000", "--iters",
+                                                                                   "1")))
+    rc, _, err, took, left = j.finish(W + 30)
+    check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
+    one_line(name, err, "without progress", "rank 3")
+    check(took < W + 5 and not left, "%s: took %.1f s, left %s" % (name, took, left))
+    no_outputs(name, out)
     long_run = ["--n", "1000000", "--iters", "100000", "--payload", "exact", "--no-csv", "--no-trace"]
     for victim in (2, 0):
         name = "SIGSTOP on rank %d mid-run" % victim
