@@ -24,7 +24,7 @@ if ! "$cc" -fsanitize=fuzzer "$probe.c" -o "$probe" 2>/dev/null; then
 fi
 version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
-       -DSPARSIM_VERSION="\"$version\"" -I/usr/include/cjson -w)
+       -DSPARSIM_VERSION="\"$version\"" -I/usr/include/cjson -Werror=implicit-function-declaration -Werror=int-conversion)
 # every source that needs neither SimGrid nor MPI; the commands' own files
 # that hold a reader are included by their harness (to reach its static
 # functions), those with main() are left out

@@ -3,6 +3,8 @@
 #ifndef SPARSIM_FUZZ_INPUT_H
 #define SPARSIM_FUZZ_INPUT_H
 
+#define _GNU_SOURCE /* nftw, mkdtemp */
+#include <ftw.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,19 +13,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* this process's folder (made on first use, in /dev/shm when there is one) */
+static char fuzz_dir_path[256];
+
+static int fuzz_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* the folder and everything the harness wrote in it */
+static void fuzz_dir_remove(void)
+{
+    if (fuzz_dir_path[0])
+        nftw(fuzz_dir_path, fuzz_remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* this process's folder, made on first use in $FUZZ_TMP (the runners give
+ * their build folder's), else /dev/shm or $TMPDIR; removed at exit */
 static const char *fuzz_dir(void)
 {
-    static char dir[256];
-    if (!dir[0]) {
-        const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/sparsim-fuzz-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(dir)) {
+    if (!fuzz_dir_path[0]) {
+        const char *base = getenv("FUZZ_TMP");
+        if (!base || !*base)
+            base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+        snprintf(fuzz_dir_path, sizeof fuzz_dir_path, "%s/sparsim-fuzz-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(fuzz_dir_path)) {
             perror("fuzz: mkdtemp");
             abort();
         }
+        atexit(fuzz_dir_remove);
     }
-    return dir;
+    return fuzz_dir_path;
 }
 
 /* writes bytes to NAME in the folder (a subfolder in NAME is made); its path */

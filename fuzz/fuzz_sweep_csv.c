@@ -2,6 +2,7 @@
  * sweep --resume` (which rows are done, what a repair keeps) and `sparsim
  * analyze` (the table).  The sweep's file is included to reach its reader. */
 #include "fuzz_input.h"
+#include "analysis/analyze.h"
 #include "sim/commands/sweep.c"
 
 /* the sweep a resumed CSV must belong to (the seeds were written by it:

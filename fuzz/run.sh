@@ -27,6 +27,9 @@ elif [ $rc -ne 0 ]; then
     exit 1
 fi
 
+# the harnesses' input files (a crash leaves its folder behind: here, not in /tmp)
+export FUZZ_TMP="$out/tmp"
+mkdir -p "$FUZZ_TMP"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # known defects awaiting their owners (regressions/open/README.md): their
