@@ -115,10 +115,14 @@ int sp_cli_run_and_read(const sp_plan *p, cJSON **summary, double *rss)
     int rc = sp_cli_run_in_child_rss(p, rss);
     if (rc != 0)
         return rc;
-    char path[1200];
+    char path[1200], err[1400];
     snprintf(path, sizeof path, "%s/summary.json", p->out);
-    *summary = sp_json_file(path);
-    return *summary ? 0 : 1;
+    *summary = sp_json_file_checked(path, (size_t)1 << 30, err, sizeof err);
+    if (!*summary) {
+        sp_opts_print_error(err);
+        return 1;
+    }
+    return 0;
 }
 
 void sp_cli_remove_run_dir(const char *dir)
