@@ -407,6 +407,17 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         if (!a)
             return unknown_algorithm(names[i], err, errlen);
         any_sparse |= a->sparse;
+        /* every algorithm of a list, before the first one runs */
+        if (p->payload == SP_PAYLOAD_SIZE && !a->size_only_ok) {
+            snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "
+                                  "use --payload model",
+                     a->name);
+            return -1;
+        }
+        if (p->payload == SP_PAYLOAD_MODEL && !a->model_ok) {
+            snprintf(err, errlen, "%s cannot run on a model workload; use --payload exact", a->name);
+            return -1;
+        }
     }
     if (!sp_device_find(p->device) && !sp_device_load(p->device, err, errlen))
         return -1;

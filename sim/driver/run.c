@@ -488,7 +488,9 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     int mode = plan->payload;
     if (mode == SP_PAYLOAD_AUTO && plan->at_given) /* skipped iterations: the model's state between them */
         mode = algo->model_ok ? SP_PAYLOAD_MODEL : SP_PAYLOAD_SIZE;
-    int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || need <= limit);
+    /* a real-MPI process holds one rank of the P */
+    double share = strcmp(sp_backend_name(), "simgrid") != 0 ? 1.0 / P : 1.0;
+    int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || RUN_BASE_BYTES + (need - RUN_BASE_BYTES) * share <= limit);
     if (mode == SP_PAYLOAD_AUTO)
         mode = fits || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
                : algo->model_ok                                   ? SP_PAYLOAD_MODEL
@@ -512,7 +514,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         goto out;
     }
     /* every mode, before anything is allocated: refused when it cannot fit */
-    double mine = memory_needed(plan, algo, k, mode);
+    double mine = RUN_BASE_BYTES + (memory_needed(plan, algo, k, mode) - RUN_BASE_BYTES) * share;
     if (limit >= 0 && mine > limit) {
         char a[32], b[32], asked[64];
         const char *names[] = {"auto", "exact", "size", "model"};
