@@ -41,11 +41,11 @@ cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_
             cap *= 2;
         }
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     fclose(f);
     if (bad) {
         free(buf);
-        snprintf(err, errlen, "cannot read %s", path);
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return NULL;
     }
     buf[len] = '\0';
