@@ -6,7 +6,11 @@
  * break the nesting Perfetto requires on a thread track.  Timestamps are in
  * microseconds as the format wants, printed with nanosecond resolution.
  * Message events are capped (--trace-msgs) because browsers choke on traces
- * of millions of events; phase spans are always written.
+ * of millions of events; phase spans are always written.  A disturbed run
+ * adds its disturbances as complete events of category "disturbance" on the
+ * rank's track (a straggler's compute, the detours that held it), within the
+ * rank's phase spans; other jobs' flows are async slices of a second process,
+ * "background traffic".
  */
 #include "trace.h"
 
@@ -19,6 +23,8 @@ struct sp_chrome_writer {
     const char *const *phases;
     uint64_t max_msgs, nmsgs, dropped;
     int first;
+    int background; /* the background traffic's track is named */
+    uint64_t nflows;
 };
 
 static void sep(sp_chrome_writer *w)
@@ -28,16 +34,30 @@ static void sep(sp_chrome_writer *w)
     w->first = 0;
 }
 
+static long long to_ns(double seconds) { return (long long)(seconds * 1e9 + (seconds >= 0 ? 0.5 : -0.5)); }
+
 /* microseconds with 3 decimals (= nanoseconds), no locale surprises */
-static void put_us(FILE *f, double seconds)
+static void put_ns(FILE *f, long long ns)
 {
-    long long ns = (long long)(seconds * 1e9 + (seconds >= 0 ? 0.5 : -0.5));
     long long us = ns / 1000, rem = ns % 1000;
     if (rem < 0) {
         rem += 1000;
         us -= 1;
     }
     fprintf(f, "%lld.%03lld", us, rem);
+}
+
+static void put_us(FILE *f, double seconds) { put_ns(f, to_ns(seconds)); }
+
+/* a complete slice [t0, t1]: its start and its end are rounded, so that a
+ * slice within another stays within it on the nanosecond grid */
+static void put_span(FILE *f, double t0, double t1)
+{
+    long long a = to_ns(t0), b = to_ns(t1);
+    fputs(",\"ts\":", f);
+    put_ns(f, a);
+    fputs(",\"dur\":", f);
+    put_ns(f, b - a);
 }
 
 sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const *phase_names,
@@ -75,12 +95,45 @@ void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e)
     if (!(e->t1 > e->t0))
         return; /* a phase a rank passed through without spending time */
     sep(w);
-    fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\",\"ts\":", e->rank,
+    fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\"", e->rank,
             w->phases[e->phase]);
-    put_us(w->f, e->t0);
-    fputs(",\"dur\":", w->f);
-    put_us(w->f, e->t1 - e->t0);
+    put_span(w->f, e->t0, e->t1);
     fprintf(w->f, ",\"args\":{\"iter\":%d}}", e->iter);
+}
+
+void sp_chrome_slice(sp_chrome_writer *w, const sp_slice_event *e)
+{
+    if (!(e->t1 > e->t0))
+        return;
+    if (e->rank >= 0) {
+        sep(w);
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"disturbance\",\"name\":\"%s\"", e->rank,
+                e->name);
+        put_span(w->f, e->t0, e->t1);
+        fprintf(w->f, ",\"args\":{\"iter\":%d", e->iter);
+        if (e->factor > 0)
+            fprintf(w->f, ",\"slowdown\":%.6g", e->factor);
+        fputs("}}", w->f);
+        return;
+    }
+    if (!w->background) {
+        sep(w);
+        fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"background traffic\"}}", w->f);
+        sep(w);
+        fputs("{\"ph\":\"M\",\"pid\":1,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}}", w->f);
+        w->background = 1;
+    }
+    uint64_t id = ++w->nflows; /* a category of their own: ids apart from the messages' */
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"b\",\"pid\":1,\"tid\":0,\"cat\":\"background\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
+            e->name, (unsigned long long)id);
+    put_us(w->f, e->t0);
+    fprintf(w->f, ",\"args\":{\"src_host\":%d,\"dst_host\":%d,\"bytes\":%.0f}}", e->src, e->dst, e->bytes);
+    sep(w);
+    fprintf(w->f, "{\"ph\":\"e\",\"pid\":1,\"tid\":0,\"cat\":\"background\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
+            e->name, (unsigned long long)id);
+    put_us(w->f, e->t1);
+    fputs("}", w->f);
 }
 
 void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e)

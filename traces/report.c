@@ -1,6 +1,7 @@
 /* report.c - figures derived from a run's report, shared by its writers. */
 #include "report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,44 @@ void sp_report_free(sp_report *rep)
     free(rep->result_sum);
     free(rep->residual_sum);
     free(rep->stat_last);
+    sp_report_disturb_free(rep->disturb);
     memset(rep, 0, sizeof *rep);
+}
+
+void sp_report_disturb_free(sp_report_disturb *d)
+{
+    if (!d)
+        return;
+    free(d->slowest_rank);
+    free(d->slowest_factor);
+    free(d->slowed);
+    free(d->base_time);
+    free(d->base_phase);
+    free(d->crit);
+    free(d);
+}
+
+double sp_report_base_time(const sp_report *rep)
+{
+    const sp_report_disturb *d = rep->disturb;
+    if (!d || !d->have_baseline || rep->niters < 1)
+        return -1;
+    double t = 0;
+    for (int it = 0; it < rep->niters; it++)
+        t += d->base_time[it] / rep->niters;
+    return t;
+}
+
+double sp_report_phase_mean(const sp_report *rep, int ph, int baseline)
+{
+    const sp_report_disturb *d = rep->disturb;
+    if (ph < 0 || ph >= SP_MAX_PHASES || rep->niters < 1 || (baseline && (!d || !d->have_baseline)))
+        return -1;
+    double t = 0;
+    for (int it = 0; it < rep->niters; it++)
+        t += (baseline ? d->base_phase[(size_t)it * SP_MAX_PHASES + (size_t)ph] : rep->iters[it].phase_time[ph]) /
+             rep->niters;
+    return t;
 }
 
 int sp_report_slot(const sp_report *rep, int iter)
@@ -72,5 +110,91 @@ void sp_report_figures_of(const sp_report *rep, sp_report_figures *f)
             f->sent_max = rep->rank_sent[r];
         if (rep->rank_recv[r] > f->recv_max)
             f->recv_max = rep->rank_recv[r];
+    }
+}
+
+static const char *secs(double t, char *buf, size_t n)
+{
+    if (t >= 1)
+        snprintf(buf, n, "%.4g s", t);
+    else if (t >= 1e-3)
+        snprintf(buf, n, "%.4g ms", t * 1e3);
+    else
+        snprintf(buf, n, "%.4g us", t * 1e6);
+    return buf;
+}
+
+void sp_report_print_disturbance(FILE *f, const sp_report *rep)
+{
+    const sp_report_disturb *d = rep->disturb;
+    if (!d)
+        return;
+    char b1[40], b2[40];
+    fprintf(f, "  disturbances:\n");
+    if (d->stragglers) {
+        fprintf(f, "    stragglers: ");
+        if (d->nchosen) {
+            fprintf(f, "rank%s", d->nchosen > 1 ? "s" : "");
+            for (int i = 0; i < d->nchosen; i++)
+                fprintf(f, "%s%d", i ? "," : " ", d->chosen[i]);
+            fprintf(f, " x%g", d->straggler_factor);
+        }
+        if (d->straggler_fraction > 0)
+            fprintf(f, "%sa fraction %g of the ranks drawn every iteration x%g", d->nchosen ? "; " : "",
+                    d->straggler_fraction, d->straggler_factor);
+        if (d->straggler_cv > 0)
+            fprintf(f, "%severy rank x log-normal (mean 1, cv %g)", d->nchosen || d->straggler_fraction > 0 ? "; " : "",
+                    d->straggler_cv);
+        fprintf(f, " (local compute%s)\n", d->compute_s > 0 ? ", with the base compute" : "");
+    }
+    if (d->noise)
+        fprintf(f, "    noise: %g of the time in %s detours of %s; %llu held a rank, %s in all\n", d->noise_fraction,
+                d->noise_kind, secs(d->noise_length, b1, sizeof b1), (unsigned long long)d->detours,
+                secs(d->detour_s, b2, sizeof b2));
+    if (d->links) {
+        fprintf(f, "    links: %s: %d of %d at %gx bandwidth", d->link_target, d->links_degraded, d->links_in_target,
+                d->bw_factor);
+        if (d->extra_latency > 0)
+            fprintf(f, ", +%s latency", secs(d->extra_latency, b1, sizeof b1));
+        if (d->links_degraded >= 1)
+            fprintf(f, " (%s%s)", d->link_names[0], d->links_degraded > 1 ? ", ..." : "");
+        fprintf(f, "\n");
+    }
+    if (d->background)
+        fprintf(f, "    background: %s flows of %llu bytes at %g of a host's injection bandwidth between %d hosts; %llu "
+                   "flows\n",
+                d->bg_pattern, (unsigned long long)d->bg_flow, d->bg_load, d->bg_hosts, (unsigned long long)d->bg_flows);
+    sp_report_figures fg;
+    sp_report_figures_of(rep, &fg);
+    double tb = sp_report_base_time(rep);
+    if (tb > 0) {
+        fprintf(f, "    time per iteration %s, undisturbed (same seed) %s: slowdown %.4gx\n", secs(fg.t_mean, b1, sizeof b1),
+                secs(tb, b2, sizeof b2), fg.t_mean / tb);
+        fprintf(f, "    phase slowdown:");
+        for (int ph = 0; ph < rep->nphases; ph++) {
+            double t0 = sp_report_phase_mean(rep, ph, 1), t1 = sp_report_phase_mean(rep, ph, 0);
+            if (t0 > 0)
+                fprintf(f, " %s %.4gx", rep->phase_names[ph], t1 / t0);
+        }
+        fprintf(f, "\n");
+    }
+    /* the critical path of the slowest iteration */
+    int worst = 0;
+    for (int it = 1; it < rep->niters; it++)
+        if (rep->iters[it].t_end - rep->iters[it].t_start > rep->iters[worst].t_end - rep->iters[worst].t_start)
+            worst = it;
+    if (rep->niters < 1)
+        return;
+    fprintf(f, "    critical path of iteration %d (the slowest):\n", rep->iters[worst].index);
+    for (int ph = 0; ph < rep->nphases; ph++) {
+        const sp_report_crit *c = &d->crit[(size_t)worst * SP_MAX_PHASES + (size_t)ph];
+        if (!(rep->iters[worst].phase_time[ph] > 0) || c->last_rank < 0)
+            continue;
+        fprintf(f, "      %-16s ended by rank %d", rep->phase_names[ph], c->last_rank);
+        if (c->crit_rank >= 0)
+            fprintf(f, "; longest own work on its chain: rank %d, %s", c->crit_rank, secs(c->crit_work, b1, sizeof b1));
+        if (c->msg_src >= 0)
+            fprintf(f, "; longest transfer %d->%d, %s", c->msg_src, c->msg_dst, secs(c->msg_secs, b2, sizeof b2));
+        fprintf(f, "\n");
     }
 }

@@ -35,6 +35,59 @@ typedef struct {
     const char *formula, *source, *lower_formula;
 } sp_report_bound;
 
+/* On the critical path of one phase of one iteration (disturbed runs). */
+typedef struct {
+    int last_rank;        /* the rank that left the phase last (-1: nobody was in it) */
+    double t_end;         /* when it left */
+    int crit_rank;        /* on its chain of waits, the rank whose own work ran longest without waiting */
+    double crit_work;     /* that work (s) */
+    int msg_src, msg_dst; /* the longest transfer on the chain (-1: none) */
+    double msg_secs;
+    char route[200];      /* that transfer's links, comma-separated */
+} sp_report_crit;
+
+#define SP_REPORT_NAMED 8 /* degraded links and chosen ranks listed by name */
+
+/* What disturbed a run and what it changed (absent when nothing did). */
+typedef struct {
+    /* stragglers */
+    int stragglers;
+    double straggler_factor, straggler_cv, straggler_fraction;
+    int nchosen, chosen[SP_REPORT_NAMED];     /* the chosen ranks (the first ones) */
+    int *slowest_rank;                        /* per iteration: the slowest rank, */
+    double *slowest_factor;                   /* its slowdown, */
+    int *slowed;                              /* and how many ranks were slowed (factor > 1) */
+    double compute_s;                         /* base compute per iteration (s) */
+    /* noise */
+    int noise;
+    double noise_fraction, noise_length;
+    const char *noise_kind;
+    uint64_t detours;                         /* detours that held a rank */
+    double detour_s;                          /* the time they held ranks, summed over ranks */
+    /* degraded links */
+    int links;
+    char link_target[300];                    /* as asked */
+    int links_degraded, links_in_target;      /* full-duplex links */
+    double bw_factor, extra_latency;
+    char link_names[SP_REPORT_NAMED][128];
+    /* background traffic */
+    int background;
+    double bg_load, bg_rate;                  /* flows per second per host */
+    const char *bg_pattern;
+    uint64_t bg_flow, bg_flows, bg_bytes;     /* flows started and their bytes */
+    int bg_hosts;
+    /* the failure of a rank (a run that ends by it publishes no report) */
+    int fail_rank;
+    double fail_at;
+    /* the same run undisturbed (same seed) */
+    int have_baseline;
+    double *base_time;                        /* per iteration */
+    double *base_phase;                       /* [iteration * SP_MAX_PHASES + phase], by this run's phases */
+    /* per iteration and phase */
+    sp_report_crit *crit;                     /* [iteration * SP_MAX_PHASES + phase] */
+    uint64_t slices, slices_dropped;          /* disturbance slices in trace.json */
+} sp_report_disturb;
+
 typedef struct {
     int nranks, niters;
     uint64_t n, k;
@@ -58,9 +111,22 @@ typedef struct {
     /* the analysis' view of this run: its bound and alpha-beta time */
     sp_report_bound bound;
     double predicted_s;           /* < 0: no closed form */
+    sp_report_disturb *disturb;   /* NULL: nothing disturbed the run */
 } sp_report;
 
 void sp_report_free(sp_report *rep);
+void sp_report_disturb_free(sp_report_disturb *d);
+
+/* A disturbed run against its baseline: the mean time per iteration of
+ * both (-1 without a baseline), and of phase `ph` (mean over iterations). */
+double sp_report_base_time(const sp_report *rep);
+double sp_report_phase_mean(const sp_report *rep, int ph, int baseline);
+
+/* The lines of the human summary that say what disturbed the run, what it
+ * cost against the same run undisturbed, and who was on the critical path
+ * (nothing when nothing disturbed it). */
+#include <stdio.h>
+void sp_report_print_disturbance(FILE *f, const sp_report *rep);
 
 /* Figures over the whole run (iterations and ranks). */
 typedef struct {

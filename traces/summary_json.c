@@ -51,6 +51,121 @@ static void add_iteration(cJSON *its, const sp_report *rep, int it)
     cJSON_AddItemToArray(its, o);
 }
 
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+/* what disturbed the run, against the same run undisturbed, and its
+ * critical path phase by phase */
+static void add_disturbance(cJSON *root, const sp_report *rep)
+{
+    const sp_report_disturb *d = rep->disturb;
+    cJSON *o = cJSON_AddObjectToObject(root, SPK_DISTURBANCE);
+    if (d->stragglers) {
+        cJSON *x = cJSON_AddObjectToObject(o, SPK_D_STRAGGLERS);
+        cJSON *ch = cJSON_AddArrayToObject(x, SPK_D_CHOSEN);
+        for (int i = 0; i < d->nchosen; i++)
+            cJSON_AddItemToArray(ch, cJSON_CreateNumber(d->chosen[i]));
+        cJSON_AddNumberToObject(x, SPK_D_FRACTION, d->straggler_fraction);
+        cJSON_AddNumberToObject(x, SPK_D_FACTOR, d->straggler_factor);
+        cJSON_AddNumberToObject(x, SPK_D_CV, d->straggler_cv);
+        cJSON_AddNumberToObject(x, SPK_D_COMPUTE, d->compute_s);
+    }
+    if (d->noise) {
+        cJSON *x = cJSON_AddObjectToObject(o, SPK_D_NOISE);
+        cJSON_AddNumberToObject(x, SPK_D_FRACTION, d->noise_fraction);
+        cJSON_AddNumberToObject(x, SPK_D_LENGTH, d->noise_length);
+        cJSON_AddStringToObject(x, SPK_D_KIND, d->noise_kind);
+        cJSON_AddNumberToObject(x, SPK_D_DETOURS, (double)d->detours);
+        cJSON_AddNumberToObject(x, SPK_D_HELD, d->detour_s);
+    }
+    if (d->links) {
+        cJSON *x = cJSON_AddObjectToObject(o, SPK_D_LINKS);
+        cJSON_AddStringToObject(x, SPK_D_TARGET, d->link_target);
+        cJSON_AddNumberToObject(x, SPK_D_DEGRADED, d->links_degraded);
+        cJSON_AddNumberToObject(x, SPK_D_OF, d->links_in_target);
+        cJSON_AddNumberToObject(x, SPK_D_BW_FACTOR, d->bw_factor);
+        cJSON_AddNumberToObject(x, SPK_D_EXTRA_LAT, d->extra_latency);
+        cJSON *nm = cJSON_AddArrayToObject(x, SPK_D_NAMES);
+        for (int i = 0; i < d->links_degraded && i < SP_REPORT_NAMED; i++)
+            cJSON_AddItemToArray(nm, cJSON_CreateString(d->link_names[i]));
+    }
+    if (d->background) {
+        cJSON *x = cJSON_AddObjectToObject(o, SPK_D_BACKGROUND);
+        cJSON_AddNumberToObject(x, SPK_D_LOAD, d->bg_load);
+        cJSON_AddStringToObject(x, SPK_D_PATTERN, d->bg_pattern);
+        cJSON_AddNumberToObject(x, SPK_D_FLOW, (double)d->bg_flow);
+        cJSON_AddNumberToObject(x, SPK_D_RATE, d->bg_rate);
+        cJSON_AddNumberToObject(x, SPK_D_HOSTS, d->bg_hosts);
+        cJSON_AddNumberToObject(x, SPK_D_FLOWS, (double)d->bg_flows);
+        cJSON_AddNumberToObject(x, SPK_BYTES, (double)d->bg_bytes);
+    }
+    double tb = sp_report_base_time(rep);
+    if (d->have_baseline) {
+        sp_report_figures f;
+        sp_report_figures_of(rep, &f);
+        cJSON *b = cJSON_AddObjectToObject(o, SPK_D_BASELINE);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(b, SPK_TIME_PER_ITER), SPK_MEAN, tb);
+        cJSON *bp = cJSON_AddObjectToObject(b, SPK_PHASES);
+        cJSON *ps = cJSON_CreateObject();
+        for (int ph = 0; ph < rep->nphases; ph++) {
+            double t0 = sp_report_phase_mean(rep, ph, 1);
+            if (!sp_report_phase_used(rep, ph) && !(t0 > 0))
+                continue;
+            cJSON_AddNumberToObject(bp, rep->phase_names[ph], t0);
+            cJSON_AddNumberToObject(ps, rep->phase_names[ph], ratio(sp_report_phase_mean(rep, ph, 0), t0));
+        }
+        cJSON_AddNumberToObject(o, SPK_D_SLOWDOWN, ratio(f.t_mean, tb));
+        cJSON_AddItemToObject(o, SPK_D_PHASE_SLOWDOWN, ps);
+    }
+    cJSON *its = cJSON_AddArrayToObject(o, SPK_ITERATIONS);
+    for (int it = 0; it < rep->niters; it++) {
+        const sp_iter_stats *st = &rep->iters[it];
+        cJSON *x = cJSON_CreateObject();
+        double t = st->t_end - st->t_start;
+        cJSON_AddNumberToObject(x, SPK_ITER, st->index);
+        cJSON_AddNumberToObject(x, SPK_TIME, t);
+        if (d->have_baseline) {
+            cJSON_AddNumberToObject(x, SPK_D_BASE_TIME, d->base_time[it]);
+            cJSON_AddNumberToObject(x, SPK_D_SLOWDOWN, ratio(t, d->base_time[it]));
+        }
+        if (d->stragglers) {
+            cJSON_AddNumberToObject(x, SPK_D_SLOWEST_RANK, d->slowest_rank[it]);
+            cJSON_AddNumberToObject(x, SPK_D_SLOWEST_FACTOR, d->slowest_factor[it]);
+            cJSON_AddNumberToObject(x, SPK_D_SLOWED, d->slowed[it]);
+        }
+        cJSON *po = cJSON_AddObjectToObject(x, SPK_PHASES);
+        for (int ph = 0; ph < rep->nphases; ph++) {
+            const sp_report_crit *c = &d->crit[(size_t)it * SP_MAX_PHASES + (size_t)ph];
+            double b = d->have_baseline ? d->base_phase[(size_t)it * SP_MAX_PHASES + (size_t)ph] : 0;
+            if (!(st->phase_time[ph] > 0) && !(b > 0))
+                continue;
+            cJSON *y = cJSON_AddObjectToObject(po, rep->phase_names[ph]);
+            cJSON_AddNumberToObject(y, SPK_TIME, st->phase_time[ph]);
+            if (d->have_baseline) {
+                cJSON_AddNumberToObject(y, SPK_D_BASE_TIME, b);
+                cJSON_AddNumberToObject(y, SPK_D_SLOWDOWN, ratio(st->phase_time[ph], b));
+            }
+            cJSON_AddNumberToObject(y, SPK_D_LAST_RANK, c->last_rank);
+            cJSON_AddNumberToObject(y, SPK_D_CRIT_RANK, c->crit_rank);
+            cJSON_AddNumberToObject(y, SPK_D_CRIT_WORK, c->crit_work);
+            if (c->msg_src >= 0) {
+                cJSON *m = cJSON_AddObjectToObject(y, SPK_D_CRIT_MSG);
+                cJSON_AddNumberToObject(m, SPK_D_SRC, c->msg_src);
+                cJSON_AddNumberToObject(m, SPK_D_DST, c->msg_dst);
+                cJSON_AddNumberToObject(m, SPK_TIME, c->msg_secs);
+                cJSON *r = cJSON_AddArrayToObject(m, SPK_D_ROUTE);
+                char buf[sizeof c->route];
+                snprintf(buf, sizeof buf, "%s", c->route);
+                char *save = NULL;
+                for (char *l = strtok_r(buf, ",", &save); l; l = strtok_r(NULL, ",", &save))
+                    cJSON_AddItemToArray(r, cJSON_CreateString(l));
+            }
+        }
+        cJSON_AddItemToArray(its, x);
+    }
+    cJSON_AddNumberToObject(o, SPK_D_SLICES, (double)d->slices);
+    cJSON_AddNumberToObject(o, SPK_D_SLICES_DROPPED, (double)d->slices_dropped);
+}
+
 static cJSON *build(const char *version, const char *backend, cJSON *config, const sp_report *rep)
 {
     sp_report_figures f;
@@ -119,6 +234,8 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
     cJSON_AddNumberToObject(root, SPK_BYTES, (double)rep->total_bytes);
     cJSON_AddNumberToObject(root, SPK_WALL, rep->wall_seconds);
     cJSON_AddNumberToObject(root, SPK_TRACE_DROPPED, (double)rep->trace_dropped);
+    if (rep->disturb)
+        add_disturbance(root, rep);
     return root;
 }
 

@@ -23,7 +23,22 @@
  *                SPK_LOWER_FORMULA, SPK_LOWER_WORDS, SPK_LOWER_BYTES }   (absent without a closed form),
  *   SPK_PREDICTION: { SPK_MODEL, SPK_TIME, SPK_MEASURED_OVER_PREDICTED }  (likewise),
  *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY },
- *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count
+ *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count,
+ *   SPK_DISTURBANCE: {   (only in a disturbed run)
+ *     SPK_D_STRAGGLERS: { SPK_D_CHOSEN: [ranks], SPK_D_FRACTION, SPK_D_FACTOR, SPK_D_CV, SPK_D_COMPUTE },
+ *     SPK_D_NOISE: { SPK_D_FRACTION, SPK_D_LENGTH, SPK_D_KIND, SPK_D_DETOURS, SPK_D_HELD },
+ *     SPK_D_LINKS: { SPK_D_TARGET, SPK_D_DEGRADED, SPK_D_OF, SPK_D_BW_FACTOR, SPK_D_EXTRA_LAT, SPK_D_NAMES: [] },
+ *     SPK_D_BACKGROUND: { SPK_D_LOAD, SPK_D_PATTERN, SPK_D_FLOW, SPK_D_RATE, SPK_D_HOSTS, SPK_D_FLOWS, SPK_BYTES },
+ *     SPK_D_BASELINE: { SPK_TIME_PER_ITER: { SPK_MEAN }, SPK_PHASES: { name: s } }   (unless left out),
+ *     SPK_D_SLOWDOWN: disturbed / baseline time per iteration,
+ *     SPK_D_PHASE_SLOWDOWN: { name: ratio },
+ *     SPK_ITERATIONS: [ { SPK_ITER, SPK_TIME, SPK_D_BASE_TIME, SPK_D_SLOWDOWN,
+ *                         SPK_D_SLOWEST_RANK, SPK_D_SLOWEST_FACTOR, SPK_D_SLOWED (stragglers),
+ *                         SPK_PHASES: { name: { SPK_TIME, SPK_D_BASE_TIME, SPK_D_SLOWDOWN, SPK_D_LAST_RANK,
+ *                                               SPK_D_CRIT_RANK, SPK_D_CRIT_WORK,
+ *                                               SPK_D_CRIT_MSG: { SPK_D_SRC, SPK_D_DST, SPK_TIME, SPK_D_ROUTE: [] } } } } ],
+ *     SPK_D_SLICES, SPK_D_SLICES_DROPPED
+ *   }
  * }
  */
 #ifndef SPARSIM_SUMMARY_KEYS_H
@@ -80,6 +95,50 @@
 #define SPK_RECV_ARRAY "recv_bytes"
 #define SPK_WALL "wall_seconds"
 #define SPK_TRACE_DROPPED "trace_messages_dropped"
+
+/* a disturbed run (sim/shim/disturb.h) */
+#define SPK_DISTURBANCE "disturbance"
+#define SPK_D_STRAGGLERS "stragglers"
+#define SPK_D_CHOSEN "chosen_ranks"
+#define SPK_D_FRACTION "fraction"
+#define SPK_D_FACTOR "factor"
+#define SPK_D_CV "cv"
+#define SPK_D_COMPUTE "compute_s"
+#define SPK_D_NOISE "noise"
+#define SPK_D_LENGTH "detour_s"
+#define SPK_D_KIND "kind"
+#define SPK_D_DETOURS "detours"
+#define SPK_D_HELD "held_s"
+#define SPK_D_LINKS "links"
+#define SPK_D_TARGET "target"
+#define SPK_D_DEGRADED "degraded"
+#define SPK_D_OF "of"
+#define SPK_D_BW_FACTOR "bandwidth_factor"
+#define SPK_D_EXTRA_LAT "extra_latency_s"
+#define SPK_D_NAMES "names"
+#define SPK_D_BACKGROUND "background"
+#define SPK_D_LOAD "load"
+#define SPK_D_PATTERN "pattern"
+#define SPK_D_FLOW "flow_bytes"
+#define SPK_D_RATE "flows_per_s_per_host"
+#define SPK_D_HOSTS "hosts"
+#define SPK_D_FLOWS "flows"
+#define SPK_D_BASELINE "baseline"
+#define SPK_D_SLOWDOWN "slowdown"
+#define SPK_D_PHASE_SLOWDOWN "phase_slowdown"
+#define SPK_D_BASE_TIME "baseline_time_s"
+#define SPK_D_SLOWEST_RANK "slowest_rank"
+#define SPK_D_SLOWEST_FACTOR "slowest_factor"
+#define SPK_D_SLOWED "slowed_ranks"
+#define SPK_D_LAST_RANK "last_rank"
+#define SPK_D_CRIT_RANK "critical_rank"
+#define SPK_D_CRIT_WORK "critical_work_s"
+#define SPK_D_CRIT_MSG "critical_message"
+#define SPK_D_SRC "src"
+#define SPK_D_DST "dst"
+#define SPK_D_ROUTE "links"
+#define SPK_D_SLICES "trace_slices"
+#define SPK_D_SLICES_DROPPED "trace_slices_dropped"
 
 /* the keys of "config" that the readers use (option names) */
 #define SPK_CFG_ALGO "algo"

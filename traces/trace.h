@@ -40,6 +40,18 @@ typedef struct {
     double value;
 } sp_stat_event;
 
+/* A slice of a rank's timeline that a disturbance made (a detour, a
+ * straggler's compute), or a flow of background traffic (rank -1). */
+typedef struct {
+    int rank;         /* a rank, or -1: background traffic */
+    const char *name; /* a literal */
+    double t0, t1;
+    int iter;
+    double factor;    /* a straggler's slowdown (0: none) */
+    int src, dst;     /* a background flow's hosts */
+    double bytes;
+} sp_slice_event;
+
 /* An output file written under a temporary name (path + ".part") and renamed
  * into place only when the run succeeded. */
 typedef struct {
@@ -84,6 +96,9 @@ sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const
                                  uint64_t max_msgs, char *err, size_t errlen);
 void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e);
 void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e);
+/* a disturbance's slice: on its rank's track (nested in the rank's phase
+ * spans), or a background flow on a track of its own */
+void sp_chrome_slice(sp_chrome_writer *w, const sp_slice_event *e);
 int sp_chrome_close(sp_chrome_writer *w, int ok, uint64_t *dropped, char *err, size_t errlen);
 
 /* ---- summary.json (keys in summary_keys.h) ------------------------------- */
