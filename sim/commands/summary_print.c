@@ -68,6 +68,7 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
             printf("  %s over ranks (averaged over %d iteration%s): min %.6g, mean %.6g, max %.6g\n",
                    rep->stat_names[i], its, its == 1 ? "" : "s", mn / its, mean / its, mx / its);
     }
+    sp_report_print_disturbance(stdout, rep);
     printf("  messages: %llu; wall time %.3f s\n", (unsigned long long)rep->total_msgs, rep->wall_seconds);
     if (rep->trace_dropped)
         printf("  trace.json: %llu message events left out (raise --trace-msgs to keep them)\n",

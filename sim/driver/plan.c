@@ -33,6 +33,8 @@ static const sp_opt_choice balance_choices[] = {{"on", 1}, {"off", 0}, {"preset"
 static const sp_opt_choice packing_choices[] = {{"pairs", 0}, {"separate", 1}, {NULL, 0}};
 static const sp_opt_choice ablation_choices[] = {{"none", 0}, {"uniform", 1}, {"disjoint", 2}, {NULL, 0}};
 static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
+static const sp_opt_choice noise_choices[] = {{"periodic", SP_NOISE_PERIODIC}, {"random", SP_NOISE_RANDOM}, {NULL, 0}};
+static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
 #define U64MAX 1.8446744073709552e19
@@ -153,6 +155,60 @@ static const sp_opt run_options[] = {
      NULL, NULL},
     {"dump-grads", SP_OT_STRING, F(dump_grads), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
      "write every gradient the run used as float32 .npy of shape (I, P, n)", NULL, NULL},
+    /* disturbances (sim/shim/disturb.h): each at its zero level by default */
+    {"compute", SP_OT_DOUBLE, F(disturb.compute), 0, 1e6, "0", NULL, 0, "S", NULL,
+     "seconds of local compute (a backward pass) every rank does at the start of each iteration, in a phase of its "
+     "own, before the allreduce; stragglers and noise act on it as on the device's kernels",
+     "disturbances (simulated backends; seeded by --seed)", NULL},
+    {"straggler-ranks", SP_OT_STRING, F(disturb.straggler_ranks), 0, 0, "", NULL, 0, "LIST", NULL,
+     "ranks whose local compute is --straggler-factor times slower, e.g. 3 or 0,5,7", NULL, NULL},
+    {"straggler-fraction", SP_OT_DOUBLE, F(disturb.straggler_fraction), 0, 1, "0", NULL, 0, "F", NULL,
+     "a fraction of the ranks, drawn afresh every iteration, is --straggler-factor times slower", NULL, NULL},
+    {"straggler-factor", SP_OT_DOUBLE, F(disturb.straggler_factor), 1, 1e6, "2", NULL, 0, "X", NULL,
+     "how much slower a straggler's local compute is (1: not at all)", NULL, NULL},
+    {"straggler-cv", SP_OT_DOUBLE, F(disturb.straggler_cv), 0, 100, "0", NULL, 0, "C", NULL,
+     "every rank's local compute in every iteration slowed by a log-normal factor of mean 1 and this coefficient of "
+     "variation (stragglers need local compute to slow: a device profile or --compute)",
+     NULL, NULL},
+    {"noise", SP_OT_DOUBLE, F(disturb.noise), 0, 0.9, "0", NULL, 0, "F", NULL,
+     "system noise: detours take this fraction of every rank's time; a detour stretches compute it overlaps, holds "
+     "a send about to be posted and holds a rank whose wait ends inside it",
+     NULL, NULL},
+    {"noise-length", SP_OT_DOUBLE, F(disturb.noise_length), 0, 1e3, "0.0001", NULL, SP_OPT_OPEN_MIN, "S",
+     "a positive number of seconds", "seconds per detour", NULL, "100 us"},
+    {"noise-kind", SP_OT_CHOICE, F(disturb.noise_kind), 0, 0, "periodic", noise_choices, 0, NULL, NULL,
+     "periodic detours (a daemon's tick, each rank at its own offset) or random ones (exponential gaps)", NULL, NULL},
+    {"degrade-links", SP_OT_STRING, F(disturb.degrade_links), 0, 0, "", NULL, 0, "CLASS", NULL,
+     "links to degrade: nic (every rank's host link), green, black, blue (the dragonfly's links within a chassis, "
+     "between chassis, between groups), all, or the name of a link (or the start of names)",
+     NULL, NULL},
+    {"degrade-nic", SP_OT_INT, F(disturb.degrade_nic), -1, SP_MAX_RANKS, "-1", NULL, 0, "R",
+     "a rank, or -1 (none)", "degrade the link by which rank R's host reaches the network", NULL, "none"},
+    {"degrade-fraction", SP_OT_DOUBLE, F(disturb.degrade_fraction), 0, 1, "1", NULL, SP_OPT_OPEN_MIN, "F", NULL,
+     "degrade this fraction of the --degrade-links class, drawn with the seed", NULL, NULL},
+    {"degrade-count", SP_OT_INT, F(disturb.degrade_count), 0, 1e6, "0", NULL, 0, "N", NULL,
+     "degrade N links of the --degrade-links class, drawn with the seed (0: as --degrade-fraction says)", NULL,
+     NULL},
+    {"degrade-bw", SP_OT_DOUBLE, F(disturb.degrade_bw), 0, 1, "1", NULL, SP_OPT_OPEN_MIN, "X", NULL,
+     "a degraded link's bandwidth, as a factor of its own", NULL, NULL},
+    {"degrade-latency", SP_OT_DOUBLE, F(disturb.degrade_latency), 0, 1e3, "0", NULL, 0, "S", NULL,
+     "seconds of latency a degraded link adds", NULL, NULL},
+    {"bg-load", SP_OT_DOUBLE, F(disturb.bg_load), 0, 0.99, "0", NULL, 0, "L", NULL,
+     "background traffic: other jobs' flows from every host of the platform at this share of its injection "
+     "bandwidth (Poisson arrivals), sharing links with the run",
+     NULL, NULL},
+    {"bg-pattern", SP_OT_CHOICE, F(disturb.bg_pattern), 0, 0, "uniform", bg_choices, 0, NULL, NULL,
+     "where background flows go: a uniform random other host, or the host half the machine away", NULL, NULL},
+    {"bg-flow", SP_OT_U64, F(disturb.bg_flow), 1, 1099511627776.0, "1M", NULL, SP_OPT_SUFFIX, "B", NULL,
+     "bytes per background flow; K, M, G suffixes", NULL, NULL},
+    {"fail-rank", SP_OT_INT, F(disturb.fail_rank), -1, SP_MAX_RANKS, "-1", NULL, 0, "R", "a rank, or -1 (none)",
+     "rank R stops at --fail-at: the run ends with one line naming it, where it was and the ranks left waiting on "
+     "it, and writes nothing",
+     NULL, "none"},
+    {"fail-at", SP_OT_DOUBLE, F(disturb.fail_at), 0, 1e9, "0", NULL, 0, "S", NULL,
+     "simulated seconds at which --fail-rank stops", NULL, NULL},
+    {"disturb-baseline", SP_OT_BOOL, F(disturb.baseline), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL,
+     "do not run the plan undisturbed (same seed) too: no slowdowns in summary.json", NULL, NULL},
     {"csv", SP_OT_BOOL, F(write_csv), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write messages.csv",
      "outputs", NULL},
     {"trace", SP_OT_BOOL, F(write_trace), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write trace.json",
@@ -471,6 +527,9 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
                  p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
         return -1;
     }
+    if (sp_disturb_check(&p->disturb, p->ranks, p->platform, strcmp(p->device, "none") != 0 || p->disturb.compute > 0,
+                         err, errlen) != 0)
+        return -1;
     return 0;
 }
 

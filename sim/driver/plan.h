@@ -9,6 +9,7 @@
 #define SPARSIM_PLAN_H
 
 #include "options.h"
+#include "../shim/disturb.h"
 #include "../../algorithms/algorithm.h"
 #include <stddef.h>
 #include <stdint.h>
@@ -18,7 +19,7 @@
 
 typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOAD_MODEL } sp_payload_mode;
 
-#define SP_PLAN_MAX_OPTS 64
+#define SP_PLAN_MAX_OPTS 96
 #define SP_PLAN_MAX_AT 1024 /* iterations --iters-at may name */
 
 typedef struct {
@@ -54,6 +55,7 @@ typedef struct {
     int model_ablation;     /* sp_model_ablation: what a model run leaves out, for checking the model */
     char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */
     double watchdog;        /* sparsim-mpi: seconds a wait may make no progress */
+    sp_disturb_opts disturb; /* stragglers, noise, degraded links, background traffic, a failed rank */
     char config[1024];      /* the --config file, if any */
     unsigned char given[SP_PLAN_MAX_OPTS]; /* per option row: set explicitly */
 } sp_plan;

@@ -22,8 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,6 +180,10 @@ static void rank_main(sp_ctx *c, void *arg)
         if (rs->shim.failed)
             break;
         sp_shim_iteration_begin(c, ti, other);
+        if (p->disturb.compute > 0) { /* the stated base compute (a backward pass), in a phase of its own */
+            sp_phase(c, "compute");
+            sp_shim_compute_seconds(c, p->disturb.compute);
+        }
         sp_algo_io io = {n, rep->k, acc, result, &rs->opts};
         /* dense warm-up, as the reference codes do before sparsifying */
         int warm = rep->iters[it].dense_warmup;
@@ -450,6 +457,131 @@ static int check_trace(sp_runstate *rs, char *err, size_t errlen)
     return rc ? -1 : 0;
 }
 
+/* ---- a disturbed run's baseline: the same plan undisturbed, same seed ----
+ * A SimGrid engine runs once per process, so the baseline runs in a child
+ * forked before anything is written, which waits until the disturbed run
+ * has succeeded (a run refused on the way or failing needs no baseline),
+ * runs, and sends back its time per iteration and per phase. */
+typedef struct {
+    pid_t pid;
+    int go, results; /* the pipes' ends this process keeps */
+} baseline_child;
+
+static void slice_to_trace(void *to, const sp_slice_event *e) { sp_chrome_slice(to, e); }
+
+static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, size_t errlen)
+{
+    int go[2], res[2];
+    b->pid = -1;
+    if (pipe(go) != 0)
+        goto fail;
+    if (pipe(res) != 0) {
+        close(go[0]);
+        close(go[1]);
+        goto fail;
+    }
+    pid_t parent = getpid();
+    fflush(NULL);
+    b->pid = fork();
+    if (b->pid < 0) {
+        close(go[0]);
+        close(go[1]);
+        close(res[0]);
+        close(res[1]);
+        goto fail;
+    }
+    if (b->pid == 0) {
+        close(go[1]);
+        close(res[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* it goes with the run */
+        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        for (int i = 0; i < 4; i++)
+            signal(sigs[i], SIG_DFL);
+        char x;
+        if (getppid() != parent || read(go[0], &x, 1) != 1 || x != 'g')
+            _exit(0);
+        sp_plan q = rs->plan;
+        sp_disturb_clear(&q.disturb);
+        q.out[0] = q.dump_result[0] = q.dump_grads[0] = '\0';
+        q.write_csv = q.write_trace = 0;
+        q.quiet = 1;
+        sp_report r;
+        char e[600] = "";
+        int rc = sp_run_algorithm(&q, rs->algo, &r, e, sizeof e);
+        FILE *f = fdopen(res[1], "w");
+        if (!f)
+            _exit(1);
+        if (rc != 0) {
+            fprintf(f, "error\t%s\n", e);
+        } else {
+            for (int it = 0; it < r.niters; it++) {
+                fprintf(f, "i\t%d\t%.17g\n", it, r.iters[it].t_end - r.iters[it].t_start);
+                for (int ph = 0; ph < r.nphases; ph++)
+                    if (r.iters[it].phase_time[ph] > 0)
+                        fprintf(f, "p\t%d\t%.17g\t%s\n", it, r.iters[it].phase_time[ph], r.phase_names[ph]);
+            }
+        }
+        fflush(f);
+        _exit(rc ? 1 : 0);
+    }
+    close(go[0]);
+    close(res[1]);
+    b->go = go[1];
+    b->results = res[0];
+    return 0;
+fail:
+    snprintf(err, errlen, "cannot start the undisturbed run: %s", strerror(errno));
+    return -1;
+}
+
+/* the disturbed run is over: the child runs the baseline (go) or leaves */
+static int baseline_collect(baseline_child *b, int go, sp_report *rep, char *err, size_t errlen)
+{
+    if (b->pid < 0)
+        return 0;
+    int rc = 0;
+    if (go && write(b->go, "g", 1) != 1)
+        rc = -1;
+    close(b->go);
+    FILE *f = go && rc == 0 ? fdopen(b->results, "r") : NULL;
+    if (!f)
+        close(b->results);
+    char line[1200], msg[700] = "";
+    sp_report_disturb *d = rep->disturb;
+    int iters_seen = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        int it;
+        double t;
+        char name[1100];
+        if (!strncmp(line, "error\t", 6)) {
+            snprintf(msg, sizeof msg, "%.600s", line + 6);
+        } else if (sscanf(line, "i\t%d\t%lg", &it, &t) == 2 && it >= 0 && it < rep->niters) {
+            d->base_time[it] = t;
+            iters_seen++;
+        } else if (sscanf(line, "p\t%d\t%lg\t%1099[^\n]", &it, &t, name) == 3 && it >= 0 && it < rep->niters) {
+            for (int ph = 0; ph < rep->nphases; ph++)
+                if (!strcmp(rep->phase_names[ph], name))
+                    d->base_phase[(size_t)it * SP_MAX_PHASES + (size_t)ph] = t;
+        }
+    }
+    if (f)
+        fclose(f);
+    int st = 0;
+    while (waitpid(b->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    b->pid = -1;
+    if (!go)
+        return 0;
+    if (rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && iters_seen == rep->niters) {
+        d->have_baseline = 1;
+        return 0;
+    }
+    snprintf(err, errlen, "the undisturbed run (for the slowdowns; --no-disturb-baseline leaves it out) failed: %s",
+             msg[0] ? msg : "it ended without its figures");
+    return -1;
+}
+
 int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
@@ -467,6 +599,8 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     sp_model *model = NULL;
     sp_csv_writer *csv = NULL;
     sp_chrome_writer *chrome = NULL;
+    sp_disturb *disturb = NULL;
+    baseline_child base = {-1, -1, -1};
     int rc = 2;
     char path[1200], werr[300] = "";
 
@@ -477,6 +611,12 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     if ((rc = open_source(rs, err, errlen)) != 0)
         goto out;
     rc = 2;
+    int disturbed = sp_disturb_any(&plan->disturb);
+    if ((disturbed || plan->disturb.compute > 0) && strcmp(sp_backend_name(), "simgrid") != 0) {
+        snprintf(err, errlen, "disturbances and --compute are simulated: the %s backend runs real processes",
+                 sp_backend_name());
+        goto out;
+    }
     uint64_t k = sp_plan_k(plan);
     if (k < 1 && algo->sparse) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density",
@@ -572,6 +712,15 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (disturbed) {
+        if (!(disturb = sp_disturb_new(&plan->disturb, plan->seed, rep, err, errlen)))
+            goto out;
+        rs->shim.disturb = disturb;
+        /* before any output is open: the child that runs the baseline holds none */
+        if (plan->disturb.baseline && !sp_disturb_failure_on(&plan->disturb) &&
+            baseline_fork(rs, &base, err, errlen) != 0)
+            goto out;
+    }
 
     int write_outputs = plan->out[0] != '\0' && sp_backend_is_root();
     if (write_outputs) {
@@ -601,12 +750,14 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         goto out;
     }
     rs->shim.sink = sp_acct_sink(acct);
-    rs->shim.want_times = csv || chrome;
+    rs->shim.want_times = csv || chrome || disturb; /* a disturbed run follows its critical path by them */
+    if (disturb && chrome)
+        sp_disturb_set_slices(disturb, slice_to_trace, chrome);
     rs->shim.rank_main = rank_main;
     rs->shim.rank_arg = rs;
 
     double w0 = now_wall();
-    sp_backend_config cfg = {P, plan->platform, plan->network, plan->watchdog};
+    sp_backend_config cfg = {P, plan->platform, plan->network, plan->watchdog, plan->seed};
     char rerr[512] = "";
     rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
     rep->wall_seconds = now_wall() - w0;
@@ -614,6 +765,10 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         rc = 1;
     if (rc != 0) {
         snprintf(err, errlen, "%s", rerr[0] ? rerr : rs->shim.errmsg);
+        goto out;
+    }
+    if (baseline_collect(&base, 1, rep, err, errlen) != 0) {
+        rc = 1;
         goto out;
     }
     sp_csv_writer *c2 = csv;
@@ -654,11 +809,13 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     }
     rc = 0;
 out:
+    baseline_collect(&base, 0, rep, werr, sizeof werr); /* not needed: it leaves */
     if (csv)
         sp_csv_close(csv, 0, werr, sizeof werr);
     if (chrome)
         sp_chrome_close(chrome, 0, NULL, werr, sizeof werr);
     sp_acct_close(acct);
+    sp_disturb_free(disturb); /* what it found stays in rep->disturb */
     sp_model_free(model);
     if (rs->source)
         rs->source->close(rs->source);

@@ -57,6 +57,8 @@ typedef struct sp_shim {
     /* the model of a model workload, or NULL */
     const sp_model_ops *model;
     void *model_state;
+    /* what disturbs the run (disturb.h), or NULL */
+    struct sp_disturb *disturb;
     /* the program each rank runs (the driver's), with its argument */
     void (*rank_main)(sp_ctx *c, void *arg);
     void *rank_arg;
@@ -100,6 +102,10 @@ void sp_shim_iteration_end(sp_ctx *c);
  * arrives, then last(arg) runs once, then they all go on. */
 void sp_shim_sync(sp_ctx *c, void (*last)(void *arg), void *arg);
 
+/* Local compute of `seconds` that no kernel names (the base compute of an
+ * iteration): the rank's clock advances by it, as disturbances stretch it. */
+void sp_shim_compute_seconds(sp_ctx *c, double seconds);
+
 /* Called by a backend when a message has been delivered to rank `c`. */
 void sp_deliver(sp_ctx *c, const sp_msg_event *e);
 
@@ -112,6 +118,7 @@ typedef struct {
     const char *platform; /* built-in name or SimGrid XML file (simulated backends) */
     const char *network;  /* cm02 | lv08 | smpi (simulated backends) */
     double watchdog;      /* seconds a wait may make no progress (real backends) */
+    uint64_t seed;        /* of the disturbances (simulated backends) */
 } sp_backend_config;
 
 /* The backend linked into this program (simgrid.c or mpi.c): runs the ranks,

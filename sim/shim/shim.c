@@ -7,6 +7,7 @@
  * that go into the run's sink.  The backend only moves messages.
  */
 #include "backend.h"
+#include "disturb.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,11 @@ sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes)
     if (dst < 0 || dst >= c->size || tag < 0) {
         sp_fail(c->shim, "rank %d: send to invalid rank %d or tag %d", c->rank, dst, tag);
         return FAILED;
+    }
+    if (c->shim->disturb) { /* a detour holds the rank before it can post */
+        double held = sp_disturb_hold(c->shim->disturb, c, c->be->now(c));
+        if (held > 0)
+            c->be->advance(c, held);
     }
     double t_post = c->shim->want_times ? c->be->now(c) : 0.0; /* only traces need it */
     sp_req *r = c->be->isend(c, dst, tag, buf, bytes, t_post);
@@ -61,6 +67,11 @@ int sp_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             failed = 1;
         }
     int rc = c->be->waitall(c, reqs, n, sizes);
+    if (c->shim->disturb) { /* a detour under way when the wait ends holds the rank until its end */
+        double held = sp_disturb_hold(c->shim->disturb, c, c->be->now(c));
+        if (held > 0)
+            c->be->advance(c, held);
+    }
     return failed ? SP_ERR_COMM : rc;
 }
 
@@ -81,6 +92,17 @@ void sp_compute(sp_ctx *c, sp_kernel k, double size)
     if ((unsigned)k >= SP_K_COUNT)
         return;
     double t = sp_device_time(c->shim->dev, dev_kernel[k], size);
+    if (t > 0 && c->shim->disturb)
+        t = sp_disturb_compute(c->shim->disturb, c, t);
+    if (t > 0)
+        c->be->advance(c, t);
+}
+
+void sp_shim_compute_seconds(sp_ctx *c, double seconds)
+{
+    double t = seconds;
+    if (t > 0 && c->shim->disturb)
+        t = sp_disturb_compute(c->shim->disturb, c, t);
     if (t > 0)
         c->be->advance(c, t);
 }
@@ -103,6 +125,8 @@ static void close_phase(sp_ctx *c, double now)
 {
     sp_span_event s = {c->iter, c->phase, c->rank, c->phase_t0, now};
     c->shim->sink.span(c->shim->sink.to, &s);
+    if (c->shim->disturb)
+        sp_disturb_phase_closed(c->shim->disturb, c, c->iter, c->phase, now);
     c->phase_t0 = now;
 }
 
@@ -120,6 +144,8 @@ void sp_shim_iteration_begin(sp_ctx *c, int iter, int phase)
     c->iter = iter;
     c->phase = phase;
     c->phase_t0 = c->be->now(c);
+    if (c->shim->disturb)
+        sp_disturb_iteration_begin(c->shim->disturb, c);
 }
 
 void sp_shim_iteration_end(sp_ctx *c) { close_phase(c, c->be->now(c)); }

@@ -19,6 +19,7 @@
  *    completion is seen at its simulated time.
  */
 #include "backend.h"
+#include "disturb.h"
 #include "../../topologies/platform.h"
 
 #include <simgrid/actor.h>
@@ -26,10 +27,13 @@
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <simgrid/mailbox.h>
 #include <xbt/config.h>
+#include <xbt/dynar.h>
 #include <xbt/log.h>
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,11 +46,16 @@ int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
 long spg_comm_sender_pid(sg_comm_t comm);
+void spg_bg_start(sg_host_t from, sg_host_t to, double bytes, int src, int dst);
+void spg_bg_reap(void (*done)(void *arg, int src, int dst, double bytes, double t0, double t1), void *arg);
+void spg_bg_cancel_all(void);
+void spg_on_deadlock(void (*fn)(void));
 
 typedef struct envelope {
     int src, tag, iter, phase;
     uint64_t bytes;
     double t_post, t_done;
+    sp_path path; /* disturbed runs: the sender's critical path when it posted */
     int has_data, pooled;
     struct envelope *next;
     unsigned char data[];
@@ -59,6 +68,9 @@ struct sp_req {
     size_t cap;
     long long result;
     struct sp_req *next; /* posted-receive queue */
+    /* a receive, in disturbed runs: what its message carried */
+    sp_path path;
+    double t_post, t_done;
 };
 
 /* free lists: requests, get records and data-less envelopes are recycled
@@ -91,6 +103,8 @@ typedef struct {
     envelope *unexp_head, *unexp_tail;
     int waiting_remaining;
     int waiting_recvs; /* waited receives not complete yet */
+    sp_req *released;  /* the waited request completed last */
+    int in_sync;       /* in the synchronisation between iterations */
     int finished;
     struct freenode *free_req, *free_get; /* recycled by the rank that uses them: stays in its cache */
 } sg_rank;
@@ -104,6 +118,14 @@ static struct {
     long pid_base;
     int P;
     int arrived; /* ranks in the barrier */
+    /* disturbances */
+    sp_shim *sh;
+    sg_actor_t *actors;
+    sg_host_t *bg_hosts; /* background traffic runs between these */
+    int nbg;
+    int stop_bg, nfinished;
+    int fail_rank, fail_iter, fail_phase, fail_in_sync; /* fail_rank >= 0: it has stopped */
+    double fail_time;
 } G;
 
 struct rank_slot {
@@ -224,6 +246,7 @@ static void complete_req(sg_rank *s, sp_req *r, long long result)
     r->done = 1;
     r->result = result;
     if (r->waited) {
+        s->released = r;
         s->waiting_remaining--;
         if (!r->is_send)
             s->waiting_recvs--;
@@ -232,6 +255,9 @@ static void complete_req(sg_rank *s, sp_req *r, long long result)
 
 static void copy_into(sp_req *r, const envelope *e)
 {
+    r->path = e->path;
+    r->t_post = e->t_post;
+    r->t_done = e->t_done;
     if (e->bytes > r->cap) {
         r->result = SP_ERR_TRUNC;
         return;
@@ -404,11 +430,14 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     e->t_done = 0;
     e->has_data = buf != NULL;
     e->next = NULL;
+    if (c->shim->disturb)
+        e->path = sp_disturb_path_out(c->shim->disturb, c);
     if (datasz)
         memcpy(e->data, buf, datasz);
     r->is_send = 1;
     r->peer = dst;
     r->tag = tag;
+    r->t_post = t_post;
     r->result = (long long)bytes;
     act_push(s, sg_mailbox_put_async(G.mbox[dst], e, (long)bytes), r, 0);
     return r;
@@ -468,6 +497,8 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
     sg_rank *s = RS(c);
     s->waiting_remaining = 0;
     s->waiting_recvs = 0;
+    s->released = NULL;
+    double t_wait = c->shim->disturb ? simgrid_get_clock() : 0;
     for (int i = 0; i < n; i++)
         if (reqs[i] && !reqs[i]->done) {
             reqs[i]->waited = 1;
@@ -490,6 +521,16 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             return SP_ERR_COMM;
         }
     }
+    /* a wait that blocked, released last by a message: the rank's critical
+     * path is now the sender's, with that transfer */
+    sp_req *rel = s->released;
+    if (c->shim->disturb && rel && rel->result >= 0 && simgrid_get_clock() > t_wait) {
+        if (rel->is_send) /* held by its own send: the chain stays on this rank, through that transfer */
+            sp_disturb_sent(c->shim->disturb, c, rel->peer, rel->t_post, simgrid_get_clock());
+        else
+            sp_disturb_released(c->shim->disturb, c, &rel->path, rel->peer, rel->t_post, rel->t_done);
+    }
+    s->released = NULL;
     int rc = 0;
     for (int i = 0; i < n; i++) {
         if (!reqs[i]) {
@@ -523,7 +564,6 @@ static void sg_advance(sp_ctx *c, double seconds)
 
 static void sg_barrier(sp_ctx *c, void (*last)(void *), void *arg)
 {
-    (void)c;
     /* actors run one at a time: the last to arrive finds every other one
      * blocked in the barrier, and acts for all before releasing them */
     if (++G.arrived == G.P) {
@@ -531,7 +571,9 @@ static void sg_barrier(sp_ctx *c, void (*last)(void *), void *arg)
         if (last)
             last(arg);
     }
+    RS(c)->in_sync = 1;
     sg_barrier_wait(G.barrier);
+    RS(c)->in_sync = 0;
 }
 
 static const sp_backend simgrid_backend = {"simgrid", sg_isend, sg_irecv, sg_waitall, sg_now, sg_advance, sg_barrier};
@@ -543,6 +585,10 @@ static void rank_actor(int argc, char **argv)
     sp_ctx *c = sg_actor_self_get_data();
     c->shim->rank_main(c, c->shim->rank_arg);
     RS(c)->finished = 1;
+    if (++G.nfinished == G.P && G.nbg) { /* other jobs' flows end with the run */
+        G.stop_bg = 1;
+        spg_bg_cancel_all();
+    }
 }
 
 static void free_rank_state(sg_rank *s)
@@ -654,6 +700,335 @@ static int check_platform_in_child(const char *path, char *err, size_t errlen)
     return -1;
 }
 
+/* ---- disturbances: degraded links, background traffic, a failed rank ---- */
+
+enum { ST_LINKS = 201, ST_BG = 202 };
+
+/* a link's full-duplex name: without its _UP or _DOWN half */
+static void link_base(const char *name, char *out, size_t n)
+{
+    size_t len = strlen(name);
+    if (len > 3 && !strcmp(name + len - 3, "_UP"))
+        len -= 3;
+    else if (len > 5 && !strcmp(name + len - 5, "_DOWN"))
+        len -= 5;
+    snprintf(out, n, "%.*s", (int)len, name);
+}
+
+/* the full-duplex link a rank's host reaches the network by: the first link
+ * of its route to another rank's host */
+static int nic_of(int r, char *out, size_t n)
+{
+    if (G.P < 2)
+        return -1;
+    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(G.hosts[r], G.hosts[(r + 1) % G.P], d);
+    int ok = xbt_dynar_length(d) > 0;
+    if (ok)
+        link_base(sg_link_get_name(xbt_dynar_get_as(d, 0, sg_link_t)), out, n);
+    xbt_dynar_free(&d);
+    return ok ? 0 : -1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* the prefix that names a built-in class of links (dragonfly colours) */
+static const char *class_prefix(const char *cls)
+{
+    static const char *const known[][2] = {{"green", "green_link_"}, {"black", "black_link_"}, {"blue", "blue_link_"}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(cls, known[i][0]))
+            return known[i][1];
+    return NULL;
+}
+
+/* Degrades the links the disturbance names.  0, or 2 with a message (no such
+ * links), or 1 (no memory). */
+static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t errlen)
+{
+    const sp_disturb_opts *o = sp_disturb_options(sh->disturb);
+    sp_report_disturb *out = sh->rep->disturb;
+    size_t nl = sg_link_count();
+    sg_link_t *all = sg_link_list();
+    char **bases = calloc(nl + (size_t)G.P + 1, sizeof *bases);
+    int nb = 0, rc = 1;
+    if (!all || !bases)
+        goto done;
+    char b[300];
+    if (o->degrade_nic >= 0) {
+        if (nic_of(o->degrade_nic, b, sizeof b) == 0 && !(bases[nb++] = strdup(b)))
+            goto done;
+    } else if (!strcmp(o->degrade_links, "nic")) {
+        for (int r = 0; r < G.P; r++)
+            if (nic_of(r, b, sizeof b) == 0 && !(bases[nb++] = strdup(b)))
+                goto done;
+    } else {
+        const char *pre = class_prefix(o->degrade_links);
+        int every = !strcmp(o->degrade_links, "all");
+        if (!pre)
+            pre = o->degrade_links;
+        for (size_t i = 0; i < nl; i++) {
+            const char *name = sg_link_get_name(all[i]);
+            if (!strncmp(name, "__", 2) || (!every && strncmp(name, pre, strlen(pre)) != 0))
+                continue;
+            link_base(name, b, sizeof b);
+            if (!(bases[nb++] = strdup(b)))
+                goto done;
+        }
+    }
+    /* one entry per full-duplex link, in name order (the draw is then the
+     * same whatever order SimGrid lists them in) */
+    qsort(bases, (size_t)nb, sizeof *bases, cmp_str);
+    int w = 0;
+    for (int i = 0; i < nb; i++) {
+        if (w > 0 && !strcmp(bases[w - 1], bases[i])) {
+            free(bases[i]);
+            continue;
+        }
+        bases[w++] = bases[i];
+    }
+    nb = w;
+    if (nb == 0) {
+        char cls[200] = "";
+        static const char *const names[] = {"green", "black", "blue"};
+        for (int i = 0; i < 3; i++)
+            for (size_t j = 0; j < nl; j++)
+                if (!strncmp(sg_link_get_name(all[j]), class_prefix(names[i]), strlen(class_prefix(names[i])))) {
+                    strncat(cls, ", ", sizeof cls - strlen(cls) - 1);
+                    strncat(cls, names[i], sizeof cls - strlen(cls) - 1);
+                    break;
+                }
+        char shown[120];
+        size_t k = 0;
+        for (const char *t = o->degrade_links; *t && k + 5 < sizeof shown; t++)
+            k += (unsigned char)*t < 0x20 ? (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", *t)
+                                          : (size_t)snprintf(shown + k, sizeof shown - k, "%c", *t);
+        if (o->degrade_nic >= 0)
+            snprintf(err, errlen, "--degrade-nic %d: rank %d's host has no link to the others on %s", o->degrade_nic,
+                     o->degrade_nic, platform);
+        else
+            snprintf(err, errlen,
+                     "--degrade-links: no link class or link '%s' on %s at P = %d (classes there: nic%s, all; or a "
+                     "link's name)",
+                     shown, platform, G.P, cls);
+        rc = 2;
+        goto done;
+    }
+    int want = nb;
+    if (o->degrade_count > 0) {
+        if (o->degrade_count > nb) {
+            snprintf(err, errlen, "--degrade-count %d: '%s' has %d link%s on %s at P = %d", o->degrade_count,
+                     o->degrade_links, nb, nb == 1 ? "" : "s", platform, G.P);
+            rc = 2;
+            goto done;
+        }
+        want = o->degrade_count;
+    } else if (o->degrade_fraction < 1.0) {
+        want = (int)floor(o->degrade_fraction * nb + 0.5);
+        if (want < 1)
+            want = 1;
+    }
+    /* a partial shuffle keyed by the seed picks `want` of them */
+    for (int j = 0; j < want; j++) {
+        int pick = j + (int)(sp_disturb_uniform(sp_disturb_seed(sh->disturb), ST_LINKS, (uint64_t)j, 0) * (nb - j));
+        if (pick >= nb)
+            pick = nb - 1;
+        char *t = bases[j];
+        bases[j] = bases[pick];
+        bases[pick] = t;
+    }
+    qsort(bases, (size_t)want, sizeof *bases, cmp_str);
+    for (size_t i = 0; i < nl; i++) {
+        char base[300];
+        link_base(sg_link_get_name(all[i]), base, sizeof base);
+        if (!bsearch(&(const char *){base}, bases, (size_t)want, sizeof *bases, cmp_str))
+            continue;
+        if (o->degrade_bw != 1.0)
+            sg_link_set_bandwidth(all[i], sg_link_get_bandwidth(all[i]) * o->degrade_bw);
+        if (o->degrade_latency > 0)
+            sg_link_set_latency(all[i], sg_link_get_latency(all[i]) + o->degrade_latency);
+    }
+    out->links_degraded = want;
+    out->links_in_target = nb;
+    for (int j = 0; j < want && j < SP_REPORT_NAMED; j++)
+        snprintf(out->link_names[j], sizeof out->link_names[j], "%s", bases[j]);
+    rc = 0;
+done:
+    if (rc == 1)
+        snprintf(err, errlen, "out of memory degrading links");
+    for (int i = 0; i < nb; i++)
+        free(bases[i]);
+    free(bases);
+    free(all);
+    return rc;
+}
+
+static void bg_done(void *arg, int src, int dst, double bytes, double t0, double t1)
+{
+    (void)arg;
+    sp_slice_event e = {-1, "flow", t0, t1, -1, 0, src, dst, bytes};
+    sp_disturb_slice(G.sh->disturb, &e);
+}
+
+/* other jobs' flows: a Poisson stream of flows of --bg-flow bytes from every
+ * host at --bg-load of its injection bandwidth, to a uniform random other
+ * host or to the one half the machine away */
+static void background_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sg_actor_daemonize(sg_actor_self());
+    sp_disturb *d = G.sh->disturb;
+    const sp_disturb_opts *o = sp_disturb_options(d);
+    sp_report_disturb *out = G.sh->rep->disturb;
+    uint64_t seed = sp_disturb_seed(d);
+    int H = G.nbg;
+    double rate = out->bg_rate * H, t = 0, bytes = (double)o->bg_flow;
+    for (uint64_t k = 0; !G.stop_bg; k++) {
+        t -= log(1.0 - sp_disturb_uniform(seed, ST_BG, k, 0)) / rate;
+        double now = simgrid_get_clock();
+        if (t > now)
+            sg_actor_sleep_for(t - now);
+        if (G.stop_bg)
+            break;
+        int src = (int)(sp_disturb_uniform(seed, ST_BG, k, 1) * H), dst;
+        if (src >= H)
+            src = H - 1;
+        if (o->bg_pattern == SP_BG_SHIFT) {
+            dst = (src + (H / 2 > 0 ? H / 2 : 1)) % H;
+        } else {
+            int off = 1 + (int)(sp_disturb_uniform(seed, ST_BG, k, 2) * (H - 1));
+            dst = (src + (off < H ? off : H - 1)) % H;
+        }
+        spg_bg_reap(bg_done, NULL);
+        spg_bg_start(G.bg_hosts[src], G.bg_hosts[dst], bytes, src, dst);
+        out->bg_flows++;
+        out->bg_bytes += o->bg_flow;
+    }
+}
+
+/* --fail-rank: the rank stops at --fail-at, as a crashed process would */
+static void failure_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sg_actor_daemonize(sg_actor_self());
+    const sp_disturb_opts *o = sp_disturb_options(G.sh->disturb);
+    if (o->fail_at > simgrid_get_clock())
+        sg_actor_sleep_until(o->fail_at);
+    int R = o->fail_rank;
+    if (G.slots[R].s.finished)
+        return; /* it had finished: nothing stops */
+    const sp_ctx *c = &G.slots[R].ctx;
+    G.fail_iter = c->iter;
+    G.fail_phase = c->phase;
+    G.fail_in_sync = G.slots[R].s.in_sync;
+    G.fail_time = simgrid_get_clock();
+    G.fail_rank = R;
+    sg_actor_suspend(G.actors[R]);
+    G.stop_bg = 1; /* the engine can then find that nobody can go on */
+}
+
+/* does rank r wait on rank R (a receive from it, a send to it, or the
+ * synchronisation it never reaches)? */
+static int waits_on(int r, int R)
+{
+    sg_rank *s = &G.slots[r].s;
+    if (s->in_sync)
+        return 1;
+    for (const sp_req *q = s->posted_head; q; q = q->next)
+        if (q->peer == R)
+            return 1;
+    for (size_t i = 0; i < s->nact; i++)
+        if (!s->act_is_get[i] && ((const sp_req *)s->act_owner[i])->peer == R)
+            return 1;
+    return 0;
+}
+
+/* the engine found that nobody can go on: after a rank has stopped, this is
+ * how the run ends, in one line naming it and those left waiting on it */
+static void on_deadlock(void)
+{
+    if (!G.sh || G.fail_rank < 0)
+        return;
+    int R = G.fail_rank, nwait = 0, behind = 0;
+    char list[400] = "";
+    size_t w = 0;
+    for (int r = 0; r < G.P; r++) {
+        if (r == R || G.slots[r].s.finished)
+            continue;
+        if (waits_on(r, R)) {
+            if (nwait < 16 && w < sizeof list)
+                w += (size_t)snprintf(list + w, sizeof list - w, "%s%d", nwait ? ", " : "", r);
+            nwait++;
+        } else {
+            behind++;
+        }
+    }
+    if (nwait > 16 && w < sizeof list)
+        snprintf(list + w, sizeof list - w, ", ... (%d in all)", nwait);
+    char where[200];
+    if (G.fail_in_sync)
+        snprintf(where, sizeof where, "in the synchronisation after iteration %d", G.fail_iter);
+    else
+        snprintf(where, sizeof where, "in phase %s of iteration %d", G.sh->rep->phase_names[G.fail_phase],
+                 G.fail_iter);
+    char more[80] = "";
+    if (behind)
+        snprintf(more, sizeof more, "; %d more blocked behind them", behind);
+    sp_fail(G.sh, "rank %d stopped at %.9g s (--fail-rank, --fail-at) %s; %d rank%s left waiting on it%s%s%s", R,
+            G.fail_time, where, nwait, nwait == 1 ? " was" : "s were", nwait ? ": " : "", list, more);
+}
+
+/* the links of the route from rank src's host to rank dst's, by name */
+static void name_route(void *arg, int src, int dst, char *buf, size_t len)
+{
+    (void)arg;
+    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(G.hosts[src], G.hosts[dst], d);
+    size_t w = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < xbt_dynar_length(d) && w < len; i++)
+        w += (size_t)snprintf(buf + w, len - w, "%s%s", i ? "," : "", sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
+    xbt_dynar_free(&d);
+}
+
+/* the disturbances that live in the platform and in actors of their own;
+ * 0, 2 (bad input: no such links) or 1, with a message */
+static int start_disturbances(sp_shim *sh, const char *platform, char *err, size_t errlen)
+{
+    const sp_disturb_opts *o = sp_disturb_options(sh->disturb);
+    sp_report_disturb *out = sh->rep->disturb;
+    if (sp_disturb_links_on(o)) {
+        int rc = degrade_links(sh, platform, err, errlen);
+        if (rc)
+            return rc;
+    }
+    if (sp_disturb_background_on(o)) {
+        size_t nh = sg_host_count();
+        sg_host_t *hl = sg_host_list();
+        if (!hl || nh < 2) {
+            free(hl);
+            snprintf(err, errlen, nh < 2 ? "--bg-load needs a platform of at least two hosts" : "out of memory");
+            return nh < 2 ? 2 : 1;
+        }
+        G.bg_hosts = hl;
+        G.nbg = (int)nh;
+        /* a host's injection bandwidth: the narrowest link of its route to another */
+        double bw = G.P > 1 ? sg_host_get_route_bandwidth(G.hosts[0], G.hosts[1])
+                            : sg_host_get_route_bandwidth(hl[0], hl[1]);
+        out->bg_hosts = G.nbg;
+        out->bg_rate = o->bg_load * bw / (double)o->bg_flow;
+        sg_actor_t a = sg_actor_init("background", G.hosts[0]);
+        sg_actor_start(a, background_actor, 0, NULL);
+    }
+    if (sp_disturb_failure_on(o)) {
+        sg_actor_t a = sg_actor_init("failure", G.hosts[0]);
+        sg_actor_start(a, failure_actor, 0, NULL);
+    }
+    return 0;
+}
+
 const char *sp_backend_name(void) { return "simgrid"; }
 int sp_backend_is_root(void) { return 1; }
 
@@ -665,6 +1040,9 @@ static void free_all(void)
     if (G.barrier)
         sg_barrier_destroy(G.barrier);
     pool_drain(&G.free_env);
+    spg_bg_cancel_all();
+    free(G.actors);
+    free(G.bg_hosts);
     free(G.hosts);
     free(G.mbox);
     free(G.slots);
@@ -744,10 +1122,13 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     int ret = 1;
     memset(&G, 0, sizeof G);
     G.P = P;
+    G.sh = sh;
+    G.fail_rank = -1;
     G.hosts = calloc((size_t)P, sizeof *G.hosts);
     G.mbox = calloc((size_t)P, sizeof *G.mbox);
     G.slots = calloc((size_t)P, sizeof *G.slots);
-    if (!G.hosts || !G.mbox || !G.slots) {
+    G.actors = calloc((size_t)P, sizeof *G.actors);
+    if (!G.hosts || !G.mbox || !G.slots || !G.actors) {
         snprintf(err, errlen, "out of memory for %d ranks", P);
         goto out;
     }
@@ -761,6 +1142,10 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
         double bw = sg_host_get_route_bandwidth(G.hosts[0], G.hosts[1]);
         sh->rep->beta = bw > 0 ? 1.0 / bw : 0;
     }
+    /* the route facts above are the undisturbed platform's */
+    if (sh->disturb && (ret = start_disturbances(sh, cfg->platform, err, errlen)) != 0)
+        goto out;
+    ret = 1;
     char name[32];
     for (int r = 0; r < P; r++) {
         snprintf(name, sizeof name, "rank-%d", r);
@@ -778,6 +1163,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
         sg_actor_t a = sg_actor_init(name, G.hosts[r]);
         sg_actor_set_data(a, c);
         sg_actor_start(a, rank_actor, 0, NULL);
+        G.actors[r] = a;
         long pid = (long)sg_actor_get_pid(a);
         if (r == 0)
             G.pid_base = pid;
@@ -790,6 +1176,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     /* after SimGrid's own SIGINT handler (which exits without cleaning up):
      * an interrupted run removes its .part outputs */
     sp_part_cleanup_on_signals();
+    spg_on_deadlock(sh->disturb ? on_deadlock : NULL);
     rc = spg_run(rerr, sizeof rerr);
     int unfinished = 0, first_unfinished = -1;
     for (int r = 0; r < P; r++)
@@ -798,6 +1185,8 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
                 first_unfinished = r;
             unfinished++;
         }
+    if (sh->disturb && !sh->failed)
+        sp_disturb_name_routes(sh->disturb, name_route, NULL);
     if (sh->failed) {
         snprintf(err, errlen, "%s", sh->errmsg);
     } else if (rc != 0 || unfinished) {

@@ -4,12 +4,15 @@
  * cannot catch: an invalid platform file would abort the process instead of
  * giving one clear line.  This file catches them, and also exposes two
  * per-comm queries the SimGrid backend needs (the matched sender, used to keep
- * messages of one pair in order, and the exact completion time).
+ * messages of one pair in order, and the exact completion time), flows between
+ * hosts that no actor receives (other jobs' background traffic), and the
+ * engine's signal that no actor can go on (a failed rank's run ends by it).
  */
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -79,6 +82,74 @@ long spg_wait_one(sg_comm_t comm, double* finish_time)
   if (finish_time)
     *finish_time = c->get_finish_time();
   return 0;
+}
+
+/* ---- background traffic: flows between hosts that no actor receives ---- */
+
+namespace {
+struct bg_flow {
+  simgrid::s4u::CommPtr comm;
+  int src;
+  int dst;
+  double bytes;
+};
+std::vector<bg_flow> bg_inflight;
+} // namespace
+
+/* starts a flow of `bytes` from one host to another (no actor on either side) */
+void spg_bg_start(sg_host_t from, sg_host_t to, double bytes, int src, int dst)
+{
+  bg_inflight.push_back({simgrid::s4u::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes)), src, dst, bytes});
+}
+
+/* the flows that have finished: done(arg, ...) for each, then forgotten */
+void spg_bg_reap(void (*done)(void* arg, int src, int dst, double bytes, double t0, double t1), void* arg)
+{
+  for (size_t i = 0; i < bg_inflight.size();) {
+    bg_flow& f = bg_inflight[i];
+    bool finished = false;
+    try {
+      finished = f.comm->test();
+    } catch (...) {
+      finished = true; /* a failed flow is gone as well */
+    }
+    if (finished) {
+      if (done)
+        done(arg, f.src, f.dst, f.bytes, f.comm->get_start_time(), f.comm->get_finish_time());
+      bg_inflight[i] = bg_inflight.back();
+      bg_inflight.pop_back();
+    } else {
+      i++;
+    }
+  }
+}
+
+/* the run is over: flows still under way are cancelled (they would keep the
+ * engine going after the last rank has finished) */
+void spg_bg_cancel_all(void)
+{
+  for (auto& f : bg_inflight) {
+    try {
+      f.comm->cancel();
+    } catch (...) {
+    }
+  }
+  bg_inflight.clear();
+}
+
+/* fn() when the engine finds that no actor can go on, before it ends them */
+void spg_on_deadlock(void (*fn)(void))
+{
+  static bool connected = false;
+  static void (*callback)(void) = nullptr;
+  callback = fn;
+  if (not connected) {
+    simgrid::s4u::Engine::on_deadlock_cb([]() {
+      if (callback)
+        callback();
+    });
+    connected = true;
+  }
 }
 
 /* pid of the actor whose send matched this receive, or -1 if not matched yet */
