@@ -65,10 +65,12 @@ static void remove_on_interrupt(const sp_plan *run, void *tmp)
 #define SWEEP_HEADER                                                                                              \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
     "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
-    "bound_ratio,lower_bytes,predicted_s,messages,settings,wall_s,peak_rss_bytes,status,phase_times"
+    "bound_ratio,lower_bytes,predicted_s,messages,disturbance,level,slowdown,settings,wall_s,peak_rss_bytes,status,"  \
+    "phase_times"
 
 typedef struct {
     char algo[4096], ranks[4096], n[4096], density[4096], platform[4096];
+    char disturb[4096]; /* NAME=LIST: a disturbance and its levels, an axis */
     char out[1024], keep[1024], config[1024];
     int resume, iters;
     unsigned char given[16];
@@ -87,6 +89,9 @@ static const sp_opt sweep_rows[] = {
     {"density", SP_OT_STRING, S(density), 0, 0, "0.01", NULL, SP_OPT_LIST, "LIST", NULL, "densities", NULL, NULL},
     {"platform", SP_OT_STRING, S(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "LIST", NULL,
      "1gbe, daint or platform files", NULL, NULL},
+    {"disturb", SP_OT_STRING, S(disturb), 0, 0, "", NULL, 0, "NAME=LIST", NULL,
+     "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or noise=0,0.01",
+     NULL, NULL},
     {"iters", SP_OT_INT, S(iters), 1, 1e6, "2", NULL, 0, "I", NULL, "iterations of every run", NULL, NULL},
     {"out", SP_OT_STRING, S(out), 0, 0, "sweep.csv", NULL, 0, "FILE", NULL,
      "the CSV; an existing one needs --resume", NULL, NULL},
@@ -249,6 +254,25 @@ oom:
 /* ---- what the runs are --------------------------------------------------- */
 
 static const char *const axis_names[5] = {"algo", "ranks", "n", "density", "platform"};
+static char disturb_axis[64]; /* the option --disturb sweeps over, or "" */
+
+/* the option that --disturb names must be one of the disturbance rows of
+ * sparsim run (from --compute to --disturb-baseline, exclusive of the last) */
+static int is_disturbance(const char *name)
+{
+    const sp_opt_table *t = sp_plan_options();
+    int i = sp_opts_index(t, name), lo = sp_opts_index(t, "compute"), hi = sp_opts_index(t, "disturb-baseline");
+    return i >= 0 && lo >= 0 && i >= lo && i < hi && strcmp(name, "straggler-ranks") && strcmp(name, "degrade-links");
+}
+
+/* the level of plan p on the disturbance axis, as its rows say it */
+static const char *level_of(const sp_plan *p, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (disturb_axis[0])
+        sp_opts_format(sp_opts_find(sp_plan_options(), disturb_axis), p, buf, n);
+    return buf;
+}
 
 /* the settings a row records: every option of the run that is echoed into
  * summary.json, is not an axis, and is not at its default, as name=value
@@ -265,6 +289,7 @@ static void settings_text(const sp_plan *p, char *out, size_t n)
         int axis = 0;
         for (int a = 0; a < 5; a++)
             axis |= !strcmp(o->name, axis_names[a]);
+        axis |= !strcmp(o->name, disturb_axis);
         if (axis || (o->flags & (SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY)))
             continue;
         char v[1100], d[1100];
@@ -308,20 +333,20 @@ static void settings_diff(const char *there, const char *here, char *out, size_t
     snprintf(out, n, "'%.300s' there, '%.300s' here", there, here);
 }
 
-/* the key of a run as its row says it: algo, ranks, n, density, platform */
+/* the key of a run as its row says it: algo, ranks, n, density, platform, level */
 static void run_key(const char *algo, const char *ranks, const char *n, const char *density, const char *platform,
-                    char *out, size_t len)
+                    const char *level, char *out, size_t len)
 {
-    snprintf(out, len, "%.63s|%.15s|%.23s|%.31s|%.1023s", algo, ranks, n, density, platform);
+    snprintf(out, len, "%.63s|%.15s|%.23s|%.31s|%.960s|%.63s", algo, ranks, n, density, platform, level);
 }
 
 static void plan_key(const sp_plan *p, char *out, size_t len)
 {
-    char r[16], n[24], d[32];
+    char r[16], n[24], d[32], l[64];
     snprintf(r, sizeof r, "%d", p->ranks);
     snprintf(n, sizeof n, "%llu", (unsigned long long)p->n);
     snprintf(d, sizeof d, "%.10g", p->density);
-    run_key(p->algo, r, n, d, p->platform, out, len);
+    run_key(p->algo, r, n, d, p->platform, level_of(p, l, sizeof l), out, len);
 }
 
 /* ---- resuming ------------------------------------------------------------------ */
@@ -427,7 +452,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
     pv->exists = 1;
     if (!h.complete)
         pv->repair = 1;
-    int c_set = column(&h, "settings"), c_status = column(&h, "status"), nf = h.n;
+    int c_set = column(&h, "settings"), c_status = column(&h, "status"), c_level = column(&h, "level"), nf = h.n;
     int line = 1; /* of the record read last */
     const char *counted = text;
     for (;;) {
@@ -466,7 +491,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             break;
         }
         char key[1200];
-        run_key(r.f[0], r.f[1], r.f[2], r.f[3], r.f[5], key, sizeof key);
+        run_key(r.f[0], r.f[1], r.f[2], r.f[3], r.f[5], r.f[c_level], key, sizeof key);
         int ok = !strcmp(r.f[c_status], "ok"), planned = 0;
         for (int i = 0; i < np && !ok && !planned; i++) {
             char pk[1200];
@@ -558,6 +583,17 @@ static void format_row(char *out, size_t n, const sp_plan *p, const char *settin
         w += (size_t)snprintf(out + w, n - w, ",,,,,,,,,,,,,");
     if (w >= n)
         return;
+    /* the disturbance axis: its option, the level, and the slowdown against
+     * the same run undisturbed (when the run measured one) */
+    char lv[64];
+    double slow = s ? sp_json_num(s, SPK_DISTURBANCE, SPK_D_SLOWDOWN) : -1;
+    w += (size_t)snprintf(out + w, n - w, "%s,%s,", disturb_axis, level_of(p, lv, sizeof lv));
+    if (w < n && slow > 0)
+        w += (size_t)snprintf(out + w, n - w, "%.6g", slow);
+    if (w < n)
+        w += (size_t)snprintf(out + w, n - w, ",");
+    if (w >= n)
+        return;
     w += (size_t)snprintf(out + w, n - w, "%s,%.3f,", sp_opts_csv_field(settings, f_set, sizeof f_set), wall);
     if (w >= n)
         return;
@@ -609,18 +645,34 @@ static int write_whole(const char *path, const char *text, char *err, size_t err
 static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count, int *status, char *err,
                            size_t errlen)
 {
-    /* the axes: 0 algo, 1 ranks, 2 n, 3 density, 4 platform */
-    const char *axis_names[5] = {"algo", "ranks", "n", "density", "platform"};
-    const char *axis_text[5] = {o->algo, o->ranks, o->n, o->density, o->platform};
+    /* the axes: 0 algo, 1 ranks, 2 n, 3 density, 4 platform, 5 a disturbance's levels */
+    const char *axis_names[6] = {"algo", "ranks", "n", "density", "platform", "disturb"};
+    const char *eq = strchr(o->disturb, '=');
+    const char *axis_text[6] = {o->algo, o->ranks, o->n, o->density, o->platform, eq ? eq + 1 : "-"};
     sp_plan *plans = NULL;
-    sp_cli_list *ax = calloc(5, sizeof *ax);
+    sp_cli_list *ax = calloc(6, sizeof *ax);
     *status = 1;
     if (!ax) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
     *status = 2;
-    for (int i = 0; i < 5; i++)
+    disturb_axis[0] = '\0';
+    if (o->disturb[0]) {
+        size_t nl = eq ? (size_t)(eq - o->disturb) : 0;
+        snprintf(disturb_axis, sizeof disturb_axis, "%.*s", (int)(nl < sizeof disturb_axis ? nl : 0), o->disturb);
+        if (!eq || !is_disturbance(disturb_axis)) {
+            char shown[120];
+            disturb_axis[0] = '\0';
+            snprintf(err, errlen,
+                     "--disturb: '%s' is not NAME=LEVELS with NAME a disturbance (straggler-factor, straggler-fraction, "
+                     "straggler-cv, compute, noise, noise-length, noise-kind, degrade-nic, degrade-fraction, "
+                     "degrade-count, degrade-bw, degrade-latency, bg-load, bg-pattern, bg-flow, fail-rank, fail-at)",
+                     sp_opts_printable(o->disturb, shown, sizeof shown));
+            goto out;
+        }
+    }
+    for (int i = 0; i < 6; i++)
         if (sp_cli_split(axis_text[i], &ax[i], axis_names[i], err, errlen) != 0)
             goto out;
     if (ax[0].count == 1 && !strcmp(ax[0].items[0], "all")) {
@@ -636,13 +688,14 @@ static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count,
     int n_from_workload = !(ni_n >= 0 && o->given[ni_n]) && strcmp(base->workload, "generic") != 0;
     if (n_from_workload)
         ax[2].count = 1;
-    int total = ax[0].count * ax[1].count * ax[2].count * ax[3].count * ax[4].count, np = 0;
+    int total = ax[0].count * ax[1].count * ax[2].count * ax[3].count * ax[4].count * ax[5].count, np = 0;
     plans = calloc((size_t)total, sizeof *plans);
     if (!plans) {
         *status = 1;
         snprintf(err, errlen, "out of memory for %d runs", total);
         goto out;
     }
+    for (int li = 0; li < ax[5].count; li++)
     for (int pl = 0; pl < ax[4].count; pl++)
         for (int ni = 0; ni < ax[2].count; ni++)
             for (int di = 0; di < ax[3].count; di++)
@@ -650,10 +703,11 @@ static sp_plan *make_plans(const sweep_opts *o, const sp_plan *base, int *count,
                     for (int ai = 0; ai < ax[0].count; ai++) {
                         sp_plan *p = &plans[np++];
                         *p = *base;
-                        const char *vals[5] = {ax[0].items[ai], ax[1].items[ri], ax[2].items[ni], ax[3].items[di],
-                                               ax[4].items[pl]};
-                        for (int i = 0; i < 5; i++)
-                            if (!(i == 2 && n_from_workload) &&
+                        const char *vals[6] = {ax[0].items[ai], ax[1].items[ri], ax[2].items[ni], ax[3].items[di],
+                                               ax[4].items[pl], ax[5].items[li]};
+                        axis_names[5] = disturb_axis;
+                        for (int i = 0; i < 6; i++)
+                            if (!(i == 2 && n_from_workload) && !(i == 5 && !disturb_axis[0]) &&
                                 sp_plan_set(p, axis_names[i], vals[i], err, errlen) != 0) {
                                 free(plans);
                                 plans = NULL;
@@ -751,8 +805,9 @@ int sp_cmd_sweep(int argc, char **argv)
             continue;
         }
         const char *plat = strrchr(p->platform, '/') ? strrchr(p->platform, '/') + 1 : p->platform;
-        snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s", o.keep[0] ? o.keep : tmpl, p->algo,
-                 p->ranks, (unsigned long long)p->n, p->density, plat);
+        char lv[64];
+        snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s%s%.60s", o.keep[0] ? o.keep : tmpl, p->algo,
+                 p->ranks, (unsigned long long)p->n, p->density, plat, disturb_axis[0] ? "-" : "", level_of(p, lv, sizeof lv));
         double w0 = sp_cli_now(), rss = -1;
         cJSON *s;
         int rc = sp_cli_run_and_read(p, &s, &rss);
