@@ -68,8 +68,17 @@ def run(sparsim, args, work, preexec=None, timeout=TIMEOUT, stdout_to=None):
     env["TMPDIR"] = os.path.join(work, "tmp")
     sink = open(stdout_to, "wb") if stdout_to else subprocess.PIPE
     try:
-        p = subprocess.run([sparsim] + args, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=sink,
-                           stderr=subprocess.PIPE, timeout=timeout, preexec_fn=preexec or no_core)
+        for attempt in range(20):
+            try:
+                p = subprocess.run([sparsim] + args, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=sink,
+                                   stderr=subprocess.PIPE, timeout=timeout, preexec_fn=preexec or no_core)
+                break
+            except (PermissionError, OSError) as e:
+                # the binary being linked again while the suite runs (a rebuild
+                # in the same tree) cannot be executed for a moment
+                if attempt == 19 or not isinstance(e, PermissionError) and e.errno != 26:  # ETXTBSY
+                    raise
+                time.sleep(0.5)
     finally:
         if stdout_to:
             sink.close()
