@@ -269,8 +269,11 @@ static int is_disturbance(const char *name)
 static const char *level_of(const sp_plan *p, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (disturb_axis[0])
-        sp_opts_format(sp_opts_find(sp_plan_options(), disturb_axis), p, buf, n);
+    const sp_opt *o = disturb_axis[0] ? sp_opts_find(sp_plan_options(), disturb_axis) : NULL;
+    if (o)
+        sp_opts_format(o, p, buf, n);
+    if (o && o->type == SP_OT_DOUBLE) /* as a person writes it: 0.05, not 0.050000000000000003 */
+        snprintf(buf, n, "%.10g", strtod(buf, NULL));
     return buf;
 }
 
