@@ -9,6 +9,11 @@ For every (platform, n, density) in the sweep, four figures:
                    with its time per iteration above the bar
   crossover-*.png  each sparse algorithm's time over the fastest dense one's
                    against P; below 1 it wins, the crossing is the crossover
+and, for a sweep over a disturbance (sparsim sweep --disturb NAME=LEVELS), per
+(platform, n, density, P):
+  disturb-*.png    each algorithm's slowdown (time per iteration over the same
+                   run undisturbed, same seed) against the disturbance's level
+The scaling figures of such a sweep use its lowest level.
 
 Used by notebooks/scaling.ipynb and runnable on its own:
   /usr/bin/python3 notebooks/plot_scaling.py SWEEP.csv --out DIR
@@ -48,6 +53,73 @@ def load(path):
 
     df["phases"] = df["phase_times"].map(phases)
     return df
+
+
+def disturbed(df):
+    """The sweep's disturbance axis (an option of sparsim run), or None."""
+    if "disturbance" not in df.columns:
+        return None
+    names = df["disturbance"].dropna().astype(str)
+    names = names[names != ""].unique()
+    return names[0] if len(names) else None
+
+
+def lowest_level(df):
+    """The rows of a disturbance sweep at its lowest level (all rows otherwise)."""
+    if disturbed(df) is None:
+        return df
+    levels = pd.to_numeric(df["level"], errors="coerce")
+    if levels.isna().all():
+        return df[df["level"] == sorted(df["level"].astype(str))[0]]
+    return df[levels == levels.min()]
+
+
+def slowdowns(sub):
+    """Each row's slowdown: the run's own against its undisturbed baseline,
+    or, where it has none (a level that disturbs nothing, or a run without
+    a baseline), its time over the same configuration's at the lowest level."""
+    sub = sub.copy()
+    sub["level_x"] = pd.to_numeric(sub["level"], errors="coerce")
+    out = []
+    for _, r in sub.iterrows():
+        if pd.notna(r.get("slowdown")) and r["slowdown"] > 0:
+            out.append(float(r["slowdown"]))
+            continue
+        same = sub[sub.algo == r.algo].sort_values("level_x")
+        base = same.time_per_iter_mean_s.iloc[0]
+        out.append(float(r.time_per_iter_mean_s / base) if base > 0 else float("nan"))
+    sub["slowdown_x"] = out
+    return sub
+
+
+def plot_disturbance(df, out):
+    """Slowdown against the disturbance's level, one line per algorithm, for
+    every (platform, n, density, P) of a disturbance sweep."""
+    name = disturbed(df)
+    if name is None:
+        return []
+    paths = []
+    keys = df[["platform", "n", "density", "ranks"]].drop_duplicates().sort_values(["platform", "n", "density", "ranks"])
+    for _, k in keys.iterrows():
+        sub = df[(df.platform == k.platform) & (df.n == k.n) & (df.density == k.density) & (df.ranks == k.ranks)]
+        sub = slowdowns(sub)
+        numeric = sub.level_x.notna().all()
+        fig, ax = plt.subplots(figsize=(8.5, 4.5))
+        for algo, g in sub.groupby("algo"):
+            g = g.sort_values("level_x" if numeric else "level")
+            x = g.level_x if numeric else g.level.astype(str)
+            ax.plot(x, g.slowdown_x, "o-", color=COLORS.get(algo), label=algo)
+        ax.axhline(1.0, color="black", linewidth=1)
+        if numeric and (sub.level_x > 0).all() and sub.level_x.max() / sub.level_x.min() >= 10:
+            ax.set_xscale("log")
+        ax.set_xlabel("--%s" % name)
+        ax.set_ylabel("time per iteration / undisturbed")
+        key = (k.platform, int(k.n), float(k.density))
+        ax.set_title(title(key, "slowdown under %s, P = %d" % (name, k.ranks)), fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        path = os.path.join(out, "disturb-%s-P%d-%s.png" % (tag(key), k.ranks, name))
+        paths.append(_save(fig, ax, path, 8))
+    return paths
 
 
 def groups(df):
@@ -177,12 +249,12 @@ def plot_all(csv_path, out):
     os.makedirs(out, exist_ok=True)
     df = load(csv_path)
     paths = []
-    for key, sub in groups(df):
+    for key, sub in groups(lowest_level(df)):
         for f in (plot_volume, plot_time, plot_phases, plot_crossover):
             p = f(key, sub, out)
             if p:
                 paths.append(p)
-    return paths
+    return paths + plot_disturbance(df, out)
 
 
 def main():
