@@ -155,7 +155,8 @@ static void *scratch_buf(size_t bytes)
  *
  * One line: a rank about to tell takes a lock that the ranks of its host
  * share (an abstract socket name, which dies with its holder) and asks the
- * host's other ranks to end without a word (SIGUSR2 sent with sigqueue).
+ * host's other ranks to end without a word (SIGUSR2 sent with sigqueue);
+ * they remove their temporaries at once.
  *
  * The watchdog costs a wait no system call: a wait raises a flag and bumps a
  * counter, and an interval timer ticks TICKS times per period; the handler
@@ -523,6 +524,9 @@ static void on_quiet(int sig, siginfo_t *si, void *uc)
         ours = si->si_code == SI_QUEUE && J.roster[r].pid == si->si_pid;
     if (ours) {
         J.quiet = 1;
+        /* the job ends: its temporaries go now, as mpirun's SIGKILL may
+         * follow its SIGTERM too soon for the handler to run */
+        sp_part_remove_all();
         /* nothing more from this rank: not even the MPI library's complaints
          * about peers that go away as the job ends */
         int fd = open("/dev/null", O_WRONLY);
