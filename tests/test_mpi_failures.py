@@ -12,6 +12,7 @@ no process of the job left behind.
 
 usage: test_mpi_failures.py SPARSIM_MPI
 """
+import glob
 import os
 import shutil
 import signal
@@ -39,10 +40,24 @@ def check(cond, what):
     return cond
 
 
+def mapped_segments():
+    found = set()
+    for m in os.listdir("/proc"):
+        if m.isdigit():
+            try:
+                found.update(l.split()[-1] for l in open("/proc/%s/maps" % m) if "vader_segment" in l)
+            except (OSError, IndexError):
+                pass
+    return found
+
+
 class Job:
-    """One mpirun in a session of its own, so that nothing of it can outlive the test."""
+    """One mpirun in a session of its own, so that nothing of it can outlive the test.  An
+    aborted job leaves Open MPI's shared-memory segments in /dev/shm: those it made, now used
+    by no process, are removed after it."""
 
     def __init__(self, *apps):
+        self.segments = set(glob.glob("/dev/shm/vader_segment.*"))
         cmd = ["mpirun", "--quiet", "--oversubscribe"]
         for i, (np_, args) in enumerate(apps):
             cmd += ([":"] if i else []) + ["-np", str(np_), SPARSIM_MPI] + args
@@ -90,6 +105,10 @@ class Job:
         left = self.processes()
         for pid in left.values():
             os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1 if left else 0)
+        new = set(glob.glob("/dev/shm/vader_segment.*")) - self.segments
+        for seg in new - mapped_segments():
+            os.remove(seg)
         return rc, out, err, took, left
 
 
