@@ -192,9 +192,10 @@ void sp_report_print_disturbance(FILE *f, const sp_report *rep)
             continue;
         fprintf(f, "      %-16s ended by rank %d", rep->phase_names[ph], c->last_rank);
         if (c->crit_rank >= 0)
-            fprintf(f, "; longest own work on its chain: rank %d, %s", c->crit_rank, secs(c->crit_work, b1, sizeof b1));
+            fprintf(f, "; most own work among the ranks it heard from: rank %d, %s", c->crit_rank,
+                    secs(c->crit_work, b1, sizeof b1));
         if (c->msg_src >= 0)
-            fprintf(f, "; longest transfer %d->%d, %s", c->msg_src, c->msg_dst, secs(c->msg_secs, b2, sizeof b2));
+            fprintf(f, "; their longest transfer %d->%d, %s", c->msg_src, c->msg_dst, secs(c->msg_secs, b2, sizeof b2));
         fprintf(f, "\n");
     }
 }

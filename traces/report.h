@@ -39,9 +39,10 @@ typedef struct {
 typedef struct {
     int last_rank;        /* the rank that left the phase last (-1: nobody was in it) */
     double t_end;         /* when it left */
-    int crit_rank;        /* on its chain of waits, the rank whose own work ran longest without waiting */
-    double crit_work;     /* that work (s) */
-    int msg_src, msg_dst; /* the longest transfer on the chain (-1: none) */
+    int crit_rank;        /* of the ranks whose messages reached it this iteration (directly or through
+                             others), the one with the most own work (compute, straggling, detours) */
+    double crit_work;     /* that work (s), by the time its message left */
+    int msg_src, msg_dst; /* the longest transfer among those messages (-1: none) */
     double msg_secs;
     char route[200];      /* that transfer's links, comma-separated */
 } sp_report_crit;

@@ -179,8 +179,8 @@ static double normal(uint64_t seed, uint64_t stream, uint64_t a, uint64_t b)
 typedef struct {
     double a, b;  /* the detour [a, b) at the cursor */
     uint64_t k;   /* its number */
-    double own;   /* own work since the rank last waited */
-    sp_path path; /* what its chain of waits carries */
+    double own;   /* own work in this iteration */
+    sp_path path; /* what the messages it heard carried */
 } rank_state;
 
 struct sp_disturb {
@@ -464,36 +464,36 @@ double sp_disturb_hold(sp_disturb *d, sp_ctx *c, double now)
 
 /* ---- the critical path ------------------------------------------------------------ */
 
-sp_path sp_disturb_path_out(const sp_disturb *d, const sp_ctx *c)
+static sp_path path_of(const sp_disturb *d, int rank)
 {
-    const rank_state *s = &d->ranks[c->rank];
+    const rank_state *s = &d->ranks[rank];
     sp_path p = s->path;
     if (s->own > 0 && (p.crit_rank < 0 || s->own > p.crit_work)) {
-        p.crit_rank = c->rank;
+        p.crit_rank = rank;
         p.crit_work = s->own;
     }
     return p;
 }
 
-void sp_disturb_released(sp_disturb *d, const sp_ctx *c, const sp_path *p, int src, double t_post, double t_done)
+sp_path sp_disturb_path_out(const sp_disturb *d, const sp_ctx *c) { return path_of(d, c->rank); }
+
+void sp_disturb_heard(sp_disturb *d, const sp_ctx *c, const sp_path *p, int src, double t_start, double t_done)
 {
     rank_state *s = &d->ranks[c->rank];
-    s->path = *p;
-    if (s->path.msg_src < 0 || t_done - t_post > s->path.msg_secs) {
-        s->path.msg_src = src;
-        s->path.msg_dst = c->rank;
-        s->path.msg_secs = t_done - t_post;
+    sp_path *q = &s->path;
+    if (p->crit_rank >= 0 && (q->crit_rank < 0 || p->crit_work > q->crit_work)) {
+        q->crit_rank = p->crit_rank;
+        q->crit_work = p->crit_work;
     }
-    s->own = 0;
-}
-
-void sp_disturb_sent(sp_disturb *d, const sp_ctx *c, int dst, double t_post, double t_done)
-{
-    sp_path *p = &d->ranks[c->rank].path;
-    if (p->msg_src < 0 || t_done - t_post > p->msg_secs) {
-        p->msg_src = c->rank;
-        p->msg_dst = dst;
-        p->msg_secs = t_done - t_post;
+    if (p->msg_src >= 0 && (q->msg_src < 0 || p->msg_secs > q->msg_secs)) {
+        q->msg_src = p->msg_src;
+        q->msg_dst = p->msg_dst;
+        q->msg_secs = p->msg_secs;
+    }
+    if (q->msg_src < 0 || t_done - t_start > q->msg_secs) {
+        q->msg_src = src;
+        q->msg_dst = c->rank;
+        q->msg_secs = t_done - t_start;
     }
 }
 

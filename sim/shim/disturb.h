@@ -28,12 +28,13 @@
  *
  * The shim core and the SimGrid backend apply them; the run driver runs the
  * same plan undisturbed (same seed) to report slowdowns.  While a run is
- * disturbed the shim follows its critical path: each rank carries, on the
- * chain of waits that brought it to where it is, the rank whose own work
- * (compute, straggling, detours) ran longest without waiting, and the
- * longest transfer; a message passes the sender's on to the receiver it
- * released.  At every phase's end the report keeps what the rank that left
- * it last carried.
+ * disturbed each rank carries, for the messages that reached it during the
+ * iteration (directly, or through the ranks that sent them), the rank with
+ * the most own work (local compute with its straggling, and detours) by the
+ * time its message left, and the longest transfer among them (from when
+ * both sides were there to delivery): a message carries its sender's, the
+ * receiver keeps the larger of each.  At every phase's end the report keeps
+ * what the rank that left it last carried.
  */
 #ifndef SPARSIM_DISTURB_H
 #define SPARSIM_DISTURB_H
@@ -111,7 +112,7 @@ double sp_disturb_compute(sp_disturb *d, sp_ctx *c, double seconds);
  * its own work and shown as a slice. */
 double sp_disturb_hold(sp_disturb *d, sp_ctx *c, double now);
 
-/* Critical-path bookkeeping. */
+/* What a rank carries (see above). */
 typedef struct {
     int crit_rank;    /* -1: none yet */
     double crit_work;
@@ -120,12 +121,9 @@ typedef struct {
 } sp_path;
 /* what a message rank c sends now carries */
 sp_path sp_disturb_path_out(const sp_disturb *d, const sp_ctx *c);
-/* rank c's wait that began at t_wait ended at t_end, released last by a
- * message carrying `p` from src (posted t_post, delivered t_done) */
-void sp_disturb_released(sp_disturb *d, const sp_ctx *c, const sp_path *p, int src, double t_post, double t_done);
-/* rank c's wait blocked and was released last by its own send to dst,
- * posted at t_post and done at t_done */
-void sp_disturb_sent(sp_disturb *d, const sp_ctx *c, int dst, double t_post, double t_done);
+/* rank c heard a message from src carrying `p`, whose transfer ran from
+ * t_start (both sides there) to t_done */
+void sp_disturb_heard(sp_disturb *d, const sp_ctx *c, const sp_path *p, int src, double t_start, double t_done);
 /* a new iteration: every rank's path starts afresh */
 void sp_disturb_iteration_begin(sp_disturb *d, const sp_ctx *c);
 /* rank c left phase `phase` of iteration `iter` at t1 */

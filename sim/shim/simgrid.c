@@ -55,7 +55,7 @@ typedef struct envelope {
     int src, tag, iter, phase;
     uint64_t bytes;
     double t_post, t_done;
-    sp_path path; /* disturbed runs: the sender's critical path when it posted */
+    sp_path path; /* disturbed runs: what the sender carried when it posted (disturb.h) */
     int has_data, pooled;
     struct envelope *next;
     unsigned char data[];
@@ -68,9 +68,7 @@ struct sp_req {
     size_t cap;
     long long result;
     struct sp_req *next; /* posted-receive queue */
-    /* a receive, in disturbed runs: what its message carried */
-    sp_path path;
-    double t_post, t_done;
+    double t_posted; /* disturbed runs: when a receive was posted */
 };
 
 /* free lists: requests, get records and data-less envelopes are recycled
@@ -103,7 +101,6 @@ typedef struct {
     envelope *unexp_head, *unexp_tail;
     int waiting_remaining;
     int waiting_recvs; /* waited receives not complete yet */
-    sp_req *released;  /* the waited request completed last */
     int in_sync;       /* in the synchronisation between iterations */
     int finished;
     struct freenode *free_req, *free_get; /* recycled by the rank that uses them: stays in its cache */
@@ -246,7 +243,6 @@ static void complete_req(sg_rank *s, sp_req *r, long long result)
     r->done = 1;
     r->result = result;
     if (r->waited) {
-        s->released = r;
         s->waiting_remaining--;
         if (!r->is_send)
             s->waiting_recvs--;
@@ -255,9 +251,6 @@ static void complete_req(sg_rank *s, sp_req *r, long long result)
 
 static void copy_into(sp_req *r, const envelope *e)
 {
-    r->path = e->path;
-    r->t_post = e->t_post;
-    r->t_done = e->t_done;
     if (e->bytes > r->cap) {
         r->result = SP_ERR_TRUNC;
         return;
@@ -283,6 +276,9 @@ static void deliver(sp_ctx *c, envelope *e)
             if (s->posted_tail == r)
                 s->posted_tail = prev;
             s->nposted--;
+            if (c->shim->disturb) /* the transfer ran from when both sides were there */
+                sp_disturb_heard(c->shim->disturb, c, &e->path, e->src, r->t_posted > e->t_post ? r->t_posted : e->t_post,
+                                 e->t_done);
             copy_into(r, e);
             complete_req(s, r, r->result);
             env_free(e);
@@ -290,6 +286,8 @@ static void deliver(sp_ctx *c, envelope *e)
         }
     }
     e->next = NULL;
+    if (c->shim->disturb) /* unexpected: it ran as soon as it was sent */
+        sp_disturb_heard(c->shim->disturb, c, &e->path, e->src, e->t_post, e->t_done);
     if (s->unexp_tail)
         s->unexp_tail->next = e;
     else
@@ -437,7 +435,6 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->is_send = 1;
     r->peer = dst;
     r->tag = tag;
-    r->t_post = t_post;
     r->result = (long long)bytes;
     act_push(s, sg_mailbox_put_async(G.mbox[dst], e, (long)bytes), r, 0);
     return r;
@@ -453,6 +450,8 @@ static sp_req *sg_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
     r->tag = tag;
     r->buf = buf;
     r->cap = cap;
+    if (c->shim->disturb)
+        r->t_posted = simgrid_get_clock();
     envelope *prev = NULL;
     for (envelope *e = s->unexp_head; e; prev = e, e = e->next) {
         if (e->src == src && e->tag == tag) {
@@ -497,8 +496,7 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
     sg_rank *s = RS(c);
     s->waiting_remaining = 0;
     s->waiting_recvs = 0;
-    s->released = NULL;
-    double t_wait = c->shim->disturb ? simgrid_get_clock() : 0;
+
     for (int i = 0; i < n; i++)
         if (reqs[i] && !reqs[i]->done) {
             reqs[i]->waited = 1;
@@ -521,16 +519,6 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             return SP_ERR_COMM;
         }
     }
-    /* a wait that blocked, released last by a message: the rank's critical
-     * path is now the sender's, with that transfer */
-    sp_req *rel = s->released;
-    if (c->shim->disturb && rel && rel->result >= 0 && simgrid_get_clock() > t_wait) {
-        if (rel->is_send) /* held by its own send: the chain stays on this rank, through that transfer */
-            sp_disturb_sent(c->shim->disturb, c, rel->peer, rel->t_post, simgrid_get_clock());
-        else
-            sp_disturb_released(c->shim->disturb, c, &rel->path, rel->peer, rel->t_post, rel->t_done);
-    }
-    s->released = NULL;
     int rc = 0;
     for (int i = 0; i < n; i++) {
         if (!reqs[i]) {
