@@ -44,7 +44,7 @@ typedef struct {
     double crit_work;     /* that work (s), by the time its message left */
     int msg_src, msg_dst; /* the longest transfer among those messages (-1: none) */
     double msg_secs;
-    char route[200];      /* that transfer's links, comma-separated */
+    char route[400];      /* that transfer's links, comma-separated */
 } sp_report_crit;
 
 #define SP_REPORT_NAMED 8 /* degraded links and chosen ranks listed by name */

@@ -976,8 +976,14 @@ static void name_route(void *arg, int src, int dst, char *buf, size_t len)
     sg_host_get_route(G.hosts[src], G.hosts[dst], d);
     size_t w = 0;
     buf[0] = '\0';
-    for (unsigned i = 0; i < xbt_dynar_length(d) && w < len; i++)
-        w += (size_t)snprintf(buf + w, len - w, "%s%s", i ? "," : "", sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
+    for (unsigned i = 0; i < xbt_dynar_length(d); i++) {
+        const char *name = sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t));
+        if (w + strlen(name) + 5 >= len) { /* whole names only */
+            snprintf(buf + w, len - w, "%s...", i ? "," : "");
+            break;
+        }
+        w += (size_t)snprintf(buf + w, len - w, "%s%s", i ? "," : "", name);
+    }
     xbt_dynar_free(&d);
 }
 
