@@ -39,9 +39,11 @@ trap 'rm -rf "$FUZZ_TMP"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # known defects awaiting their owners (regressions/open/README.md): their
-# inputs are replayed apart, and fuzzing goes past their leaks
+# inputs are replayed apart, and fuzzing goes past them (the leaks and the
+# undefined behaviour the suppression files there name)
 open="$here/regressions/open"
 fuzz_lsan="suppressions=$open/lsan.supp"
+fuzz_ubsan="$UBSAN_OPTIONS:suppressions=$open/ubsan.supp"
 passed=0
 failed=0
 for t in "${targets[@]}"; do
@@ -75,7 +77,7 @@ for t in "${targets[@]}"; do
     [ -f "$here/dicts/$t.dict" ] && dict=(-dict="$here/dicts/$t.dict")
     dirs=("$out/corpus/$t" "$here/corpus/$t")
     [ -d "$here/regressions/$t" ] && dirs+=("$here/regressions/$t")
-    if [ $ok -eq 1 ] && ! LSAN_OPTIONS="$fuzz_lsan" "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+    if [ $ok -eq 1 ] && ! LSAN_OPTIONS="$fuzz_lsan" UBSAN_OPTIONS="$fuzz_ubsan" "$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
         "${dict[@]}" -artifact_prefix="$out/artifacts/$t-" "${dirs[@]}" >"$log" 2>&1; then
         echo "fuzz: $t: a crash (input in $out/artifacts/$t-*):" >&2
         grep -m8 -E "ERROR|runtime error|SUMMARY|#[0-9]+ 0x" "$log" >&2
