@@ -178,14 +178,14 @@ void sp_report_print_disturbance(FILE *f, const sp_report *rep)
         }
         fprintf(f, "\n");
     }
-    /* the critical path of the slowest iteration */
+    /* the slowest iteration: who ended each phase, and who was behind it */
     int worst = 0;
     for (int it = 1; it < rep->niters; it++)
         if (rep->iters[it].t_end - rep->iters[it].t_start > rep->iters[worst].t_end - rep->iters[worst].t_start)
             worst = it;
     if (rep->niters < 1)
         return;
-    fprintf(f, "    critical path of iteration %d (the slowest):\n", rep->iters[worst].index);
+    fprintf(f, "    who held up iteration %d (the slowest), phase by phase:\n", rep->iters[worst].index);
     for (int ph = 0; ph < rep->nphases; ph++) {
         const sp_report_crit *c = &d->crit[(size_t)worst * SP_MAX_PHASES + (size_t)ph];
         if (!(rep->iters[worst].phase_time[ph] > 0) || c->last_rank < 0)
