@@ -183,7 +183,7 @@ int sp_cmd_crossover(int argc, char **argv)
     if (rc != 0 || sp_plan_validate(&ev.base, err, sizeof err) != 0 ||
         sp_cli_split(o.algo, &sparse, "algo", err, sizeof err) != 0 ||
         sp_cli_split(o.dense, &dense, "dense", err, sizeof err) != 0) {
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
         return 2;
     }
     int minP = o.min_ranks, maxP = o.max_ranks;

@@ -134,6 +134,8 @@ int sp_cmd_workload_stats(int argc, char **argv)
     sp_grad_source *src = NULL;
     if (parse(&t, &o, &p, argc, argv, err, sizeof err) != 0)
         goto out;
+    if (o.json[0] && sp_opts_output_ok(o.json, 0, "--json", err, sizeof err) != 0)
+        goto out;
     if (!(src = open_source(&p, &prof, &have_prof, err, sizeof err)))
         goto out;
     int P = sp_plan_given(&p, "ranks") || !p.grad_file[0] ? p.ranks : src->ranks;
@@ -186,7 +188,7 @@ int sp_cmd_workload_stats(int argc, char **argv)
     rc = 0;
 out:
     if (rc && err[0])
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
     sp_wstats_free(&st);
     if (src)
         src->close(src);
@@ -223,6 +225,8 @@ int sp_cmd_profile(int argc, char **argv)
         snprintf(err, sizeof err, "--out must name the profile to write");
         goto out;
     }
+    if (sp_opts_output_ok(o.out, 0, "--out", err, sizeof err) != 0)
+        goto out;
     if (o.as_is) {
         if (p.grad_file[0]) {
             snprintf(err, sizeof err, "--as-is writes a workload's profile; a gradient file has none (fit one)");
@@ -267,7 +271,7 @@ int sp_cmd_profile(int argc, char **argv)
     rc = 0;
 out:
     if (rc && err[0])
-        fprintf(stderr, "sparsim: %s\n", err);
+        sp_opts_print_error(err);
     sp_profile_free(&fit);
     if (src)
         src->close(src);
