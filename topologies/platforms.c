@@ -27,6 +27,7 @@
  * SimGrid's own parser, whose errors the backend turns into one line.
  */
 #include "platform.h"
+#include "../traces/trace.h"
 
 #include <errno.h>
 #include <math.h>
@@ -35,11 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* part_file.c: a temporary the signal handlers remove (trace.h, which
- * declares the rest of that file, is shared by every backend) */
-void sp_part_track(const char *path);
-void sp_part_untrack(const char *path);
 
 #define DAINT_NODES_PER_ROUTER 4
 #define DAINT_ROUTERS_PER_CHASSIS 16

@@ -34,15 +34,6 @@ static char *volatile live[LIVE_MAX];
 static char *held_part[LIVE_MAX], *held_path[LIVE_MAX];
 static int holding;
 
-/* the declarations below are this file's additions to the part-file API
- * (trace.h declares the rest); their users (child_run.c, platforms.c)
- * repeat them */
-void sp_part_hold(void);
-int sp_part_publish(char *err, size_t errlen);
-void sp_part_discard(void);
-void sp_part_track(const char *path);
-void sp_part_untrack(const char *path);
-
 static int live_add(char *part)
 {
     for (int i = 0; i < LIVE_MAX; i++)

@@ -72,6 +72,16 @@ void sp_part_remove_all(void);
  * signal would have, and the same removal at exit(). */
 void sp_part_cleanup_on_signals(void);
 
+/* A process that writes several outputs holds them: each stays NAME.part
+ * when closed, until sp_part_publish renames them all (0, or -1 with a
+ * message), or sp_part_discard removes them. */
+void sp_part_hold(void);
+int sp_part_publish(char *err, size_t errlen);
+void sp_part_discard(void);
+/* A file (not a .part) that a signal's cleanup removes too, until untracked. */
+void sp_part_track(const char *path);
+void sp_part_untrack(const char *path);
+
 /* ---- messages.csv ------------------------------------------------------ */
 typedef struct sp_csv_writer sp_csv_writer;
 

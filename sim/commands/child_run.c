@@ -34,13 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* part_file.c: held outputs, published together (kept beside the rest of
- * the part-file API's users rather than in trace.h, which every backend
- * shares) */
-void sp_part_hold(void);
-int sp_part_publish(char *err, size_t errlen);
-void sp_part_discard(void);
-
 static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define NSIG_END ((int)(sizeof end_signals / sizeof end_signals[0]))
 
