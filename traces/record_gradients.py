@@ -35,6 +35,11 @@ import struct
 import sys
 import time
 
+# Torch's OpenMP threads wait for work without spinning: spinning threads slow a
+# run down many times over when the cores are shared with other processes.  This
+# has to be set before torch is loaded; a value in the environment wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -102,7 +107,7 @@ WARMUP = 20            # iterations of linear learning-rate warm-up for the tran
 # cnn: VGG-like convnet on the 8x8 digits
 
 class SmallVgg(nn.Module):
-    """conv-bn-relu x2, max-pool, conv-bn-relu x2, max-pool, fc-relu-dropout, fc."""
+    """conv-bn-relu x2, max-pool, conv-bn-relu x2, max-pool, fc-relu, fc."""
 
     def __init__(self, width1, width2, hidden, classes=10):
         super().__init__()
@@ -118,18 +123,19 @@ class SmallVgg(nn.Module):
             layers[f"pool{block}"] = nn.MaxPool2d(2)
         self.features = nn.Sequential(layers)
         self.fc1 = nn.Linear(width2 * 2 * 2, hidden)   # 8x8 -> 4x4 -> 2x2
-        self.dropout = nn.Dropout(0.3)
         self.fc2 = nn.Linear(hidden, classes)
 
     def forward(self, x):
         x = self.features(x).flatten(1)
-        return self.fc2(self.dropout(F.relu(self.fc1(x))))
+        return self.fc2(F.relu(self.fc1(x)))
 
 
 class DigitsTask:
     """Digits classification; the last 10% of the images are the test set."""
 
     name = "cnn"
+    grad_clip = None     # no clipping of the averaged gradient
+    warmup = 0           # no learning-rate warm-up
 
     def __init__(self, size, rng):
         from sklearn.datasets import load_digits
@@ -212,6 +218,13 @@ def licence_text():
     return "\n".join(texts)
 
 
+def unigram_loss(train, targets, vocab):
+    """Cross-entropy of the training part's token frequencies on the test targets:
+    the loss of a model that ignores context, to compare the trained model with."""
+    counts = np.bincount(train, minlength=vocab) + 0.5
+    return float(-np.log(counts[targets] / counts.sum()).mean())
+
+
 class CharLstm(nn.Module):
     def __init__(self, vocab, embed, hidden, layers):
         super().__init__()
@@ -228,6 +241,8 @@ class CharLmTask:
     """Next-character prediction; the last 10% of the text is the test set."""
 
     name = "lstm"
+    grad_clip = MAX_GRAD_NORM
+    warmup = 0
 
     def __init__(self, size, rng):
         text = licence_text()
@@ -241,7 +256,15 @@ class CharLmTask:
 
     def describe(self):
         return {"dataset": LICENSE_DIR, "tokens": "characters", "vocabulary": len(self.alphabet),
-                "train_chars": len(self.train), "test_chars": len(self.test), "sequence": LSTM_SEQ}
+                "train_chars": len(self.train), "test_chars": len(self.test), "sequence": LSTM_SEQ,
+                "test_unigram_loss": unigram_loss(self.train, self._test_windows()[:, 1:].reshape(-1),
+                                                  len(self.alphabet))}
+
+    def _test_windows(self):
+        """The test text in consecutive windows of LSTM_SEQ + 1 characters, overlapping by one."""
+        count = (len(self.test) - 1) // LSTM_SEQ
+        starts = np.arange(count) * LSTM_SEQ
+        return self.test[starts[:, None] + np.arange(LSTM_SEQ + 1)]
 
     def draw(self, workers, batch):
         """Each worker gets `batch` windows of LSTM_SEQ + 1 characters at random places."""
@@ -252,20 +275,15 @@ class CharLmTask:
             shards.append(torch.from_numpy(self.train[starts[:, None] + span]))
         return shards
 
-    def _loss(self, windows):
+    def loss(self, windows):
+        """Mean cross-entropy of predicting each window's characters 1.. from those before."""
         logits = self.model(windows[:, :-1])
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
-
-    def loss(self, windows):
-        return self._loss(windows)
 
     @torch.no_grad()
     def evaluate(self):
         """Mean loss over every character of the test text, in windows as in training."""
-        count = (len(self.test) - 1) // LSTM_SEQ
-        starts = np.arange(count) * LSTM_SEQ
-        windows = torch.from_numpy(self.test[starts[:, None] + np.arange(LSTM_SEQ + 1)])
-        loss = self._loss(windows).item()
+        loss = self.loss(torch.from_numpy(self._test_windows())).item()
         return {"test_loss": loss, "test_bits_per_char": loss / math.log(2)}
 
 
@@ -299,9 +317,9 @@ class MaskedLm(nn.Module):
                 nn.init.normal_(module.weight, std=0.02)
             if isinstance(module, nn.Linear) and module.bias is not None:
                 nn.init.zeros_(module.bias)
-        for layer in self.encoder.layers:
-            nn.init.normal_(layer.self_attn.in_proj_weight, std=0.02)
-            nn.init.zeros_(layer.self_attn.in_proj_bias)
+        for block in self.encoder.layers:     # the attention's packed q, k, v projection
+            nn.init.normal_(block.self_attn.in_proj_weight, std=0.02)
+            nn.init.zeros_(block.self_attn.in_proj_bias)
 
     def forward(self, tokens, where):
         """Logits for the positions where `where` is true."""
@@ -322,6 +340,8 @@ class MaskedLmTask:
     """
 
     name = "transformer"
+    grad_clip = MAX_GRAD_NORM
+    warmup = WARMUP
 
     def __init__(self, size, rng):
         config = dict(SIZES["transformer"][size])
@@ -344,9 +364,11 @@ class MaskedLmTask:
                 "vocabulary": len(self.vocab), "train_tokens": len(self.train), "test_tokens": len(self.test),
                 "unknown_fraction": float(np.mean(self.train == UNK)), "sequence": self.seq,
                 "masking": "15% of positions: 80% [MASK], 10% random word, 10% unchanged",
-                "output_projection": "tied to the token embedding, plus a bias"}
+                "output_projection": "tied to the token embedding, plus a bias",
+                "test_unigram_loss": unigram_loss(self.train, self.test_batch[2].numpy(), len(self.vocab))}
 
     def _test_windows(self):
+        """The test tokens in consecutive windows of self.seq."""
         count = len(self.test) // self.seq
         return self.test[:count * self.seq].reshape(count, self.seq)
 
@@ -365,6 +387,7 @@ class MaskedLmTask:
         return torch.from_numpy(inputs), torch.from_numpy(where), torch.from_numpy(windows[where])
 
     def draw(self, workers, batch):
+        """Each worker gets `batch` windows of self.seq words at random places, masked."""
         span = np.arange(self.seq)
         shards = []
         for _ in range(workers):
@@ -395,7 +418,7 @@ class NpyStream:
     """A float32 C-order .npy file (format 1.0) written one block at a time.
 
     The header carries the final shape; blocks are appended along the first
-    axis and close() checks that exactly the announced number arrived.
+    axis and finish() checks that exactly the announced number arrived.
     """
 
     def __init__(self, f, shape):
@@ -432,20 +455,20 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_record(text, iters, option="--record"):
+def parse_record(text, iters):
     """'50-81,200-231' -> sorted iterations; each below iters."""
     chosen = set()
     for item in text.split(","):
         item = item.strip()
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        match = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", item)
         if not match:
-            raise UsageError(f"{option}: '{item}' is neither an iteration nor a range A-B")
+            raise UsageError(f"--record: '{item}' is neither an iteration nor a range A-B")
         first = int(match[1])
         last = int(match[2]) if match[2] is not None else first
         if last < first:
-            raise UsageError(f"{option}: range {item} ends before it starts")
+            raise UsageError(f"--record: range {item} ends before it starts")
         if last >= iters:
-            raise UsageError(f"{option}: iteration {last} is beyond --iters {iters} (iterations are 0..{iters - 1})")
+            raise UsageError(f"--record: iteration {last} is beyond --iters {iters} (iterations are 0..{iters - 1})")
         chosen.update(range(first, last + 1))
     return sorted(chosen)
 
@@ -463,9 +486,9 @@ def parse_args(argv):
     parser = Parser(
         prog=PROG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Train a model with P data-parallel workers in one process and record every "
-                    "worker's flattened gradient, for chosen iterations, as DIR/grads.npy "
-                    "(float32, shape (I, P, n)) with DIR/layers.json describing it.",
+        description="Train a model with P data-parallel workers in one process and record every\n"
+                    "worker's flattened gradient, for chosen iterations, as DIR/grads.npy\n"
+                    "(float32, shape (I, P, n)), with DIR/layers.json describing it.",
         epilog=f"""models:
   cnn          small VGG-like convnet on scikit-learn's 8x8 digits, random one-pixel
                shifts; --batch images per worker
@@ -544,7 +567,6 @@ def train(task, args, stream, log):
     grads = torch.zeros(args.workers, n)
     optimizer = torch.optim.SGD(params, lr=args.lr, momentum=MOMENTUM)
     recorded = set(args.record)
-    clip = MAX_GRAD_NORM if task.name in ("lstm", "transformer") else 0.0
     losses = []
     start = time.monotonic()
     for it in range(args.iters):
@@ -568,11 +590,11 @@ def train(task, args, stream, log):
         for p in params:
             p.grad = average[offset:offset + p.numel()].view_as(p)
             offset += p.numel()
-        if clip:
-            nn.utils.clip_grad_norm_(params, clip)
-        if task.name == "transformer":
+        if task.grad_clip:
+            nn.utils.clip_grad_norm_(params, task.grad_clip)
+        if task.warmup:
             for group in optimizer.param_groups:
-                group["lr"] = args.lr * min(1.0, (it + 1) / WARMUP)
+                group["lr"] = args.lr * min(1.0, (it + 1) / task.warmup)
         optimizer.step()
 
         if it % 50 == 0 or it == args.iters - 1:
@@ -597,6 +619,7 @@ def remove_quietly(path):
 
 def run(args, log):
     started = time.monotonic()
+    cpu_started = time.process_time()
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:
@@ -624,6 +647,9 @@ def run(args, log):
             model.eval()
             test_start = task.evaluate()
             log("test at start: " + ", ".join(f"{k} {v:.4f}" for k, v in test_start.items()))
+            data = task.describe()
+            if "test_unigram_loss" in data:
+                log(f"test loss of the training text's token frequencies: {data['test_unigram_loss']:.4f}")
 
             stream = NpyStream(grads_file, shape)
             train_started = time.monotonic()
@@ -639,11 +665,11 @@ def run(args, log):
             "model": args.model, "size": args.size, "n": n, "workers": args.workers,
             "iterations": args.record, "layers": layers,
             "seed": args.seed, "batch": args.batch, "lr": args.lr, "momentum": MOMENTUM,
-            "grad_clip": MAX_GRAD_NORM if args.model in ("lstm", "transformer") else None,
-            "warmup": WARMUP if args.model == "transformer" else 0,
-            "iters": args.iters, "threads": args.threads, "data": task.describe(),
+            "grad_clip": task.grad_clip, "warmup": task.warmup,
+            "iters": args.iters, "threads": args.threads, "data": data,
             "loss": losses, "test_start": test_start, "test_end": test_end,
             "train_seconds": round(train_seconds, 3), "wall_seconds": round(wall, 3),
+            "cpu_seconds": round(time.process_time() - cpu_started, 3),
             "grads": {"file": "grads.npy", "dtype": "float32", "shape": list(shape)},
         }
         with open(tmp_layers, "x") as f:
