@@ -3,10 +3,13 @@
 # at its tiny size writes a grads.npy that numpy loads with the announced shape and
 # a layer table that covers it; the same seed gives the same trace; bad input exits
 # 2 with one line on stderr; a stopped run leaves no files behind.
-# usage: test_recorder.sh [PYTHON] [REPOSITORY_ROOT]   (defaults: /usr/bin/python3, ..)
+# With the simulator given, every trace also runs through it: an exact Ok-Topk
+# run on the recorded gradients, and their statistics.
+# usage: test_recorder.sh [PYTHON] [REPOSITORY_ROOT] [SPARSIM]   (defaults: /usr/bin/python3, .., none)
 set -uo pipefail
 py="${1:-/usr/bin/python3}"
 root="${2:-$(cd "$(dirname "$0")/.." && pwd)}"
+sparsim="${3:-}"
 recorder="$root/traces/record_gradients.py"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -76,6 +79,17 @@ for model in cnn lstm transformer; do
             pass "$model: grads.npy (3, 2, n) and its layer table"
         else
             fail "$model: $problems"
+        fi
+        if [ -n "$sparsim" ]; then
+            if "$sparsim" run --algo oktopk --ranks 2 --grad-file "$out" --density 0.05 --out "$tmp/$model-run" \
+                    --quiet --no-trace >"$tmp/$model-run.log" 2>&1 &&
+                    grep -Eq '"iters":[[:space:]]*3' "$tmp/$model-run/summary.json" &&
+                    "$sparsim" workload-stats --grad-file "$out" --density 0.05 --json "$tmp/$model-stats.json" \
+                    >>"$tmp/$model-run.log" 2>&1; then
+                pass "$model: the trace runs through sparsim run --grad-file and workload-stats"
+            else
+                fail "$model: sparsim on the trace: $(tail -n 2 "$tmp/$model-run.log")"
+            fi
         fi
     else
         fail "$model: exit status $?: $(tail -n 3 "$tmp/$model.log")"
