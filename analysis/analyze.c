@@ -54,6 +54,9 @@ static int add(rows *rs, const run_row *r)
     return 0;
 }
 
+/* the largest n a run takes (int32 indices; sparsim run's --n) */
+#define SP_ANALYZE_MAX_N 2147483647.0
+
 /* a figure of summary.json: a finite number of at least `min` */
 static int figure(const cJSON *o, const char *a, const char *b, double min, double *out, const char *path,
                   const char *name, char *err, size_t errlen)
@@ -101,6 +104,13 @@ static int read_summary(const char *path, rows *rs, char *err, size_t errlen)
     }
     if (ranks != floor(ranks) || ranks > 1e9) {
         snprintf(err, errlen, "%s: %s.%s must be a whole number of ranks", path, SPK_CONFIG, SPK_CFG_RANKS);
+        cJSON_Delete(j);
+        return -1;
+    }
+    /* n and k as a run takes them (int32 indices), before any conversion */
+    if (r.n > SP_ANALYZE_MAX_N || r.n != floor(r.n) || r.k > r.n || r.k != floor(r.k)) {
+        snprintf(err, errlen, "%s: %s.%s and %s must be whole numbers with k <= n <= 2^31-1", path, SPK_CONFIG,
+                 SPK_CFG_N, SPK_K);
         cJSON_Delete(j);
         return -1;
     }
@@ -326,6 +336,11 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
             }
         if (ranks > 1e9) {
             snprintf(err, errlen, "%s:%d: ranks is too large", path, line);
+            goto out;
+        }
+        if (r.n > SP_ANALYZE_MAX_N || r.k > r.n) {
+            snprintf(err, errlen, "%s:%d: n and k must satisfy k <= n <= 2^31-1 (as sparsim run takes them)", path,
+                     line);
             goto out;
         }
         r.ranks = (int)ranks;

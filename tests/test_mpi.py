@@ -92,7 +92,7 @@ try:
                   "%s P=%d: MPI and SimGrid results differ" % (algo, P))
             c = run([SPARSIM, "compare", a, b])
             check(c.returncode == 0 and "identical" in c.stdout,
-                  "%s P=%d: message lists differ:\n%s" % (algo, P, c.stdout))
+                  "%s P=%d: message lists differ:\n%s%s" % (algo, P, c.stdout, c.stderr))
 
     # SMPI: the MPI backend compiled with smpicc, run by smpirun
     if shutil.which("smpicc") and shutil.which("smpirun"):

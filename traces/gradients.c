@@ -35,21 +35,26 @@ static int trace_fill(sp_grad_source *s, int it, int rank, float *out, int add, 
         snprintf(err, errlen, "%s holds no iteration %d of rank %d", t->path, it, rank);
         return -1;
     }
-    const float *g = t->data + ((uint64_t)it * (uint64_t)s->ranks + (uint64_t)rank) * s->n;
+    /* The header's length need not leave the data 4-byte aligned (NumPy pads
+     * it to 64 bytes, other writers may not), so values are read by memcpy. */
+    const char *g = (const char *)t->data + ((uint64_t)it * (uint64_t)s->ranks + (uint64_t)rank) * s->n * 4;
     int bad = 0;
+    float v;
     if (add)
         for (uint64_t i = 0; i < s->n; i++) {
-            bad |= !isfinite(g[i]);
-            out[i] += g[i];
+            memcpy(&v, g + 4 * i, 4);
+            bad |= !isfinite(v);
+            out[i] += v;
         }
     else
         for (uint64_t i = 0; i < s->n; i++) {
-            bad |= !isfinite(g[i]);
-            out[i] = g[i];
+            memcpy(&v, g + 4 * i, 4);
+            bad |= !isfinite(v);
+            out[i] = v;
         }
     if (bad) {
         for (uint64_t i = 0; i < s->n; i++)
-            if (!isfinite(g[i])) {
+            if (memcpy(&v, g + 4 * i, 4), !isfinite(v)) {
                 snprintf(err, errlen, "%s: non-finite value in iteration %d, rank %d, index %llu", t->path, it,
                          rank, (unsigned long long)i);
                 break;

@@ -205,7 +205,7 @@ static int next_record(const char **pos, const char *end, csv_rec *r)
             for (;;) {
                 if (s >= end) { /* never closed: a cut file */
                     free(val);
-                    r->end = end;
+                    rec_free(r);
                     *pos = end;
                     return -1;
                 }

@@ -1207,7 +1207,11 @@ static int pair_messages(half_event *sends, size_t ns, half_event *recvs, size_t
                      (unsigned long long)s->bytes, (unsigned long long)r->bytes);
             return -1;
         }
-        out[i] = (sp_msg_event){s->iter, s->phase, s->src, s->dst, s->tag, s->bytes, s->t, r->t};
+        /* the two times come from two clocks joined by an estimated offset,
+         * whose error (a fraction of a microsecond on one machine) can put a
+         * short message's completion before its posting; it cannot, so the
+         * completion is held at the posting then */
+        out[i] = (sp_msg_event){s->iter, s->phase, s->src, s->dst, s->tag, s->bytes, s->t, r->t < s->t ? s->t : r->t};
     }
     return 0;
 }
