@@ -31,12 +31,24 @@ typedef struct {
     double topk_coeff;  /* s per n*log2(n) for exact top-k (0: use bandwidth terms) */
     double scatter_bw;  /* bytes/s for random-access scatter-add */
     const char *source; /* where the numbers come from */
+    /* whole training iterations (sim/driver/training.c): sustained FLOP/s of
+     * forward and backward passes (0: compute is free) */
+    double train_flops;
+    /* host and copy overheads (LogGP's o and the copies around a message;
+     * charged by the simulated backend, sim/shim/simgrid.c): */
+    double send_o, recv_o; /* s of host CPU per message posted / completed */
+    double call_o;         /* s of software overhead per algorithm phase entered (a library call) */
+    double copy_lat;       /* s per host-device copy */
+    double copy_bw;        /* bytes/s of a host-device copy (0: no copies, buffers live on the host) */
 } sp_device;
 
 const sp_device *sp_device_find(const char *name);
 const sp_device *sp_device_list(int *count);
 /* A profile from a JSON file; NULL with a one-line message on error. */
 const sp_device *sp_device_load(const char *path, char *err, size_t errlen);
+
+/* Seconds of one host-device copy of `bytes` (0 without copies). */
+double sp_device_copy_time(const sp_device *d, double bytes);
 
 /* Seconds for kernel `k` over `size` units. */
 double sp_device_time(const sp_device *d, sp_device_kernel k, double size);

@@ -13,19 +13,47 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Sustained training FLOP/s (train_flops): FP32 peak from the vendor's
+ * data sheet times 0.4, an assumed share of peak that cuDNN training of CNNs
+ * and transformers sustains in FP32 (an assumption, not a measurement: give
+ * --train-compute for a measured time per iteration).
+ *
+ * Host and copy overheads are zero in the plain profiles, so that their
+ * results stay what they were; the -host profiles add them.  Their numbers
+ * are [M] in the reference notes' sense (recalled, not measured here; the
+ * calibrate command is where measured ones belong):
+ *  - send_o / recv_o: LogGP's o (Alexandrov et al., SPAA 1995), host CPU per
+ *    message posted and per message completed: about 1 us for MPI over Cray
+ *    Aries plus about 1 us for mpi4py's Python call (Ok-Topk's code); about
+ *    10 us for MPI over the kernel's TCP stack on 1 GbE (gTop-k's cluster).
+ *  - call_o: the software overhead of one algorithm phase (the framework's
+ *    Python, numpy and tensor calls around a collective): 20 us and 50 us.
+ *  - copies: both papers' codes communicate from host buffers (reference
+ *    notes section 1: mpi4py on numpy arrays with GPU<->CPU copies around
+ *    it).  P100 on PCIe 3.0 x16: about 12 GB/s pinned, 10 us per copy; the
+ *    P102-100 is a mining card wired as PCIe 1.1 x4: about 0.8 GB/s. */
 static const sp_device devices[] = {
-    {"none", "local compute is free (pure communication models)", 0, 0, 0, 0, "-"},
+    {"none", "local compute is free (pure communication models)", 0, 0, 0, 0, "-", 0, 0, 0, 0, 0, 0},
     /* Piz Daint's Tesla P100 (16 GB HBM2, 720 GB/s peak); ~75% of peak is a
      * typical achieved stream bandwidth.  Launch overhead ~5 us.  Exact top-k
      * uses the P102 fit below scaled by the bandwidth ratio (no published
-     * P100 fit). */
+     * P100 fit).  FP32 peak 9.3 TFLOP/s (NVIDIA Tesla P100 PCIe data sheet). */
     {"p100", "NVIDIA Tesla P100 16 GB (Piz Daint XC50 node)", 5e-6, 540e9, 2.18896957e-10 * 440.0 / 720.0,
-     60e9, "NVIDIA P100 datasheet (720 GB/s HBM2); top-k law from Shi et al. scaled by bandwidth"},
+     60e9, "NVIDIA P100 datasheet (720 GB/s HBM2); top-k law from Shi et al. scaled by bandwidth", 0.4 * 9.3e12, 0,
+     0, 0, 0, 0},
     /* NVIDIA P102-100 (10 GB GDDR5X, 440 GB/s) as in the gTop-k/Gaussian-k
      * authors' cluster; their code models exact top-k as
-     * 2.18896957e-10 * n * log2(n) seconds (Shi et al. 2019, utils.py). */
+     * 2.18896957e-10 * n * log2(n) seconds (Shi et al. 2019, utils.py).
+     * FP32 peak about 10.8 TFLOP/s (3200 CUDA cores at 1.68 GHz, [M]). */
     {"p102", "NVIDIA P102-100 (gTop-k / Gaussian-k authors' cluster)", 5e-6, 330e9, 2.18896957e-10, 40e9,
-     "Shi et al., arXiv 1911.08772 (top-k fit); P102-100 spec 440 GB/s"},
+     "Shi et al., arXiv 1911.08772 (top-k fit); P102-100 spec 440 GB/s", 0.4 * 10.8e12, 0, 0, 0, 0, 0},
+    {"p100-host", "p100 with host and copy overheads (Ok-Topk on Piz Daint: Cray MPI over Aries, mpi4py)", 5e-6,
+     540e9, 2.18896957e-10 * 440.0 / 720.0, 60e9,
+     "p100's kernels; o, call and copy overheads as devices.c says ([M])", 0.4 * 9.3e12, 2e-6, 2e-6, 20e-6, 10e-6,
+     12e9},
+    {"p102-host", "p102 with host and copy overheads (gTop-k's cluster: MPI over TCP on 1 GbE, PCIe 1.1 x4)", 5e-6,
+     330e9, 2.18896957e-10, 40e9, "p102's kernels; o, call and copy overheads as devices.c says ([M])",
+     0.4 * 10.8e12, 10e-6, 10e-6, 50e-6, 10e-6, 0.8e9},
 };
 
 const sp_device *sp_device_find(const char *name)
@@ -47,7 +75,7 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
     if (!j) {
         FILE *f = fopen(path, "rb");
         if (!f)
-            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, or a JSON file)", path);
+            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, p100-host, p102-host, or a JSON file)", path);
         else {
             fclose(f);
             snprintf(err, errlen, "device profile %s", jerr);
@@ -74,7 +102,7 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
      * each of up to 30000 ranks) must take a finite time, with room to add
      * up over a run: a tiny bandwidth would otherwise make simulated time
      * infinite */
-    sp_device probe = {"", "", v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], ""};
+    sp_device probe = {"", "", v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], "", 0, 0, 0, 0, 0, 0};
     const double largest = 2147483648.0 * 30000.0;
     static const char *const kernel_names[] = {"an exact top-k", "a threshold filter", "a scatter-add", "a merge",
                                                "a dense sum", "a copy"};
@@ -89,12 +117,35 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
             return NULL;
         }
     }
+    /* optional: training FLOP/s, host and copy overheads (absent: 0) */
+    const char *opt_keys[] = {"train_flops", "send_o", "recv_o", "call_o", "copy_lat", "copy_bw"};
+    double ov[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 6; i++) {
+        cJSON *x = cJSON_GetObjectItemCaseSensitive(j, opt_keys[i]);
+        if (!x)
+            continue;
+        /* a per-message overhead above 1000 s would make any run's time meaningless */
+        double cap = i == 0 || i == 5 ? 1e300 : 1e3;
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0) || x->valuedouble > cap) {
+            snprintf(err, errlen, "device profile %s: \"%s\" must be a non-negative number%s", path, opt_keys[i],
+                     cap < 1e300 ? " of at most 1000 seconds" : "");
+            cJSON_Delete(j);
+            return NULL;
+        }
+        ov[i] = x->valuedouble;
+    }
+    if (ov[4] > 0 && ov[5] <= 0) {
+        snprintf(err, errlen, "device profile %s: \"copy_lat\" needs \"copy_bw\" (the copies' bandwidth)", path);
+        cJSON_Delete(j);
+        return NULL;
+    }
     cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name"), *ds = cJSON_GetObjectItemCaseSensitive(j, "description");
     snprintf(name, sizeof name, "%s", cJSON_IsString(nm) ? nm->valuestring : path);
     snprintf(desc, sizeof desc, "%s", cJSON_IsString(ds) ? ds->valuestring : "from a file");
     snprintf(source, sizeof source, "%s", path);
     cJSON_Delete(j);
-    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], source};
+    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], source, ov[0], ov[1], ov[2], ov[3],
+                         ov[4], ov[5]};
     return &loaded;
 }
 
@@ -119,6 +170,15 @@ const sp_device *sp_device_list(int *count)
 {
     *count = (int)(sizeof devices / sizeof devices[0]);
     return devices;
+}
+
+/* a copy between host and device memory: latency plus bytes over the copy
+ * bandwidth (PCIe), as the -host profiles say */
+double sp_device_copy_time(const sp_device *d, double bytes)
+{
+    if (!d || d->copy_bw <= 0 || bytes <= 0)
+        return 0.0;
+    return d->copy_lat + bytes / d->copy_bw;
 }
 
 double sp_device_time(const sp_device *d, sp_device_kernel k, double size)

@@ -89,6 +89,23 @@ typedef struct {
     uint64_t slices, slices_dropped;          /* disturbance slices in trace.json */
 } sp_report_disturb;
 
+/* A whole training iteration around the allreduce (absent unless asked for:
+ * sim/driver/training.h). */
+typedef struct {
+    int on;
+    char model[16];           /* vgg16, lstm, bert, or "" (the user's compute time) */
+    double compute_s;         /* forward + backward per iteration on one rank */
+    double fwd_s, bwd_s;      /* its two passes (backward twice forward) */
+    char compute_source[400]; /* where compute_s comes from */
+    int batch;                /* samples per rank per iteration */
+    int overlap;              /* asked for */
+    int overlapped;           /* applied (the algorithm allows it) */
+    char overlap_rule[200];   /* why or why not */
+    double comm_s;            /* the allreduce per iteration: selection and communication, simulated */
+    double iter_s;            /* the whole iteration */
+    double samples_per_s;     /* P x batch / iter_s */
+} sp_report_training;
+
 typedef struct {
     int nranks, niters;
     uint64_t n, k;
@@ -113,6 +130,7 @@ typedef struct {
     sp_report_bound bound;
     double predicted_s;           /* < 0: no closed form */
     sp_report_disturb *disturb;   /* NULL: nothing disturbed the run */
+    sp_report_training training;  /* training.on = 0: not asked for */
 } sp_report;
 
 void sp_report_free(sp_report *rep);

@@ -234,6 +234,22 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
     cJSON_AddNumberToObject(root, SPK_BYTES, (double)rep->total_bytes);
     cJSON_AddNumberToObject(root, SPK_WALL, rep->wall_seconds);
     cJSON_AddNumberToObject(root, SPK_TRACE_DROPPED, (double)rep->trace_dropped);
+    if (rep->training.on) {
+        const sp_report_training *t = &rep->training;
+        cJSON *tr = cJSON_AddObjectToObject(root, SPK_TRAINING);
+        cJSON_AddStringToObject(tr, SPK_TR_MODEL, t->model);
+        cJSON_AddNumberToObject(tr, SPK_TR_COMPUTE, t->compute_s);
+        cJSON_AddNumberToObject(tr, SPK_TR_FWD, t->fwd_s);
+        cJSON_AddNumberToObject(tr, SPK_TR_BWD, t->bwd_s);
+        cJSON_AddStringToObject(tr, SPK_TR_SOURCE, t->compute_source);
+        cJSON_AddNumberToObject(tr, SPK_TR_BATCH, t->batch);
+        cJSON_AddBoolToObject(tr, SPK_TR_OVERLAP, t->overlap);
+        cJSON_AddBoolToObject(tr, SPK_TR_OVERLAPPED, t->overlapped);
+        cJSON_AddStringToObject(tr, SPK_TR_RULE, t->overlap_rule);
+        cJSON_AddNumberToObject(tr, SPK_TR_ALLREDUCE, t->comm_s);
+        cJSON_AddNumberToObject(tr, SPK_TR_ITER, t->iter_s);
+        cJSON_AddNumberToObject(tr, SPK_TR_SAMPLES, t->samples_per_s);
+    }
     if (rep->disturb)
         add_disturbance(root, rep);
     return root;

@@ -24,6 +24,12 @@
  *   SPK_PREDICTION: { SPK_MODEL, SPK_TIME, SPK_MEASURED_OVER_PREDICTED }  (likewise),
  *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY },
  *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count,
+ *   SPK_TRAINING: {   (only with training iterations: sim/driver/training.h)
+ *     SPK_TR_MODEL, SPK_TR_COMPUTE, SPK_TR_FWD, SPK_TR_BWD, SPK_TR_SOURCE, SPK_TR_BATCH, SPK_TR_OVERLAP,
+ *     SPK_TR_OVERLAPPED, SPK_TR_RULE, SPK_TR_ALLREDUCE, SPK_TR_ITER, SPK_TR_SAMPLES,
+ *     SPK_TR_SPEEDUP, SPK_TR_DENSE: { SPK_CFG_ALGO, SPK_TR_ITER }   (these two when a dense allreduce ran
+ *                                                                 alongside: sparsim run --algo LIST)
+ *   },
  *   SPK_DISTURBANCE: {   (only in a disturbed run)
  *     SPK_D_STRAGGLERS: { SPK_D_CHOSEN: [ranks], SPK_D_FRACTION, SPK_D_FACTOR, SPK_D_CV, SPK_D_COMPUTE },
  *     SPK_D_NOISE: { SPK_D_FRACTION, SPK_D_LENGTH, SPK_D_KIND, SPK_D_DETOURS, SPK_D_HELD },
@@ -95,6 +101,23 @@
 #define SPK_RECV_ARRAY "recv_bytes"
 #define SPK_WALL "wall_seconds"
 #define SPK_TRACE_DROPPED "trace_messages_dropped"
+
+/* whole training iterations (sim/driver/training.h) */
+#define SPK_TRAINING "training"
+#define SPK_TR_MODEL "model"
+#define SPK_TR_COMPUTE "compute_s"
+#define SPK_TR_FWD "forward_s"
+#define SPK_TR_BWD "backward_s"
+#define SPK_TR_SOURCE "compute_source"
+#define SPK_TR_BATCH "batch"
+#define SPK_TR_OVERLAP "overlap"
+#define SPK_TR_OVERLAPPED "overlapped"
+#define SPK_TR_RULE "overlap_rule"
+#define SPK_TR_ALLREDUCE "allreduce_s"
+#define SPK_TR_ITER "iteration_s"
+#define SPK_TR_SAMPLES "samples_per_s"
+#define SPK_TR_SPEEDUP "speedup_vs_dense"
+#define SPK_TR_DENSE "dense_reference"
 
 /* a disturbed run (sim/shim/disturb.h) */
 #define SPK_DISTURBANCE "disturbance"

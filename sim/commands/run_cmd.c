@@ -7,6 +7,7 @@
  * signal ends the command, the outputs of those before it go too.
  */
 #include "cli.h"
+#include "../driver/training.h"
 #include "../../traces/summary_keys.h"
 #include "../../traces/trace.h"
 
@@ -16,10 +17,12 @@
 
 #define COMPARISON_HEADER                                                                                         \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_s,volume_bytes,bound_formula,"   \
-    "bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s"
+    "bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s,iteration_s,samples_per_s,"            \
+    "speedup_vs_dense"
 
-/* one row of comparison.csv and of the table, from a run's summary.json */
-static int compare_row(const sp_plan *base, const char *name, FILE *csv)
+/* one row of comparison.csv and of the table, from a run's summary.json;
+ * dense_iter: the fastest dense allreduce's training iteration (s), 0: none */
+static int compare_row(const sp_plan *base, const char *name, FILE *csv, double dense_iter)
 {
     char path[2200], e2[700];
     snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, name);
@@ -34,16 +37,87 @@ static int compare_row(const sp_plan *base, const char *name, FILE *csv)
     double msgs = sp_json_num(j, SPK_MESSAGES, NULL), k = sp_json_num(j, SPK_K, NULL);
     double wall = sp_json_num(j, SPK_WALL, NULL);
     char plat[2100], dev[2100], formula[300];
-    fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,%s,%.0f,%.6f,%.0f,%.0f,%.0f,%.3f\n", name,
+    fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,%s,%.0f,%.6f,%.0f,%.0f,%.0f,%.3f,", name,
             base->ranks, (unsigned long long)sp_json_num(j, SPK_CONFIG, SPK_CFG_N), base->density, k,
             sp_opts_csv_field(base->platform, plat, sizeof plat), base->network,
             sp_opts_csv_field(base->device, dev, sizeof dev), (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
             sp_json_str(j, SPK_CONFIG, SPK_CFG_PAYLOAD), t, vol,
             sp_opts_csv_field(sp_json_str(j, SPK_BOUND, SPK_FORMULA), formula, sizeof formula), 4.0 * bw, ratio, smax,
             rmax, msgs, wall);
-    if (!base->quiet)
-        printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f\n", name, t, vol, 4.0 * bw, ratio, smax, msgs);
+    double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER), sps = sp_json_num(j, SPK_TRAINING, SPK_TR_SAMPLES);
+    if (it > 0)
+        fprintf(csv, "%.9g,%.9g,", it, sps);
+    else
+        fprintf(csv, ",,");
+    if (it > 0 && dense_iter > 0)
+        fprintf(csv, "%.6f", dense_iter / it);
+    fprintf(csv, "\n");
+    if (!base->quiet) {
+        printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f", name, t, vol, 4.0 * bw, ratio, smax, msgs);
+        if (it > 0)
+            printf(" %14.6g %12.6g", it, sps);
+        if (it > 0 && dense_iter > 0)
+            printf(" %10.4f", dense_iter / it);
+        printf("\n");
+    }
     cJSON_Delete(j);
+    return 0;
+}
+
+/* Training iterations with a dense allreduce among the algorithms: the
+ * fastest dense one's iteration time (s; 0 when none ran or training is
+ * off), its name in `best`.  Every algorithm's summary.json then gets its
+ * speedup over it (written whole under a .part name and renamed, as every
+ * output).  0, or -1 with a message. */
+static int dense_speedups(const sp_plan *base, char names[][64], int count, double *dense_iter, char *best,
+                          char *err, size_t errlen)
+{
+    *dense_iter = 0;
+    for (int i = 0; i < count; i++) {
+        const sp_algorithm *a = sp_algorithm_find(names[i]);
+        if (!a || a->sparse)
+            continue;
+        char path[2200];
+        snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
+        cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
+        if (!j)
+            return -1;
+        double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER);
+        cJSON_Delete(j);
+        if (it > 0 && (*dense_iter == 0 || it < *dense_iter)) {
+            *dense_iter = it;
+            snprintf(best, 64, "%.63s", names[i]);
+        }
+    }
+    for (int i = 0; *dense_iter > 0 && i < count; i++) {
+        char path[2200];
+        snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
+        cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
+        if (!j)
+            return -1;
+        cJSON *tr = cJSON_GetObjectItemCaseSensitive(j, SPK_TRAINING);
+        double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER);
+        char *text = NULL;
+        if (cJSON_IsObject(tr) && it > 0) {
+            cJSON_AddNumberToObject(tr, SPK_TR_SPEEDUP, *dense_iter / it);
+            cJSON *ref = cJSON_AddObjectToObject(tr, SPK_TR_DENSE);
+            cJSON_AddStringToObject(ref, SPK_CFG_ALGO, best);
+            cJSON_AddNumberToObject(ref, SPK_TR_ITER, *dense_iter);
+            text = cJSON_Print(j);
+        }
+        cJSON_Delete(j);
+        if (!text)
+            continue;
+        sp_part_file pf;
+        if (sp_part_open(&pf, path, err, errlen) != 0) {
+            free(text);
+            return -1;
+        }
+        int ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
+        free(text);
+        if (sp_part_close(&pf, ok, err, errlen) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -95,7 +169,14 @@ static int run_many(const sp_plan *base, char names[][64], int count)
         }
         fin.done = i + 1;
     }
-    char path[2200];
+    char path[2200], best[64] = "";
+    double dense_iter = 0;
+    if (dense_speedups(base, names, count, &dense_iter, best, err, sizeof err) != 0) {
+        sp_opts_print_error(err);
+        remove_finished(&fin);
+        sp_cli_on_interrupt(NULL, NULL);
+        return 1;
+    }
     snprintf(path, sizeof path, "%s/comparison.csv", base->out);
     sp_part_file pf;
     int ok = sp_part_open(&pf, path, err, sizeof err) == 0;
@@ -107,11 +188,14 @@ static int run_many(const sp_plan *base, char names[][64], int count)
             printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
                    base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
                    base->iters, base->iters == 1 ? "" : "s");
-            printf("%-14s %14s %16s %14s %10s %14s %10s\n", "algorithm", "time/iter (s)", "volume/rank (B)",
+            printf("%-14s %14s %16s %14s %10s %14s %10s", "algorithm", "time/iter (s)", "volume/rank (B)",
                    "bound (B)", "vol/bound", "max sent (B)", "messages");
+            if (sp_training_on(base))
+                printf(" %14s %12s%s", "train iter (s)", "samples/s", dense_iter > 0 ? "  vs dense" : "");
+            printf("\n");
         }
         for (int i = 0; i < count && ok; i++)
-            ok = compare_row(base, names[i], pf.f) == 0;
+            ok = compare_row(base, names[i], pf.f, dense_iter) == 0;
         if (sp_part_close(&pf, ok, err, sizeof err) != 0) {
             sp_opts_print_error(err);
             ok = 0;
@@ -127,6 +211,10 @@ static int run_many(const sp_plan *base, char names[][64], int count)
         printf("bound: each algorithm's closed-form volume per rank (formulas and sources in summary.json)\n"
                "outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n", base->out,
                base->out);
+    if (!base->quiet && sp_training_on(base))
+        printf("training: compute + allreduce per iteration%s; vs dense: %s\n",
+               base->overlap ? " (dense ones overlapped with backward)" : "",
+               dense_iter > 0 ? "speedup over the fastest dense allreduce run here" : "no dense allreduce ran here");
     return 0;
 }
 

@@ -68,6 +68,14 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
             printf("  %s over ranks (averaged over %d iteration%s): min %.6g, mean %.6g, max %.6g\n",
                    rep->stat_names[i], its, its == 1 ? "" : "s", mn / its, mean / its, mx / its);
     }
+    if (rep->training.on) {
+        const sp_report_training *t = &rep->training;
+        printf("  training iteration%s%s: %.6g s %s compute %.6g s (forward %.6g, backward %.6g) %s allreduce %.6g s; "
+               "%.6g samples/s (P x batch %d)\n",
+               t->model[0] ? " of " : "", t->model, t->iter_s, t->overlapped ? "from" : "=", t->compute_s, t->fwd_s,
+               t->bwd_s, t->overlapped ? "overlapped with" : "+", t->comm_s, t->samples_per_s, t->batch);
+        printf("    compute: %s\n    overlap: %s\n", t->compute_source, t->overlap_rule);
+    }
     sp_report_print_disturbance(stdout, rep);
     printf("  messages: %llu; wall time %.3f s\n", (unsigned long long)rep->total_msgs, rep->wall_seconds);
     if (rep->trace_dropped)

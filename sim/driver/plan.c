@@ -6,6 +6,7 @@
  * allowed; cross-field checks follow in sp_plan_validate.
  */
 #include "plan.h"
+#include "training.h"
 #include "../../topologies/device.h"
 #include "../../topologies/platform.h"
 #include "../workload/profile.h"
@@ -34,6 +35,7 @@ static const sp_opt_choice packing_choices[] = {{"pairs", 0}, {"separate", 1}, {
 static const sp_opt_choice ablation_choices[] = {{"none", 0}, {"uniform", 1}, {"disjoint", 2}, {NULL, 0}};
 static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
 static const sp_opt_choice noise_choices[] = {{"periodic", SP_NOISE_PERIODIC}, {"random", SP_NOISE_RANDOM}, {NULL, 0}};
+static const sp_opt_choice train_choices[] = {{"none", 0}, {"vgg16", 1}, {"lstm", 2}, {"bert", 3}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -155,6 +157,22 @@ static const sp_opt run_options[] = {
      NULL, NULL},
     {"dump-grads", SP_OT_STRING, F(dump_grads), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
      "write every gradient the run used as float32 .npy of shape (I, P, n)", NULL, NULL},
+    /* whole training iterations (training.c) */
+    {"train-model", SP_OT_CHOICE, F(train_model), 0, 0, "none", train_choices, 0, NULL, NULL,
+     "report whole training iterations of this model: its forward and backward compute on --device (FLOPs per "
+     "sample x --batch over the device's sustained FLOP/s; sources in sim/workload/paper_models.c) added to the "
+     "simulated allreduce, as iteration time, samples/s and speedup over the fastest dense allreduce run alongside",
+     "training iterations", NULL},
+    {"train-compute", SP_OT_DOUBLE, F(train_compute), 0, 1e6, "0", NULL, 0, "S", NULL,
+     "seconds of forward + backward per iteration on one rank, instead of the model's FLOPs on the device (a "
+     "measured number); turns training iterations on (with --batch when no --train-model)",
+     NULL, "from --train-model and --device"},
+    {"batch", SP_OT_INT, F(batch), 0, MAXI, "0", NULL, 0, "B", "a non-negative integer",
+     "samples per rank per iteration (throughput = P x B / iteration time)", NULL, "the model's"},
+    {"overlap", SP_OT_BOOL, F(overlap), 0, 0, "false", NULL, 0, NULL, NULL,
+     "overlap communication with the backward pass layer by layer where the algorithm allows it (dense "
+     "allreduces; a sparse one selects over the whole gradient after backward)",
+     NULL, NULL},
     /* disturbances (sim/shim/disturb.h): each at its zero level by default */
     {"compute", SP_OT_DOUBLE, F(disturb.compute), 0, 1e6, "0", NULL, 0, "S", NULL,
      "seconds of local compute (a backward pass) every rank does at the start of each iteration, in a phase of its "
@@ -527,6 +545,8 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
                  p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
         return -1;
     }
+    if (sp_training_validate(p, err, errlen) != 0)
+        return -1;
     if (sp_disturb_check(&p->disturb, p->ranks, p->platform, strcmp(p->device, "none") != 0 || p->disturb.compute > 0,
                          err, errlen) != 0)
         return -1;

@@ -56,6 +56,11 @@ typedef struct {
     char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */
     double watchdog;        /* sparsim-mpi: seconds a wait may make no progress */
     sp_disturb_opts disturb; /* stragglers, noise, degraded links, background traffic, a failed rank */
+    /* whole training iterations (training.h) */
+    char train_model[16];   /* none, vgg16, lstm, bert */
+    double train_compute;   /* s of forward + backward per iteration (0: the model's FLOPs on the device) */
+    int batch;              /* samples per rank per iteration (0: the model's) */
+    int overlap;            /* overlap communication with the backward pass where the algorithm allows */
     char config[1024];      /* the --config file, if any */
     unsigned char given[SP_PLAN_MAX_OPTS]; /* per option row: set explicitly */
 } sp_plan;

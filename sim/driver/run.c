@@ -8,6 +8,7 @@
  */
 #include "run.h"
 #include "accounting.h"
+#include "training.h"
 #include "../shim/backend.h"
 #include "../workload/generator.h"
 #include "../workload/model.h"
@@ -400,6 +401,24 @@ static double memory_needed(const sp_plan *plan, const sp_algorithm *algo, uint6
     return need + (algo->size_only_ok ? 0.0 : RANK_PAIR_BYTES * P * P);
 }
 
+double sp_run_memory_estimate(const sp_plan *plan, double *limit)
+{
+    double lim = memory_limit();
+    if (limit)
+        *limit = lim;
+    const sp_algorithm *algo = sp_algorithm_find(plan->algo);
+    if (!algo)
+        return RUN_BASE_BYTES;
+    uint64_t k = sp_plan_k(plan);
+    double exact = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT);
+    int mode = plan->payload;
+    if (mode == SP_PAYLOAD_AUTO) /* as the run decides it, alone on the machine */
+        mode = !plan->at_given && exact <= EXACT_MEMORY_BUDGET && (lim < 0 || exact <= lim) ? SP_PAYLOAD_EXACT
+               : algo->model_ok                                                         ? SP_PAYLOAD_MODEL
+                                                                                        : SP_PAYLOAD_SIZE;
+    return memory_needed(plan, algo, k, mode);
+}
+
 static const char *gib(double bytes, char *buf, size_t n)
 {
     if (bytes >= 1024.0 * 1024 * 1024)
@@ -784,6 +803,14 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         goto out;
     }
     add_analysis(rep, plan);
+    {
+        sp_report_figures tf; /* a whole training iteration around this allreduce (training.h) */
+        sp_report_figures_of(rep, &tf);
+        if (sp_training_eval(plan, plan->algo, tf.t_mean, &rep->training, err, errlen) != 0) {
+            rc = 1;
+            goto out;
+        }
+    }
     if (write_outputs) {
         snprintf(path, sizeof path, "%s/summary.json", plan->out);
         if (sp_summary_write(path, SPARSIM_VERSION, sp_backend_name(), sp_plan_echo(plan), rep, err, errlen) != 0) {

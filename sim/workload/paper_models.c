@@ -336,13 +336,37 @@ static const sp_paper_layer bert_layers[] = {
     {"module3.pre_training_heads_layer.seq_relationship.bias", "linear_bias", 2},
 };
 
+/* Forward FLOPs per sample (a multiply-add counts 2) and the per-GPU batch
+ * of each model, for whole training iterations (sim/driver/training.c turns
+ * them into seconds with a device's sustained FLOP/s; backward is taken as
+ * twice forward, Kaplan et al. 2020, arXiv 2001.08361, section 2.1):
+ *  - vgg16: 3.13e8 multiply-adds per 32x32 image (Li et al., "Pruning
+ *    Filters for Efficient ConvNets", ICLR 2017, Table 1, VGG-16 on
+ *    CIFAR-10), so 6.26e8 FLOPs; batch 16 (Ok-Topk's VGG script, reference
+ *    notes section 2.8; the gTop-k authors used 32: --batch 32).
+ *  - lstm: [DERIVED, not a published figure] per output time step the five
+ *    LSTM layers do 4h(i + h) multiply-adds (h = 800; i = 1312, then 800):
+ *    27.2M, the two convolutions (41x11 and 21x11 kernels, 32 channels,
+ *    strides 2x2 and 2x1 over 161 frequency bins) 10.9M, so 7.6e7 FLOPs per
+ *    step; an AN4 utterance of about 2.6 s at a 10 ms hop and a time stride
+ *    of 2 is about 130 steps: 9.9e9 FLOPs per sample.  Batch 2 (Ok-Topk's
+ *    LSTM script; the gTop-k authors used 8).
+ *  - bert: 2N + 2 n_layer n_ctx d per token (Kaplan et al. 2020, Table 1)
+ *    with N = 85M non-embedding parameters (12 layers x 12 d^2, d = 768),
+ *    n_ctx = 128: 1.72e8 FLOPs per token, x 128 tokens = 2.21e10 per
+ *    sequence (the masked-LM decoder, evaluated on the masked 15% only, is
+ *    left out); batch 8 (Ok-Topk's BERT script). */
 static const sp_paper_model models[] = {
     {"vgg16", "VGG-16 on CIFAR-10 (Ok-Topk's VGG/models/vgg.py)", "cnn", 14728266, vgg16_layers,
-     (int)(sizeof vgg16_layers / sizeof vgg16_layers[0])},
+     (int)(sizeof vgg16_layers / sizeof vgg16_layers[0]), 6.26e8, 16,
+     "forward 3.13e8 multiply-adds per image (Li et al., ICLR 2017, Table 1); batch 16 (Ok-Topk VGG script)"},
     {"lstm", "LSTM on AN4 (Ok-Topk's LSTM/models/lstman4.py)", "lstm", 27569568, lstm_layers,
-     (int)(sizeof lstm_layers / sizeof lstm_layers[0])},
+     (int)(sizeof lstm_layers / sizeof lstm_layers[0]), 9.9e9, 2,
+     "forward 7.6e7 FLOPs per time step x 130 steps (derived from the layer shapes and an assumed 2.6 s AN4 "
+     "utterance); batch 2 (Ok-Topk LSTM script)"},
     {"bert", "BERT-base pre-training, untied decoder (Ok-Topk's BERT/bert)", "transformer", 133547324, bert_layers,
-     (int)(sizeof bert_layers / sizeof bert_layers[0])},
+     (int)(sizeof bert_layers / sizeof bert_layers[0]), 2.21e10, 8,
+     "forward 2N + 2 n_layer n_ctx d per token (Kaplan et al. 2020) x 128 tokens; batch 8 (Ok-Topk BERT script)"},
 };
 
 const sp_paper_model *sp_paper_model_find(const char *name)

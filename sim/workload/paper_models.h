@@ -16,6 +16,12 @@ typedef struct {
     uint64_t n;
     const sp_paper_layer *layers;
     int nlayers;
+    /* one training iteration (sim/driver/training.c): forward FLOPs per
+     * sample, the per-GPU batch of the Ok-Topk scripts, and where each
+     * comes from (paper_models.c) */
+    double fwd_flops;
+    int batch;
+    const char *train_source;
 } sp_paper_model;
 
 /* vgg16, lstm or bert; NULL for another name */

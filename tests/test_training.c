@@ -1,0 +1,165 @@
+/* test_training.c - whole training iterations (sim/driver/training.c):
+ * compute + allreduce exactly without overlap, the layer-by-layer overlap
+ * rule on hand-computed cases, the presets' compute from their FLOPs, the
+ * speedup over the fastest dense allreduce run alongside, and bad input. */
+#include "helpers.h"
+#include "../sim/driver/run.h"
+#include "../sim/driver/training.h"
+#include "../traces/trace.h"
+#include "../traces/summary_keys.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* device none: iteration = compute + the simulated allreduce, to the last bit */
+Test(training, compute_plus_allreduce_exactly)
+{
+    sp_plan p;
+    t_plan(&p, "ring", 8, 4096, 0.01);
+    p.train_compute = 0.25;
+    p.batch = 4;
+    sp_report rep = t_run_ok(&p);
+    sp_report_figures f;
+    sp_report_figures_of(&rep, &f);
+    cr_assert(rep.training.on);
+    cr_assert(f.t_mean > 0);
+    cr_assert_eq(rep.training.comm_s, f.t_mean);
+    cr_assert_eq(rep.training.iter_s, 0.25 + f.t_mean, "%.17g vs %.17g", rep.training.iter_s, 0.25 + f.t_mean);
+    cr_assert_eq(rep.training.samples_per_s, 8.0 * 4 / (0.25 + f.t_mean));
+    cr_assert_eq(rep.training.fwd_s + rep.training.bwd_s, 0.25);
+    cr_assert(fabs(rep.training.bwd_s - 2 * rep.training.fwd_s) < 1e-15); /* backward twice forward */
+    sp_report_free(&rep);
+}
+
+/* done_l = max(ready_l, done_{l-1}) + comm x size_l / n, ready_l = fwd + bwd x cum_l / n */
+Test(training, overlap_rule_by_hand)
+{
+    uint64_t two[] = {1, 1};
+    /* communication-bound: ready 2, done 4; ready 3, done 6 */
+    cr_assert_float_eq(sp_training_overlapped(two, 2, 1, 2, 4), 6.0, 1e-12);
+    /* compute-bound: ready 2, done 2.1; ready 3, done 3.1 */
+    cr_assert_float_eq(sp_training_overlapped(two, 2, 1, 2, 0.2), 3.1, 1e-12);
+    /* one layer: nothing to overlap */
+    uint64_t one[] = {10};
+    cr_assert_float_eq(sp_training_overlapped(one, 1, 1, 2, 0.5), 3.5, 1e-12);
+    /* uneven: sizes 3 and 1 of 4; fwd 0, bwd 4, comm 4: ready 3 done 6; ready 4 done 7 */
+    uint64_t uneven[] = {3, 1};
+    cr_assert_float_eq(sp_training_overlapped(uneven, 2, 0, 4, 4), 7.0, 1e-12);
+}
+
+/* a dense allreduce overlaps, never beyond compute + allreduce nor below
+ * either; a sparse one does not overlap at all */
+Test(training, overlap_dense_only)
+{
+    sp_plan p;
+    t_plan(&p, "ring", 4, 1 << 14, 0.01);
+    p.train_compute = 0.01;
+    p.batch = 1;
+    p.overlap = 1;
+    sp_report rep = t_run_ok(&p);
+    const sp_report_training *t = &rep.training;
+    cr_assert(t->overlapped);
+    cr_assert(t->iter_s < t->compute_s + t->comm_s);
+    cr_assert(t->iter_s >= t->compute_s && t->iter_s >= t->comm_s);
+    sp_report_free(&rep);
+}
+
+/* (one SimGrid engine per process: one run per test) */
+Test(training, overlap_not_sparse)
+{
+    sp_plan p;
+    t_plan(&p, "topka", 4, 1 << 14, 0.01);
+    p.train_compute = 0.01;
+    p.batch = 1;
+    p.overlap = 1;
+    sp_report rep = t_run_ok(&p);
+    cr_assert(!rep.training.overlapped);
+    cr_assert_eq(rep.training.iter_s, rep.training.compute_s + rep.training.comm_s);
+    sp_report_free(&rep);
+}
+
+/* the preset's compute: 3 x forward FLOPs x batch over the device's FLOP/s */
+Test(training, preset_compute_from_flops)
+{
+    sp_plan p;
+    t_plan(&p, "ring", 2, 1024, 0.01);
+    snprintf(p.train_model, sizeof p.train_model, "vgg16");
+    snprintf(p.device, sizeof p.device, "p100");
+    p.payload = SP_PAYLOAD_SIZE;
+    sp_report rep = t_run_ok(&p);
+    cr_assert_eq(rep.training.batch, 16);
+    double want = 3.0 * 6.26e8 * 16 / (0.4 * 9.3e12);
+    cr_assert(fabs(rep.training.compute_s - want) < 1e-12 * want, "%.17g vs %.17g", rep.training.compute_s, want);
+    sp_report_free(&rep);
+}
+
+static cJSON *summary(const char *dir, const char *algo)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s/summary.json", dir, algo);
+    cJSON *j = sp_json_file(path);
+    cr_assert(j, "no %s", path);
+    return j;
+}
+
+/* run with a dense and a sparse algorithm: speedups over the fastest dense
+ * in summary.json, comparison.csv and the table */
+Test(training, speedup_over_fastest_dense)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "ring,rabenseifner,topka", "--ranks", "8", "--n", "64K", "--network",
+                          "cm02", "--train-compute", "0.002", "--batch", "32", "--out", dir, "--no-trace", "--no-csv",
+                          NULL};
+    t_proc r = t_run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "vs dense"), "%s", r.out);
+    cJSON *ring = summary(dir, "ring"), *rab = summary(dir, "rabenseifner"), *topka = summary(dir, "topka");
+    double it_ring = sp_json_num(ring, SPK_TRAINING, SPK_TR_ITER), it_rab = sp_json_num(rab, SPK_TRAINING, SPK_TR_ITER);
+    double it_topka = sp_json_num(topka, SPK_TRAINING, SPK_TR_ITER);
+    double best = it_ring < it_rab ? it_ring : it_rab;
+    cr_assert(best > 0 && it_topka > 0);
+    cr_assert_float_eq(sp_json_num(topka, SPK_TRAINING, SPK_TR_SPEEDUP), best / it_topka, 1e-12);
+    cr_assert_float_eq(sp_json_num(ring, SPK_TRAINING, SPK_TR_SPEEDUP), best / it_ring, 1e-12);
+    cr_assert_str_eq(sp_json_str(topka, SPK_TRAINING, SPK_TR_DENSE), "-"); /* an object, not a string */
+    cJSON *ref = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(topka, SPK_TRAINING), SPK_TR_DENSE);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ref, SPK_CFG_ALGO)->valuestring,
+                     it_ring < it_rab ? "ring" : "rabenseifner");
+    cr_assert_float_eq(sp_json_num(topka, SPK_TRAINING, SPK_TR_SAMPLES), 8.0 * 32 / it_topka, 1e-9);
+    char *csv = t_read_file(t_path(dir, "comparison.csv"), NULL);
+    cr_assert(csv && strstr(csv, ",iteration_s,samples_per_s,speedup_vs_dense\n"), "%s", csv);
+    free(csv);
+    cJSON_Delete(ring);
+    cJSON_Delete(rab);
+    cJSON_Delete(topka);
+    t_proc_free(&r);
+}
+
+static void refused(const char *const *args, const char *needle)
+{
+    t_proc r = t_run(args);
+    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+    cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, needle), "%s", r.err);
+    t_proc_free(&r);
+}
+
+Test(training, bad_input_one_line)
+{
+    const char *dir = t_tmpdir();
+    const char *a1[] = {"run", "--algo", "ring", "--ranks", "2", "--overlap", "--out", dir, NULL};
+    refused(a1, "--overlap needs training iterations");
+    const char *a2[] = {"run", "--algo", "ring", "--ranks", "2", "--train-model", "vgg16", "--out", dir, NULL};
+    refused(a2, "has no compute time");
+    const char *a3[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "0.1", "--out", dir, NULL};
+    refused(a3, "needs --batch");
+    const char *a4[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "0.1", "--batch", "2",
+                        "--compute", "0.1", "--out", dir, NULL};
+    refused(a4, "give one");
+    const char *a5[] = {"run", "--algo", "ring", "--ranks", "2", "--train-model", "resnet", "--out", dir, NULL};
+    refused(a5, "--train-model must be");
+    const char *a6[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "-1", "--out", dir, NULL};
+    refused(a6, "--train-compute must be");
+}
