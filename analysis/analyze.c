@@ -30,6 +30,7 @@ typedef struct {
     char algo[64], platform[256];
     int ranks;
     double n, k, time, predicted, volume;
+    double iter, samples; /* a whole training iteration (s) and samples/s; -1: not asked for */
 } run_row;
 
 typedef struct {
@@ -115,6 +116,15 @@ static int read_summary(const char *path, rows *rs, char *err, size_t errlen)
         return -1;
     }
     r.ranks = (int)ranks;
+    /* whole training iterations are optional; when there, they are figures */
+    r.iter = r.samples = -1;
+    if (cJSON_GetObjectItemCaseSensitive(j, SPK_TRAINING) &&
+        (figure(j, SPK_TRAINING, SPK_TR_ITER, 0, &r.iter, path, SPK_TRAINING "." SPK_TR_ITER, err, errlen) != 0 ||
+         figure(j, SPK_TRAINING, SPK_TR_SAMPLES, 0, &r.samples, path, SPK_TRAINING "." SPK_TR_SAMPLES, err,
+                errlen) != 0)) {
+        cJSON_Delete(j);
+        return -1;
+    }
     /* the platform's figures are optional (a run on real MPI has none) */
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(j, SPK_PLATFORM);
     if (pl) {
@@ -281,8 +291,12 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
         snprintf(err, errlen, "%s is not a sparsim sweep CSV (bad header)", path);
         goto out;
     }
-    int c_time = -1, c_vol = -1, c_pred = -1, c_status = -1;
+    int c_time = -1, c_vol = -1, c_pred = -1, c_status = -1, c_iter = -1, c_samples = -1;
     for (int i = 0; i < nc; i++) {
+        if (!strcmp(cols[i], "iteration_s")) /* optional: older sweeps lack it */
+            c_iter = i;
+        if (!strcmp(cols[i], "samples_per_s"))
+            c_samples = i;
         if (!strcmp(cols[i], "time_per_iter_mean_s"))
             c_time = i;
         else if (!strcmp(cols[i], "volume_bytes"))
@@ -350,12 +364,63 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
                      field[c_pred]);
             goto out;
         }
+        r.iter = r.samples = -1;
+        const int opt[2] = {c_iter, c_samples};
+        double *optv[2] = {&r.iter, &r.samples};
+        for (int i = 0; i < 2; i++)
+            if (opt[i] >= 0 && field[opt[i]][0] && csv_number(field[opt[i]], 0, 0, optv[i]) != 0) {
+                snprintf(err, errlen, "%s:%d: %s is '%.80s', not a non-negative number", path, line, cols[opt[i]],
+                         field[opt[i]]);
+                goto out;
+            }
         add(rs, &r);
     }
     rc = 0;
 out:
     free(text);
     return rc;
+}
+
+/* whole training iterations (runs with --train-model or --train-compute):
+ * each run's iteration and samples/s, and its speedup over the fastest dense
+ * allreduce among the runs of the same P, n, k and platform */
+/* a dense allreduce: its class's lower bound is the dense one (bounds.c) */
+static int dense_algo(const run_row *r)
+{
+    sp_bound b;
+    return sp_bound_volume(r->algo, 8, 1000, 10, &b) == 0 && strcmp(b.lower_formula, "2n(P-1)/P") == 0;
+}
+
+static void print_training(const rows *rs)
+{
+    int any = 0;
+    for (int i = 0; i < rs->n; i++)
+        any |= rs->r[i].iter > 0;
+    if (!any)
+        return;
+    printf("\ntraining iterations (compute + allreduce; speedup over the fastest dense allreduce of the same P, n, k "
+           "and platform):\n");
+    printf("%-12s %6s %10s %8s %-8s %14s %14s %10s\n", "algorithm", "P", "n", "k", "platform", "iteration (s)",
+           "samples/s", "vs dense");
+    for (int i = 0; i < rs->n; i++) {
+        const run_row *r = &rs->r[i];
+        if (!(r->iter > 0))
+            continue;
+        double best = 0;
+        for (int j = 0; j < rs->n; j++) {
+            const run_row *d = &rs->r[j];
+            if (dense_algo(d) && d->iter > 0 && d->ranks == r->ranks && d->n == r->n && d->k == r->k &&
+                !strcmp(d->platform, r->platform) && (best == 0 || d->iter < best))
+                best = d->iter;
+        }
+        const char *plat = strrchr(r->platform, '/') ? strrchr(r->platform, '/') + 1 : r->platform;
+        printf("%-12s %6d %10.0f %8.0f %-8.8s %14.6g %14.6g ", r->algo, r->ranks, r->n, r->k, plat, r->iter,
+               r->samples);
+        if (best > 0)
+            printf("%10.4f\n", best / r->iter);
+        else
+            printf("%10s\n", "-");
+    }
 }
 
 int sp_analyze(const char *path, char *err, size_t errlen)
@@ -419,6 +484,7 @@ int sp_analyze(const char *path, char *err, size_t errlen)
     printf("alpha-beta: uncontended, one message of L bytes costs alpha + L beta (Hockney);\n"
            "  compute time is not in the prediction, so the ratio shows contention, the\n"
            "  network model's factors and the selection overhead together.\n");
+    print_training(&rs);
     free(rs.r);
     return 0;
 }

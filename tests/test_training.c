@@ -163,3 +163,41 @@ Test(training, bad_input_one_line)
     const char *a6[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "-1", "--out", dir, NULL};
     refused(a6, "--train-compute must be");
 }
+
+/* a sweep's rows carry the iteration, samples/s and the speedup over the
+ * dense row of the same setting; analyze prints the same speedup */
+Test(training, sweep_and_analyze_columns)
+{
+    const char *dir = t_tmpdir();
+    const char *csv = t_path(dir, "s.csv");
+    const char *a[] = {"sweep", "--algo", "ring,topka", "--ranks", "4", "--n", "64K", "--network", "cm02",
+                       "--train-compute", "0.001", "--batch", "8", "--out", csv, NULL};
+    t_proc p = t_run(a);
+    cr_assert_eq(p.status, 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(csv, NULL);
+    cr_assert(strstr(text, ",slowdown,iteration_s,samples_per_s,speedup_vs_dense,settings,"), "%s", text);
+    /* the three fields follow slowdown (column 27, 1-based) */
+    double it[2] = {0, 0}, sps[2] = {0, 0}, sp[2] = {0, 0};
+    char *line = strchr(text, '\n') + 1;
+    for (int row = 0; row < 2; row++) {
+        char *end = strchr(line, '\n');
+        *end = '\0';
+        char *f = line;
+        for (int c = 1; c < 27; c++)
+            f = strchr(f, ',') + 1;
+        cr_assert_eq(sscanf(f, "%lf,%lf,%lf", &it[row], &sps[row], &sp[row]), 3, "%s", f);
+        line = end + 1;
+    }
+    cr_assert_float_eq(sp[0], 1.0, 1e-9);
+    cr_assert_float_eq(sp[1], it[0] / it[1], 1e-5);
+    cr_assert_float_eq(sps[1], 4.0 * 8 / it[1], 1e-3);
+    free(text);
+    const char *b[] = {"analyze", csv, NULL};
+    p = t_run(b);
+    cr_assert_eq(p.status, 0, "%s", p.err);
+    char want[64];
+    snprintf(want, sizeof want, "%10.4f\n", it[0] / it[1]);
+    cr_assert(strstr(p.out, "training iterations") && strstr(p.out, want), "%s", p.out);
+    t_proc_free(&p);
+}

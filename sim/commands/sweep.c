@@ -65,8 +65,8 @@ static void remove_on_interrupt(const sp_plan *run, void *tmp)
 #define SWEEP_HEADER                                                                                              \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
     "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
-    "bound_ratio,lower_bytes,predicted_s,messages,disturbance,level,slowdown,settings,wall_s,peak_rss_bytes,status,"  \
-    "phase_times"
+    "bound_ratio,lower_bytes,predicted_s,messages,disturbance,level,slowdown,iteration_s,samples_per_s,"          \
+    "speedup_vs_dense,settings,wall_s,peak_rss_bytes,status,phase_times"
 
 typedef struct {
     char algo[4096], ranks[4096], n[4096], density[4096], platform[4096];
@@ -352,6 +352,59 @@ static void plan_key(const sp_plan *p, char *out, size_t len)
     run_key(p->algo, r, n, d, p->platform, level_of(p, l, sizeof l), out, len);
 }
 
+/* The fastest dense allreduce's training iteration per setting (the run's
+ * key without its algorithm), over the runs this sweep has made. */
+typedef struct {
+    char **keys;
+    double *best;
+    int count;
+} dense_best;
+
+static void dense_free(dense_best *d)
+{
+    for (int i = 0; i < d->count; i++)
+        free(d->keys[i]);
+    free(d->keys);
+    free(d->best);
+}
+
+/* records run p (its summary s, or NULL) and returns the fastest dense
+ * training iteration of its setting so far (0: none yet) */
+static double dense_reference(dense_best *d, const sp_plan *p, const cJSON *s)
+{
+    sp_plan q = *p;
+    snprintf(q.algo, sizeof q.algo, "-");
+    char key[1200];
+    plan_key(&q, key, sizeof key);
+    int at = -1;
+    for (int i = 0; i < d->count && at < 0; i++)
+        if (!strcmp(d->keys[i], key))
+            at = i;
+    const sp_algorithm *a = sp_algorithm_find(p->algo);
+    double it = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1;
+    if (a && !a->sparse && it > 0) {
+        if (at < 0) {
+            char **k = realloc(d->keys, (size_t)(d->count + 1) * sizeof *k);
+            if (k)
+                d->keys = k;
+            double *b = realloc(d->best, (size_t)(d->count + 1) * sizeof *b);
+            if (b)
+                d->best = b;
+            char *copy = strdup(key);
+            if (!k || !b || !copy) { /* out of memory: no speedup column, the sweep goes on */
+                free(copy);
+                return 0;
+            }
+            at = d->count++;
+            d->keys[at] = copy;
+            d->best[at] = it;
+        } else if (it < d->best[at]) {
+            d->best[at] = it;
+        }
+    }
+    return at < 0 ? 0 : d->best[at];
+}
+
 /* ---- resuming ------------------------------------------------------------------ */
 
 typedef struct {
@@ -558,7 +611,7 @@ static void phase_times(const cJSON *s, char *out, size_t n)
 
 /* one row as text (at most n bytes; the settings field may be long) */
 static void format_row(char *out, size_t n, const sp_plan *p, const char *settings, cJSON *s, const char *status,
-                       double wall, double rss)
+                       double wall, double rss, double dense_iter)
 {
     char phases[2048] = "", f_algo[200], f_plat[2100], f_dev[2100], f_pay[64], f_form[300], f_set[8300], f_ph[4200];
     if (s)
@@ -593,6 +646,18 @@ static void format_row(char *out, size_t n, const sp_plan *p, const char *settin
     w += (size_t)snprintf(out + w, n - w, "%s,%s,", disturb_axis, level_of(p, lv, sizeof lv));
     if (w < n && slow > 0)
         w += (size_t)snprintf(out + w, n - w, "%.6g", slow);
+    if (w < n)
+        w += (size_t)snprintf(out + w, n - w, ",");
+    /* a whole training iteration (sim/driver/training.h), and its speedup
+     * over the fastest dense allreduce of the same setting this sweep has
+     * run so far (analyze compares over the whole CSV) */
+    double it = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1;
+    if (w < n && it > 0)
+        w += (size_t)snprintf(out + w, n - w, "%.9g,%.9g,", it, sp_json_num(s, SPK_TRAINING, SPK_TR_SAMPLES));
+    else if (w < n)
+        w += (size_t)snprintf(out + w, n - w, ",,");
+    if (w < n && it > 0 && dense_iter > 0)
+        w += (size_t)snprintf(out + w, n - w, "%.6f", dense_iter / it);
     if (w < n)
         w += (size_t)snprintf(out + w, n - w, ",");
     if (w >= n)
@@ -795,6 +860,7 @@ int sp_cmd_sweep(int argc, char **argv)
     sp_cli_on_interrupt(remove_on_interrupt, tmpl[0] ? tmpl : NULL);
     double t0 = sp_cli_now();
     int ran = 0, failed = 0, skipped = 0;
+    dense_best dense = {NULL, NULL, 0};
     for (int i = 0; i < np; i++) {
         sp_plan *p = &plans[i];
         char key[1200];
@@ -814,8 +880,9 @@ int sp_cmd_sweep(int argc, char **argv)
         double w0 = sp_cli_now(), rss = -1;
         cJSON *s;
         int rc = sp_cli_run_and_read(p, &s, &rss);
+        double dense_iter = dense_reference(&dense, p, s);
         format_row(row, rowcap, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", sp_cli_now() - w0,
-                   rss);
+                   rss, dense_iter);
         cJSON_Delete(s);
         if (!o.keep[0])
             sp_cli_remove_run_dir(p->out);
@@ -848,6 +915,7 @@ out:
     if (tmpl[0])
         rmdir(tmpl);
     previous_free(&pv);
+    dense_free(&dense);
     free(plans);
     free(row);
     return status;
