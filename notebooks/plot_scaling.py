@@ -256,7 +256,10 @@ def plot_crossover(key, sub, out):
     dense = sub[sub.algo.isin(DENSE)]
     if dense.empty:
         return None
-    best = dense.groupby("ranks").time_per_iter_mean_s.min()
+    # only at the P where every dense algorithm of the sweep ran: elsewhere the
+    # "fastest dense" would be whichever happened to finish
+    have = dense.groupby("ranks").algo.nunique()
+    best = dense[dense.ranks.isin(have[have == dense.algo.nunique()].index)].groupby("ranks").time_per_iter_mean_s.min()
     fig, ax = plt.subplots(figsize=(8.5, 4.5))
     for algo, g in sub[~sub.algo.isin(DENSE)].groupby("algo"):
         g = g.sort_values("ranks")
