@@ -3,6 +3,15 @@
  *   1gbe   crossbar cluster of 1 Gbps Ethernet: every node has a private
  *          full-duplex link of 125 MB/s and 50 us to a non-blocking switch,
  *          so a route is two links (alpha = 100 us, beta = 1 / 125 MB/s).
+ *   1gbe-switch[:G]  the same nodes and links behind one switch whose
+ *          backplane carries G Gbps in all (default 8: 1 GB/s), shared by
+ *          every flow that crosses it (SimGrid's cluster backbone, shared,
+ *          no latency of its own).  A non-blocking switch needs G of at
+ *          least P Gbps; below that, P flows at once (a dense ring) each get
+ *          G/P Gbps instead of 1, as on an oversubscribed Ethernet fabric
+ *          (edge switches joined by uplinks).  The 8 Gbps default is a
+ *          chosen figure, not a measured one: the gTop-k paper does not name
+ *          its switch.  Routes keep alpha = 100 us and 125 MB/s.
  *   daint  Cray Aries dragonfly as on Piz Daint: 4 nodes per router, 16
  *          routers per chassis, 6 chassis per group, up to 16 groups (SimGrid
  *          3.32 needs groups <= routers per chassis; beyond it crashes), links
@@ -44,9 +53,27 @@
 #define DAINT_NODES_PER_CHASSIS (DAINT_NODES_PER_ROUTER * DAINT_ROUTERS_PER_CHASSIS)
 #define DAINT_NODES_PER_GROUP (DAINT_NODES_PER_CHASSIS * DAINT_CHASSIS_PER_GROUP)
 
+#define GBE_SWITCH "1gbe-switch"
+#define GBE_SWITCH_DEFAULT_GBPS 8.0
+
 int sp_platform_is_builtin(const char *name)
 {
-    return strcmp(name, "1gbe") == 0 || strcmp(name, "daint") == 0;
+    return strcmp(name, "1gbe") == 0 || strcmp(name, "daint") == 0 ||
+           strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0;
+}
+
+/* the backplane of 1gbe-switch[:G] in Gbps; -1 when the name is malformed */
+static double gbe_switch_gbps(const char *name)
+{
+    const char *rest = name + strlen(GBE_SWITCH);
+    if (!*rest)
+        return GBE_SWITCH_DEFAULT_GBPS;
+    if (*rest != ':' || !rest[1] || rest[1] == ' ')
+        return -1;
+    char *end;
+    errno = 0;
+    double g = strtod(rest + 1, &end);
+    return *end || errno || !(g >= 0.001) || g > 1e6 ? -1 : g;
 }
 
 static const char xml_head[] = "<?xml version='1.0'?>\n"
@@ -68,6 +95,24 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
                 "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"/>\n"
                 "</platform>\n",
                 P - 1);
+        return 0;
+    }
+    if (strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0) {
+        double g = gbe_switch_gbps(name);
+        if (g < 0) {
+            snprintf(err, errlen, "platform '%.60s': write 1gbe-switch or 1gbe-switch:G with G the backplane in Gbps "
+                                  "(0.001..1e6)", name);
+            return -1;
+        }
+        fprintf(f, "%s", xml_head);
+        fprintf(f,
+                "  <!-- 1 Gbps Ethernet behind one switch: private 125 MB/s, 50 us full-duplex link per node,\n"
+                "       a backplane of %g Gbps shared by every flow that crosses it -->\n"
+                "  <cluster id=\"gbe\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+                "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"\n"
+                "           bb_bw=\"%.17gBps\" bb_lat=\"0us\" bb_sharing_policy=\"SHARED\"/>\n"
+                "</platform>\n",
+                g, P - 1, g * 1e9 / 8.0);
         return 0;
     }
     if (strcmp(name, "daint") == 0) {
@@ -668,7 +713,7 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, daint)", path,
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint)", path,
                  strerror(errno));
         return -1;
     }

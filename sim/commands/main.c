@@ -24,6 +24,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
                "       sparsim sweep [options] runs over lists of algorithms, ranks, n, densities,\n"
                "                               platforms, one CSV row each (sparsim sweep --help)\n"
+               "       sparsim merge --out FILE SHARD.csv ...   join the CSVs of a sweep's shards\n"
                "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
                "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
                "       sparsim compare RUN_A RUN_B  same messages? times side by side\n"
@@ -39,7 +40,7 @@ static int cmd_platform(int argc, char **argv)
 {
     if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
         fprintf(argc < 1 ? stderr : stdout,
-                "usage: sparsim platform 1gbe|daint [--ranks P]   print the SimGrid XML of a built-in platform\n");
+                "usage: sparsim platform 1gbe|1gbe-switch[:G]|daint [--ranks P]   print the SimGrid XML of a built-in platform\n");
         return argc < 1 ? 2 : 0;
     }
     sp_plan p;
@@ -51,12 +52,12 @@ static int cmd_platform(int argc, char **argv)
             return 2;
         }
     } else if (argc != 1) {
-        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|daint [--ranks P]\n");
+        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|1gbe-switch[:G]|daint [--ranks P]\n");
         return 2;
     }
     if (!sp_platform_is_builtin(argv[0])) {
         char msg[300], shown[160];
-        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, daint)",
+        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, 1gbe-switch[:G], daint)",
                  sp_opts_printable(argv[0], shown, sizeof shown));
         sp_opts_print_error(msg);
         return 2;
@@ -76,8 +77,10 @@ static int cmd_list(void)
     for (int i = 0; i < n; i++)
         printf("  %-14s %s\n", a[i].name, a[i].summary);
     printf("platforms:\n"
-           "  %-14s %s\n  %-14s %s\n  %-14s %s\n",
+           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
            "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
+           "1gbe-switch", "the same behind one switch with a backplane of G Gbps shared by all flows\n"
+           "                 (1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
            "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks\n"
            "                 in groups of 384, joined by one link per pair of groups (pessimistic past 384)",
            "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
@@ -120,6 +123,8 @@ static int run_command(int argc, char **argv)
         return cmd_platform(argc - 2, argv + 2);
     if (strcmp(argv[1], "sweep") == 0)
         return sp_cmd_sweep(argc - 2, argv + 2);
+    if (strcmp(argv[1], "merge") == 0)
+        return sp_cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "crossover") == 0)
         return sp_cmd_crossover(argc - 2, argv + 2);
     if (strcmp(argv[1], "analyze") == 0)
