@@ -20,6 +20,7 @@
  */
 #include "cli.h"
 #include "../../traces/trace.h"
+#include "../driver/progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -118,6 +119,16 @@ int sp_cli_run_and_read(const sp_plan *p, cJSON **summary, double *rss)
     return 0;
 }
 
+cJSON *sp_cli_read_summary(const sp_plan *p)
+{
+    char path[1200], err[1400];
+    snprintf(path, sizeof path, "%s/summary.json", p->out);
+    cJSON *s = sp_json_file_checked(path, (size_t)1 << 30, err, sizeof err);
+    if (!s)
+        sp_opts_print_error(err);
+    return s;
+}
+
 void sp_cli_remove_run_dir(const char *dir)
 {
     sp_cli_remove_outputs(dir, "");
@@ -183,7 +194,9 @@ int sp_cli_run_one(const sp_plan *p)
     sp_report rep;
     char err[600] = "";
     sp_part_hold(); /* every output stays NAME.part until the run has succeeded */
+    sp_progress_start(p->iters);
     int rc = sp_run(p, &rep, err, sizeof err);
+    sp_progress_end();
     if (rc == 0 && !p->quiet) {
         /* the summary is part of what was asked: a stdout that cannot take
          * it fails the run before anything is published */

@@ -27,6 +27,22 @@ void sp_cli_remove_outputs(const char *dir, const char *suffix);
 /* One run in a child; on success *summary holds its summary.json (the
  * caller deletes it).  rss as for sp_cli_run_in_child_rss (may be NULL). */
 int sp_cli_run_and_read(const sp_plan *p, cJSON **summary, double *rss);
+/* The summary.json of a finished run (p->out), or NULL after printing its
+ * line (the caller deletes it). */
+cJSON *sp_cli_read_summary(const sp_plan *p);
+/* A record of a CSV (RFC 4180: quoted fields may hold commas, newlines and
+ * doubled quotes), as the sweep and merge read them. */
+typedef struct {
+    char **f; /* the fields, unquoted */
+    int n;
+    const char *start, *end; /* the record's text, its newline excluded */
+    int complete;            /* ended by a newline (the last one of a cut file is not) */
+} sp_csv_rec;
+/* The record at *pos (advanced past it): 1, 0 at the end of the text, -1
+ * when memory runs out or a quote is never closed. */
+int sp_csv_next(const char **pos, const char *end, sp_csv_rec *r);
+void sp_csv_free(sp_csv_rec *r);
+
 /* Removes a run's outputs and its folder. */
 void sp_cli_remove_run_dir(const char *dir);
 
@@ -51,6 +67,7 @@ int sp_cmd_sweep(int argc, char **argv);
 int sp_cmd_crossover(int argc, char **argv);
 int sp_cmd_analyze(int argc, char **argv);
 int sp_cmd_compare(int argc, char **argv);
+int sp_cmd_merge(int argc, char **argv);
 int sp_cmd_workload_stats(int argc, char **argv);
 int sp_cmd_profile(int argc, char **argv);
 

@@ -24,6 +24,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: sparsim run [options]   simulate sparse and dense allreduce (see sparsim run --help)\n"
                "       sparsim sweep [options] runs over lists of algorithms, ranks, n, densities,\n"
                "                               platforms, one CSV row each (sparsim sweep --help)\n"
+               "       sparsim merge --out FILE SHARD.csv ...   join the CSVs of a sweep's shards\n"
                "       sparsim crossover [options]   the P at which sparse stops beating dense\n"
                "       sparsim analyze DIR_OR_CSV   volumes and times against the closed forms\n"
                "       sparsim compare RUN_A RUN_B  same messages? times side by side\n"
@@ -122,6 +123,8 @@ static int run_command(int argc, char **argv)
         return cmd_platform(argc - 2, argv + 2);
     if (strcmp(argv[1], "sweep") == 0)
         return sp_cmd_sweep(argc - 2, argv + 2);
+    if (strcmp(argv[1], "merge") == 0)
+        return sp_cmd_merge(argc - 2, argv + 2);
     if (strcmp(argv[1], "crossover") == 0)
         return sp_cmd_crossover(argc - 2, argv + 2);
     if (strcmp(argv[1], "analyze") == 0)

@@ -10,10 +10,12 @@
 #include "../driver/training.h"
 #include "../../traces/summary_keys.h"
 #include "../../traces/trace.h"
+#include "../driver/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COMPARISON_HEADER                                                                                         \
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_s,volume_bytes,bound_formula,"   \
@@ -265,6 +267,9 @@ int sp_cmd_run(int argc, char **argv)
         sp_opts_print_error(err);
         return 2;
     }
+    /* progress on the terminal: only where a person watches stdout */
+    if (!p.quiet && isatty(1) && isatty(2))
+        sp_progress_enable(dup(2));
     if (count == 1) {
         snprintf(p.algo, sizeof p.algo, "%s", names[0]);
         return sp_cli_run_in_child(&p);

@@ -11,6 +11,7 @@
  * their new rows replacing the old.
  */
 #include "cli.h"
+#include "sweep_pool.h"
 #include "../../algorithms/algorithm.h"
 #include "../../traces/summary_keys.h"
 #include "../../traces/trace.h"
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,19 +36,32 @@ static void fmt_duration(char *buf, size_t n, double s)
         snprintf(buf, n, "%.0fh%02.0fm", floor(s / 3600), fmod(s / 60, 60));
 }
 
-static void progress(int done, int total, double t0)
+/* the sweep's progress on stderr (a terminal): runs done of this sweep (or
+ * shard), time left, the runs in flight */
+typedef struct {
+    int done, total, already; /* already: finished in an earlier sweep (--resume) */
+    double t0, drawn;
+    const sp_pool *pool;
+} sweep_progress;
+
+static void progress(void *arg)
 {
+    sweep_progress *g = arg;
     if (!isatty(2))
         return;
-    double el = sp_cli_now() - t0;
-    char e[32], left[32] = "?";
+    double now = sp_cli_now(), el = now - g->t0;
+    if (g->done < g->total && g->drawn > 0 && now - g->drawn < 0.5)
+        return;
+    g->drawn = now;
+    char e[32], left[32] = "?", running[160] = "";
     fmt_duration(e, sizeof e, el);
-    if (done > 0)
-        fmt_duration(left, sizeof left, el / done * (total - done));
-    int w = 30, fill = total ? done * w / total : w;
-    fprintf(stderr, "\r[%.*s%*s] %d/%d runs, %s elapsed, ~%s left ", fill, "##############################",
-            w - fill, "", done, total, e, left);
-    if (done == total)
+    if (g->done > g->already)
+        fmt_duration(left, sizeof left, el / (g->done - g->already) * (g->total - g->done));
+    int nrun = g->pool && g->done < g->total ? sp_pool_running(g->pool, running, sizeof running) : 0;
+    int w = 30, fill = g->total ? g->done * w / g->total : w;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d runs, %s elapsed, ~%s left%s%s\033[K", fill, "##############################",
+            w - fill, "", g->done, g->total, e, left, nrun ? "; running " : "", running);
+    if (g->done == g->total)
         fputc('\n', stderr);
     fflush(stderr);
 }
@@ -66,14 +81,18 @@ static void remove_on_interrupt(const sp_plan *run, void *tmp)
     "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
     "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
     "bound_ratio,lower_bytes,predicted_s,messages,disturbance,level,slowdown,iteration_s,samples_per_s,"          \
-    "speedup_vs_dense,settings,wall_s,peak_rss_bytes,status,phase_times"
+    "speedup_vs_dense,settings,sweep_id,run_index,runs,wall_s,peak_rss_bytes,status,phase_times"
 
 typedef struct {
     char algo[4096], ranks[4096], n[4096], density[4096], platform[4096];
     char disturb[4096]; /* NAME=LIST: a disturbance and its levels, an axis */
     char out[1024], keep[1024], config[1024];
     int resume, iters;
-    unsigned char given[16];
+    int jobs;                /* runs at once; 0: the number of cores */
+    char shard[64];          /* I/N: the I-th of N shares of the runs */
+    char emit_slurm[1024];   /* write a Slurm batch script instead of running */
+    int slurm_shards;        /* tasks of that script's job array; 0: one per run */
+    unsigned char given[32];
 } sweep_opts;
 
 #define S(field) offsetof(sweep_opts, field), sizeof(((sweep_opts *)0)->field)
@@ -99,6 +118,18 @@ static const sp_opt sweep_rows[] = {
      "keep FILE's finished rows and run only what is missing", NULL, NULL},
     {"keep", SP_OT_STRING, S(keep), 0, 0, "", NULL, 0, "DIR", NULL,
      "keep each run's outputs in DIR/ALGO-PP-nN-dD-PLATFORM", NULL, NULL},
+    {"jobs", SP_OT_INT, S(jobs), 1, 4096, NULL, NULL, 0, "N", NULL,
+     "runs at once, each in its own process (rows are appended as runs finish);\na run waits while the memory "
+     "estimates of those in flight and its own would\npass what the machine has available", NULL,
+     "the number of cores"},
+    {"shard", SP_OT_STRING, S(shard), 0, 0, "", NULL, 0, "I/N", NULL,
+     "run only the I-th of N shares of the runs (1 <= I <= N; run k of the sweep\nbelongs to share k mod N + 1, "
+     "the same on any machine); join the shares'\nCSVs with 'sparsim merge'", NULL, "all runs"},
+    {"emit-slurm", SP_OT_STRING, S(emit_slurm), 0, 0, "", NULL, SP_OPT_CLI_ONLY, "FILE", NULL,
+     "run nothing: write a Slurm batch script (a job array, one task per shard,\neach running this sweep with "
+     "--shard and --resume) to FILE", NULL, NULL},
+    {"slurm-shards", SP_OT_INT, S(slurm_shards), 1, 100000, NULL, NULL, 0, "N", NULL,
+     "tasks of the job array --emit-slurm writes", NULL, "one per run"},
     {"config", SP_OT_STRING, S(config), 0, 0, "", NULL, SP_OPT_CLI_ONLY, "FILE", NULL,
      "JSON object with the same keys (lists as arrays or comma strings), and any option of sparsim run", NULL,
      NULL},
@@ -131,7 +162,11 @@ static void sweep_help(void)
            "  the options of every run that are not at their defaults (name=value;...).\n"
            "--resume keeps the finished rows, drops a row cut short, reruns failed runs\n"
            "(their new rows replace the old) and refuses a CSV made with other settings.\n"
-           "A progress bar with the time left goes to stderr when it is a terminal.\n");
+           "sweep_id names the sweep (its runs and settings), run_index is the run's place\n"
+           "in it (0 .. runs-1): 'sparsim merge --out FILE SHARD.csv ...' joins the CSVs of\n"
+           "--shard I/N runs in that order, refusing CSVs of other sweeps and naming the\n"
+           "runs missing.  A progress bar with the time left and the runs in flight goes\n"
+           "to stderr when it is a terminal.\n");
 }
 
 /* sweep options from --config and flags; what remains goes to the base plan */
@@ -170,12 +205,7 @@ static int parse_sweep(int argc, char **argv, sweep_opts *o, sp_plan *base, int 
 /* ---- the CSV as records ------------------------------------------------------
  * RFC 4180: fields separated by commas, records by newlines, a field in
  * double quotes may hold commas, newlines and doubled quotes. */
-typedef struct {
-    char **f;   /* the fields, unquoted */
-    int n;
-    const char *start, *end; /* the record's text, its newline excluded */
-    int complete; /* ended by a newline (the last one of a cut file is not) */
-} csv_rec;
+typedef sp_csv_rec csv_rec; /* cli.h: merge reads sweep CSVs with the same reader */
 
 static void rec_free(csv_rec *r)
 {
@@ -405,6 +435,56 @@ static double dense_reference(dense_best *d, const sp_plan *p, const cJSON *s)
     return at < 0 ? 0 : d->best[at];
 }
 
+/* ---- which sweep, which run ------------------------------------------------
+ * A sweep is named by a hash (FNV-1a, 64 bits) of its settings and of every
+ * run's key in order, so that the shards of one sweep carry the same name on
+ * any machine and those of another sweep do not; a run by its place in it. */
+static struct {
+    char id[20];
+    const sp_plan *plans; /* run_index: a plan's place in this array */
+    int runs;
+} ident;
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0xff) * 1099511628211ULL; /* a separator no text holds */
+}
+
+static void name_sweep(const sp_plan *plans, int np, const char *settings)
+{
+    uint64_t h = fnv(14695981039346656037ULL, settings);
+    for (int i = 0; i < np; i++) {
+        char key[1200];
+        plan_key(&plans[i], key, sizeof key);
+        h = fnv(h, key);
+    }
+    snprintf(ident.id, sizeof ident.id, "%016llx", (unsigned long long)h);
+    ident.plans = plans;
+    ident.runs = np;
+}
+
+/* --shard I/N: 0 with *i, *n set (0, 0 when not given), or -1 with a message */
+static int parse_shard(const char *text, int *i, int *n, char *err, size_t errlen)
+{
+    *i = *n = 0;
+    if (!text[0])
+        return 0;
+    char shown[80];
+    unsigned long a, b;
+    int used = -1;
+    if (strspn(text, "0123456789/") != strlen(text) || sscanf(text, "%lu/%lu%n", &a, &b, &used) != 2 ||
+        used != (int)strlen(text) || a < 1 || b < 1 || a > b || b > 1000000) {
+        snprintf(err, errlen, "--shard must be I/N with 1 <= I <= N <= 1000000 (e.g. 2/4), got '%s'",
+                 sp_opts_printable(text, shown, sizeof shown));
+        return -1;
+    }
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
 /* ---- resuming ------------------------------------------------------------------ */
 
 typedef struct {
@@ -483,7 +563,8 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
     int rc = 0;
     const char *pos = text, *end = text + len;
     csv_rec h, r;
-    pv->kept = malloc(len + 2);
+    size_t kcap = len + 2;
+    pv->kept = malloc(kcap);
     if (!pv->kept) {
         free(text);
         snprintf(err, errlen, "out of memory reading %s", path);
@@ -509,6 +590,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
     if (!h.complete)
         pv->repair = 1;
     int c_set = column(&h, "settings"), c_status = column(&h, "status"), c_level = column(&h, "level"), nf = h.n;
+    int c_id = column(&h, "sweep_id"), c_index = column(&h, "run_index"), c_runs = column(&h, "runs");
     int line = 1; /* of the record read last */
     const char *counted = text;
     for (;;) {
@@ -570,6 +652,65 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             }
             pv->done = nd;
             pv->ndone++;
+        }
+        /* a row of a sweep that this one extends or narrows: it takes this
+         * sweep's name and its run's place in it (a row of no run of this
+         * sweep keeps its own) */
+        char at[16], runs[16];
+        int j = 0;
+        for (char pk[1200]; j < np; j++) {
+            plan_key(&plans[j], pk, sizeof pk);
+            if (!strcmp(pk, key))
+                break;
+        }
+        snprintf(at, sizeof at, "%d", j);
+        snprintf(runs, sizeof runs, "%d", np);
+        if (j < np && ident.plans == plans &&
+            (strcmp(r.f[c_id], ident.id) || strcmp(r.f[c_index], at) || strcmp(r.f[c_runs], runs))) {
+            const char *nv[3] = {ident.id, at, runs};
+            int cols[3] = {c_id, c_index, c_runs};
+            size_t need = (size_t)(pos - r.start) * 2 + 256;
+            char *nk = kw + need + 2 > kcap ? realloc(pv->kept, kcap = kw + need + 2 + len) : pv->kept;
+            if (!nk) {
+                snprintf(err, errlen, "out of memory reading %s", path);
+                rec_free(&r);
+                rc = 1;
+                break;
+            }
+            pv->kept = nk;
+            for (int f = 0; f < r.n; f++) {
+                const char *v = r.f[f];
+                for (int c = 0; c < 3; c++)
+                    v = f == cols[c] ? nv[c] : v;
+                size_t fl = strlen(v) * 2 + 4;
+                char *q = malloc(fl);
+                if (q && kw + fl + 2 > kcap && (nk = realloc(pv->kept, kcap = kw + fl + 2 + len)))
+                    pv->kept = nk;
+                if (!q || kw + fl + 2 > kcap) {
+                    free(q);
+                    snprintf(err, errlen, "out of memory reading %s", path);
+                    rc = 1;
+                    break;
+                }
+                kw += (size_t)sprintf(pv->kept + kw, "%s%s", f ? "," : "", sp_opts_csv_field(v, q, fl));
+                free(q);
+            }
+            pv->kept[kw++] = '\n';
+            pv->repair = 1;
+            rec_free(&r);
+            if (rc)
+                break;
+            continue;
+        }
+        if (kw + (size_t)(pos - r.start) + 1 > kcap) {
+            char *nk = realloc(pv->kept, kcap = kw + (size_t)(pos - r.start) + 1 + len);
+            if (!nk) {
+                snprintf(err, errlen, "out of memory reading %s", path);
+                rec_free(&r);
+                rc = 1;
+                break;
+            }
+            pv->kept = nk;
         }
         memcpy(pv->kept + kw, r.start, (size_t)(pos - r.start));
         kw += (size_t)(pos - r.start);
@@ -662,7 +803,8 @@ static void format_row(char *out, size_t n, const sp_plan *p, const char *settin
         w += (size_t)snprintf(out + w, n - w, ",");
     if (w >= n)
         return;
-    w += (size_t)snprintf(out + w, n - w, "%s,%.3f,", sp_opts_csv_field(settings, f_set, sizeof f_set), wall);
+    w += (size_t)snprintf(out + w, n - w, "%s,%s,%d,%d,%.3f,", sp_opts_csv_field(settings, f_set, sizeof f_set),
+                          ident.id, (int)(p - ident.plans), ident.runs, wall);
     if (w >= n)
         return;
     if (rss >= 0)
@@ -797,6 +939,119 @@ out:
     return plans;
 }
 
+/* ---- a Slurm job array over the shards ----------------------------------------- */
+
+/* text in single quotes for a POSIX shell, at most n bytes */
+static const char *shell_quoted(const char *text, char *out, size_t n)
+{
+    size_t w = 0;
+    if (n < 3)
+        return "''";
+    out[w++] = '\'';
+    for (const char *c = text; *c && w + 6 < n; c++) {
+        if (*c == '\'') {
+            memcpy(out + w, "'\\''", 4);
+            w += 4;
+        } else {
+            out[w++] = *c;
+        }
+    }
+    out[w++] = '\'';
+    out[w] = '\0';
+    return out;
+}
+
+/* the sweep's own flags that the script sets itself */
+static int flag_of_script(const char *a, int *takes_value)
+{
+    static const char *const own[] = {"emit-slurm", "slurm-shards", "shard", "out", "jobs", "resume", "no-resume",
+                                      "keep"};
+    *takes_value = 0;
+    if (strncmp(a, "--", 2) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t l = strlen(own[i]);
+        if (!strncmp(a + 2, own[i], l) && (a[2 + l] == '\0' || a[2 + l] == '=')) {
+            *takes_value = a[2 + l] == '\0' && strcmp(own[i], "resume") && strcmp(own[i], "no-resume");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* writes the batch script: a job array of `shards` tasks, each running this
+ * sweep's shard with --resume (a requeued task continues), its CSV beside
+ * --out; then 'sparsim merge' joins them.  0, or -1 with a message. */
+static int emit_slurm(const sweep_opts *o, int argc, char **argv, const sp_plan *plans, int np, int shards,
+                      char *err, size_t errlen)
+{
+    char exe[1024], cwd[1024], q[2200], base[1100];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (el <= 0) {
+        snprintf(err, errlen, "cannot find this program's path for --emit-slurm: %s", strerror(errno));
+        return -1;
+    }
+    exe[el] = '\0';
+    if (!getcwd(cwd, sizeof cwd)) {
+        snprintf(err, errlen, "--emit-slurm: cannot read the current folder: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(base, sizeof base, "%s", o->out);
+    size_t bl = strlen(base);
+    if (bl > 4 && !strcmp(base + bl - 4, ".csv"))
+        base[bl - 4] = '\0';
+    double mem = 0, limit = -1;
+    for (int i = 0; i < np; i++) {
+        double m = sp_run_memory_estimate(&plans[i], &limit);
+        mem = m > mem ? m : mem;
+    }
+    sp_part_file pf;
+    if (sp_part_open(&pf, o->emit_slurm, err, errlen) != 0)
+        return -1;
+    FILE *f = pf.f;
+    fprintf(f, "#!/bin/bash\n"
+               "# A sparsim sweep of %d runs (sweep_id %s) as a Slurm job array of %d tasks;\n"
+               "# task I runs shard I/%d of it into its own CSV, with --resume, so that a task\n"
+               "# requeued or run again continues where it stopped.  Submit with\n"
+               "#   sbatch %s\n"
+               "# and when every task has ended, join the shards into one CSV:\n",
+            np, ident.id, shards, shards, o->emit_slurm);
+    fprintf(f, "#   %s merge --out %s", exe, o->out);
+    for (int i = 1; i <= shards && i <= 3; i++)
+        fprintf(f, " %s.shard-%d-of-%d.csv", base, i, shards);
+    fprintf(f, "%s\n", shards > 3 ? " ..." : "");
+    fprintf(f, "#SBATCH --job-name=sparsim-sweep\n"
+               "#SBATCH --array=1-%d\n"
+               "#SBATCH --ntasks=1\n"
+               "#SBATCH --cpus-per-task=%d\n"
+               "#SBATCH --mem=%.0fM\n"
+               "#SBATCH --output=%s.shard-%%a-of-%d.log\n"
+               "set -euo pipefail\n"
+               "cd %s\n"
+               "i=\"${SLURM_ARRAY_TASK_ID:?run this script with sbatch}\"\n",
+            shards, o->jobs ? o->jobs : 1, ceil((mem * (o->jobs ? o->jobs : 1) + 256.0 * 1048576) / 1048576), base,
+            shards, shell_quoted(cwd, q, sizeof q));
+    fprintf(f, "exec %s sweep", shell_quoted(exe, q, sizeof q));
+    for (int i = 0; i < argc; i++) {
+        int takes;
+        if (flag_of_script(argv[i], &takes)) {
+            i += takes;
+            continue;
+        }
+        fprintf(f, " %s", shell_quoted(argv[i], q, sizeof q));
+    }
+    fprintf(f, " \\\n    --shard \"$i/%d\" --out %s.shard-\"$i\"-of-%d.csv --resume --jobs \"${SLURM_CPUS_PER_TASK:-1}\"",
+            shards, shell_quoted(base, q, sizeof q), shards);
+    if (o->keep[0])
+        fprintf(f, " --keep %s", shell_quoted(o->keep, q, sizeof q));
+    fprintf(f, "\n");
+    int ok = !ferror(f);
+    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok)
+        return -1;
+    chmod(o->emit_slurm, 0755);
+    return 0;
+}
+
 int sp_cmd_sweep(int argc, char **argv)
 {
     sweep_opts o;
@@ -807,8 +1062,11 @@ int sp_cmd_sweep(int argc, char **argv)
     char err[2400] = "", tmpl[1100] = "", settings[8192] = "";
     int help, np = 0, status = 2, fd = -1;
     sp_plan *plans = NULL;
+    sp_pool *pool = NULL;
+    int shard_i = 0, shard_n = 0;
     previous pv;
     memset(&pv, 0, sizeof pv);
+    dense_best dense = {NULL, NULL, 0};
     size_t rowcap = 24000;
     char *row = malloc(rowcap);
     if (!row) {
@@ -827,6 +1085,28 @@ int sp_cmd_sweep(int argc, char **argv)
         goto out;
     status = 2;
     settings_text(&plans[0], settings, sizeof settings);
+    name_sweep(plans, np, settings);
+    if (parse_shard(o.shard, &shard_i, &shard_n, err, sizeof err) != 0)
+        goto out;
+    if (o.emit_slurm[0]) {
+        int shards = o.slurm_shards ? o.slurm_shards : np;
+        if (shard_n) {
+            snprintf(err, sizeof err, "--emit-slurm writes the script of every shard; leave out --shard");
+            goto out;
+        }
+        if (shards > np) {
+            snprintf(err, sizeof err, "--slurm-shards %d: the sweep has only %d runs", shards, np);
+            goto out;
+        }
+        if (sp_opts_output_ok(o.emit_slurm, 0, "--emit-slurm", err, sizeof err) != 0)
+            goto out;
+        status = 1;
+        if (emit_slurm(&o, argc, argv, plans, np, shards, err, sizeof err) != 0)
+            goto out;
+        printf("wrote %s: a job array of %d shards of %d runs; submit it with sbatch\n", o.emit_slurm, shards, np);
+        status = fflush(stdout) == 0 ? 0 : 1;
+        goto out;
+    }
     if (sp_opts_output_ok(o.out, 0, "--out", err, sizeof err) != 0 ||
         (o.keep[0] && sp_opts_output_ok(o.keep, 1, "--keep", err, sizeof err) != 0))
         goto out;
@@ -860,9 +1140,19 @@ int sp_cmd_sweep(int argc, char **argv)
     sp_cli_on_interrupt(remove_on_interrupt, tmpl[0] ? tmpl : NULL);
     double t0 = sp_cli_now();
     int ran = 0, failed = 0, skipped = 0;
-    dense_best dense = {NULL, NULL, 0};
+    int total = 0;
+    for (int i = 0; i < np; i++)
+        total += !shard_n || i % shard_n == shard_i - 1;
+    double budget = -1;
+    sp_run_memory_estimate(&plans[0], &budget);
+    if (!(pool = sp_pool_open(o.jobs ? o.jobs : sp_pool_cores(), budget, remove_on_interrupt, tmpl[0] ? tmpl : NULL))) {
+        snprintf(err, sizeof err, "out of memory");
+        goto out;
+    }
     for (int i = 0; i < np; i++) {
         sp_plan *p = &plans[i];
+        if (shard_n && i % shard_n != shard_i - 1)
+            continue; /* another shard's */
         char key[1200];
         plan_key(p, key, sizeof key);
         int have = 0;
@@ -870,19 +1160,29 @@ int sp_cmd_sweep(int argc, char **argv)
             have = !strcmp(pv.done[d], key);
         if (have) {
             skipped++;
-            progress(i + 1, np, t0);
             continue;
         }
         const char *plat = strrchr(p->platform, '/') ? strrchr(p->platform, '/') + 1 : p->platform;
         char lv[64];
         snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s%s%.60s", o.keep[0] ? o.keep : tmpl, p->algo,
                  p->ranks, (unsigned long long)p->n, p->density, plat, disturb_axis[0] ? "-" : "", level_of(p, lv, sizeof lv));
-        double w0 = sp_cli_now(), rss = -1;
-        cJSON *s;
-        int rc = sp_cli_run_and_read(p, &s, &rss);
+        if (sp_pool_add(pool, p, sp_run_memory_estimate(p, NULL), i) != 0) {
+            snprintf(err, sizeof err, "out of memory");
+            goto out;
+        }
+    }
+    sweep_progress prog = {skipped, total, skipped, t0, 0, pool};
+    progress(&prog);
+    int i, rc, got;
+    double rss, wall;
+    while ((got = sp_pool_next(pool, &i, &rc, &rss, &wall, progress, &prog, err, sizeof err)) > 0) {
+        sp_plan *p = &plans[i];
+        cJSON *s = rc == 0 ? sp_cli_read_summary(p) : NULL;
+        if (rc == 0 && !s)
+            rc = 1;
         double dense_iter = dense_reference(&dense, p, s);
-        format_row(row, rowcap, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", sp_cli_now() - w0,
-                   rss, dense_iter);
+        format_row(row, rowcap, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", wall, rss,
+                   dense_iter);
         cJSON_Delete(s);
         if (!o.keep[0])
             sp_cli_remove_run_dir(p->out);
@@ -892,7 +1192,12 @@ int sp_cmd_sweep(int argc, char **argv)
         }
         ran++;
         failed += rc != 0;
-        progress(i + 1, np, t0);
+        prog.done++;
+        progress(&prog);
+    }
+    if (got < 0) {
+        status = 1;
+        goto out;
     }
     char took[32];
     fmt_duration(took, sizeof took, sp_cli_now() - t0);
@@ -904,6 +1209,7 @@ int sp_cmd_sweep(int argc, char **argv)
     }
     status = failed ? 1 : 0;
 out:
+    sp_pool_close(pool); /* runs still in flight (the sweep stops) end, leaving nothing */
     if (status != 0 && err[0])
         sp_opts_print_error(err);
     sp_cli_on_interrupt(NULL, NULL);
@@ -920,3 +1226,6 @@ out:
     free(row);
     return status;
 }
+
+int sp_csv_next(const char **pos, const char *end, sp_csv_rec *r) { return next_record(pos, end, r); }
+void sp_csv_free(sp_csv_rec *r) { rec_free(r); }

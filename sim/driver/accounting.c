@@ -9,6 +9,7 @@
  * sink hears that every rank has finished it.
  */
 #include "accounting.h"
+#include "progress.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ static void on_message(void *to, const sp_msg_event *e)
     }
     rep->total_msgs++;
     rep->total_bytes += e->bytes;
+    sp_progress_message(slot, e->phase >= 0 && e->phase < rep->nphases ? rep->phase_names[e->phase] : "", e->t_done);
     if (a->csv)
         sp_csv_write(a->csv, e);
     if (a->chrome)
@@ -88,6 +90,7 @@ static void on_iteration_done(void *to, int it)
     int slot = sp_report_slot(rep, it);
     if (slot < 0)
         return;
+    sp_progress_iteration(slot);
     sp_iter_stats *st = &rep->iters[slot];
     st->t_start = isfinite(a->t0) ? a->t0 : 0;
     st->t_end = isfinite(a->t1) ? a->t1 : st->t_start;

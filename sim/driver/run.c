@@ -8,6 +8,7 @@
  */
 #include "run.h"
 #include "accounting.h"
+#include "progress.h"
 #include "training.h"
 #include "../shim/backend.h"
 #include "../workload/generator.h"
@@ -513,6 +514,7 @@ static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, si
         close(go[1]);
         close(res[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* it goes with the run */
+        sp_progress_disable();            /* the run's line is the run's own */
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
         for (int i = 0; i < 4; i++)
             signal(sigs[i], SIG_DFL);

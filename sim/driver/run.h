@@ -19,6 +19,12 @@ int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen);
 /* The same with an algorithm given directly (tests drive the shim this way). */
 int sp_run_algorithm(const sp_plan *plan, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen);
 
+/* The memory in bytes a run of the plan needs, by the estimate the run
+ * itself checks before it starts (the payload mode `auto` resolves to),
+ * and in *limit (may be NULL) what this process may still take (-1:
+ * unknown).  Sweeps that run several at once keep their sum under it. */
+double sp_run_memory_estimate(const sp_plan *plan, double *limit);
+
 /* Creates a folder and its parents; -1 with a message. */
 int sp_mkdirs(const char *path, char *err, size_t errlen);
 
