@@ -16,6 +16,7 @@
 #include "bounds.h"
 #include "../traces/summary_keys.h"
 #include "../traces/trace.h"
+#include "../algorithms/algorithm.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -423,7 +424,164 @@ static void print_training(const rows *rs)
     }
 }
 
-int sp_analyze(const char *path, char *err, size_t errlen)
+/* ---- nccl-tests' figures, and the table for machines -------------------------- */
+
+static int is_sparse(const char *algo)
+{
+    const sp_algorithm *a = sp_algorithm_find(algo);
+    return a && a->sparse;
+}
+
+/* the figures nccl-tests prints, per run (report.h: sp_nccl_figures_of) */
+static void print_nccl(const rows *rs)
+{
+    printf("\nas nccl-tests prints an allreduce (size = 4n bytes of float32; for a sparse\n"
+           "algorithm its effective size, the dense gradient it reduces; time per iteration;\n"
+           "algbw = size / time; busbw = algbw x 2(P-1)/P):\n");
+    printf("%-12s %6s %14s %12s %12s %12s\n", "algorithm", "P", "size (B)", "time (us)", "algbw (GB/s)",
+           "busbw (GB/s)");
+    for (int i = 0; i < rs->n; i++) {
+        const run_row *r = &rs->r[i];
+        sp_nccl_figures nc;
+        sp_nccl_figures_of(r->n, r->ranks, r->time, &nc);
+        printf("%-12s %6d %14.0f %12.2f %12.4f %12.4f%s\n", r->algo, r->ranks, nc.size_bytes, nc.time_s * 1e6,
+               nc.algbw_Bps / 1e9, nc.busbw_Bps / 1e9, is_sparse(r->algo) ? "  (effective size)" : "");
+    }
+}
+
+/* the columns of --format csv, json and markdown: bytes, words of 4 bytes,
+ * seconds, bytes per second; a figure that does not apply is empty (csv),
+ * null (json) or - (markdown) */
+static const char *const table_cols[] = {
+    "algo", "ranks", "n", "k", "platform", "volume_bytes", "volume_words", "bound_words", "bound_ratio",
+    "lower_words", "lower_ratio", "time_per_iter_s", "predicted_s", "time_over_predicted", "size_bytes",
+    "effective_size", "algbw_Bps", "busbw_Bps", "bus_factor", "iteration_s", "samples_per_s"};
+#define NCOLS ((int)(sizeof table_cols / sizeof table_cols[0]))
+
+/* a CSV field, quoted as RFC 4180 says when it must be */
+static void csv_put(const char *v)
+{
+    if (!strpbrk(v, ",\"\r\n")) {
+        fputs(v, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *v; v++) {
+        if (*v == '"')
+            putchar('"');
+        putchar(*v);
+    }
+    putchar('"');
+}
+
+static int print_table(const rows *rs, int format)
+{
+    cJSON *root = NULL, *runs = NULL;
+    if (format == SP_ANALYZE_JSON) {
+        root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, SPK_SCHEMA, SPK_SCHEMA_VERSION);
+        cJSON *cols = cJSON_AddArrayToObject(root, "columns");
+        for (int c = 0; c < NCOLS; c++)
+            cJSON_AddItemToArray(cols, cJSON_CreateString(table_cols[c]));
+        runs = cJSON_AddArrayToObject(root, "runs");
+    } else {
+        for (int c = 0; c < NCOLS; c++)
+            printf(format == SP_ANALYZE_CSV ? "%s%s" : "%s %s", c ? (format == SP_ANALYZE_CSV ? "," : " |") : (format == SP_ANALYZE_CSV ? "" : "|"),
+                   table_cols[c]);
+        printf(format == SP_ANALYZE_CSV ? "\n" : " |\n");
+        if (format == SP_ANALYZE_MARKDOWN) {
+            for (int c = 0; c < NCOLS; c++)
+                printf("|%s", c == 0 || c == 4 || c == 15 ? "---" : "---:");
+            printf("|\n");
+        }
+    }
+    for (int i = 0; i < rs->n; i++) {
+        const run_row *r = &rs->r[i];
+        sp_bound b;
+        int have = sp_bound_volume(r->algo, r->ranks, (uint64_t)r->n, (uint64_t)r->k, &b) == 0;
+        double w = r->volume / 4.0;
+        sp_nccl_figures nc;
+        sp_nccl_figures_of(r->n, r->ranks, r->time, &nc);
+        int sparse = is_sparse(r->algo);
+        /* every column as a number (NAN: does not apply), or text */
+        double num[NCOLS];
+        const char *text[NCOLS] = {r->algo, NULL, NULL, NULL, r->platform};
+        for (int c = 0; c < NCOLS; c++)
+            num[c] = NAN;
+        num[1] = r->ranks;
+        num[2] = r->n;
+        num[3] = r->k;
+        num[5] = r->volume;
+        num[6] = w;
+        if (have) {
+            num[7] = b.words;
+            num[8] = b.words > 0 ? w / b.words : NAN;
+            num[9] = b.lower_words;
+            num[10] = b.lower_words > 0 ? w / b.lower_words : NAN;
+        }
+        num[11] = r->time;
+        if (r->predicted > 0) {
+            num[12] = r->predicted;
+            num[13] = r->time / r->predicted;
+        }
+        num[14] = nc.size_bytes;
+        text[15] = sparse ? "true" : "false";
+        num[16] = nc.time_s > 0 ? nc.algbw_Bps : NAN;
+        num[17] = nc.time_s > 0 ? nc.busbw_Bps : NAN;
+        num[18] = nc.bus_factor;
+        num[19] = r->iter > 0 ? r->iter : NAN;
+        num[20] = r->samples > 0 ? r->samples : NAN;
+        cJSON *o = format == SP_ANALYZE_JSON ? cJSON_CreateObject() : NULL;
+        if (o)
+            cJSON_AddItemToArray(runs, o);
+        for (int c = 0; c < NCOLS; c++) {
+            char buf[64];
+            const char *v = text[c];
+            if (!v && isfinite(num[c]))
+                snprintf(buf, sizeof buf, "%.10g", num[c]);
+            else if (!v)
+                snprintf(buf, sizeof buf, "%s", format == SP_ANALYZE_MARKDOWN ? "-" : "");
+            if (format == SP_ANALYZE_JSON) {
+                if (c == 15)
+                    cJSON_AddBoolToObject(o, table_cols[c], sparse);
+                else if (v)
+                    cJSON_AddStringToObject(o, table_cols[c], v);
+                else if (isfinite(num[c]))
+                    cJSON_AddNumberToObject(o, table_cols[c], num[c]);
+                else
+                    cJSON_AddNullToObject(o, table_cols[c]);
+                continue;
+            }
+            if (format == SP_ANALYZE_CSV) {
+                if (c)
+                    putchar(',');
+                csv_put(v ? v : buf);
+            } else { /* markdown: a pipe in a name is escaped */
+                fputs(c ? " | " : "| ", stdout);
+                for (const char *t = v ? v : buf; *t; t++) {
+                    if (*t == '|')
+                        putchar('\\');
+                    putchar(*t == '\n' || *t == '\r' ? ' ' : *t);
+                }
+            }
+        }
+        if (format != SP_ANALYZE_JSON)
+            printf(format == SP_ANALYZE_CSV ? "\n" : " |\n");
+    }
+    if (format == SP_ANALYZE_JSON) {
+        char *t = cJSON_Print(root);
+        cJSON_Delete(root);
+        if (!t)
+            return 1;
+        puts(t);
+        free(t);
+    }
+    return 0;
+}
+
+int sp_analyze(const char *path, char *err, size_t errlen) { return sp_analyze_as(path, SP_ANALYZE_TEXT, err, errlen); }
+
+int sp_analyze_as(const char *path, int format, char *err, size_t errlen)
 {
     rows rs = {0};
     struct stat st;
@@ -444,6 +602,13 @@ int sp_analyze(const char *path, char *err, size_t errlen)
         free(rs.r);
         snprintf(err, errlen, "no finished run found in %s", path);
         return 2;
+    }
+    if (format != SP_ANALYZE_TEXT) {
+        int rc = print_table(&rs, format);
+        free(rs.r);
+        if (rc)
+            snprintf(err, errlen, "out of memory writing the table");
+        return rc;
     }
     printf("%-12s %6s %10s %8s %-8s %12s %12s %12s %8s %12s %8s %11s %11s %7s\n", "algorithm", "P", "n", "k",
            "platform", "volume (B)", "volume (w)", "bound (w)", "ratio", "lower (w)", "/lower", "time (s)",
@@ -484,6 +649,7 @@ int sp_analyze(const char *path, char *err, size_t errlen)
     printf("alpha-beta: uncontended, one message of L bytes costs alpha + L beta (Hockney);\n"
            "  compute time is not in the prediction, so the ratio shows contention, the\n"
            "  network model's factors and the selection overhead together.\n");
+    print_nccl(&rs);
     print_training(&rs);
     free(rs.r);
     return 0;

@@ -87,6 +87,15 @@ int sp_report_phase_used(const sp_report *rep, int ph)
     return 0;
 }
 
+void sp_nccl_figures_of(double n, int ranks, double time_s, sp_nccl_figures *o)
+{
+    o->size_bytes = 4.0 * n;
+    o->time_s = time_s;
+    o->bus_factor = ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0;
+    o->algbw_Bps = time_s > 0 ? o->size_bytes / time_s : 0;
+    o->busbw_Bps = o->algbw_Bps * o->bus_factor;
+}
+
 void sp_report_figures_of(const sp_report *rep, sp_report_figures *f)
 {
     memset(f, 0, sizeof *f);

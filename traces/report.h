@@ -110,6 +110,7 @@ typedef struct {
     int nranks, niters;
     uint64_t n, k;
     int exact;                    /* payloads carried real data */
+    int sparse;                   /* the algorithm sends a selection (its nccl figures use the effective size) */
     int model;                    /* the data was a statistical model */
     const char *phase_names[SP_MAX_PHASES];
     int nphases;
@@ -161,6 +162,16 @@ typedef struct {
 int sp_report_slot(const sp_report *rep, int iter);
 
 void sp_report_figures_of(const sp_report *rep, sp_report_figures *f);
+
+/* The figures nccl-tests prints for an allreduce (its PERFORMANCE.md), for
+ * n float32 entries on P ranks in t seconds: size S = 4n bytes, algbw = S/t,
+ * busbw = algbw x 2(P-1)/P (the bus factor), in bytes per second.  For a
+ * sparse algorithm S is its effective size: the dense gradient it reduces
+ * in that time, so that its bandwidths hold against a dense allreduce's. */
+typedef struct {
+    double size_bytes, time_s, algbw_Bps, busbw_Bps, bus_factor;
+} sp_nccl_figures;
+void sp_nccl_figures_of(double n, int ranks, double time_s, sp_nccl_figures *o);
 /* the volume of iteration `it` as the bounds count it (bytes) */
 uint64_t sp_report_iter_volume(const sp_report *rep, int it);
 /* 1 if phase `ph` took time or moved bytes in some iteration */

@@ -171,6 +171,7 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
     sp_report_figures f;
     sp_report_figures_of(rep, &f);
     cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, SPK_SCHEMA, SPK_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, SPK_VERSION, version);
     cJSON_AddItemToObject(root, SPK_CONFIG, config ? config : cJSON_CreateObject());
     cJSON_AddStringToObject(root, SPK_BACKEND, backend);
@@ -234,6 +235,17 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
     cJSON_AddNumberToObject(root, SPK_BYTES, (double)rep->total_bytes);
     cJSON_AddNumberToObject(root, SPK_WALL, rep->wall_seconds);
     cJSON_AddNumberToObject(root, SPK_TRACE_DROPPED, (double)rep->trace_dropped);
+    sp_nccl_figures nc;
+    sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);
+    cJSON *no = cJSON_AddObjectToObject(root, SPK_NCCL);
+    cJSON_AddNumberToObject(no, SPK_NC_SIZE, nc.size_bytes);
+    cJSON_AddBoolToObject(no, SPK_NC_EFFECTIVE, rep->sparse);
+    if (rep->sparse) /* what a rank selects: k pairs of an int32 index and a float32 value */
+        cJSON_AddNumberToObject(no, SPK_NC_PAYLOAD, 8.0 * (double)rep->k);
+    cJSON_AddNumberToObject(no, SPK_TIME, nc.time_s);
+    cJSON_AddNumberToObject(no, SPK_NC_ALGBW, nc.algbw_Bps);
+    cJSON_AddNumberToObject(no, SPK_NC_BUSBW, nc.busbw_Bps);
+    cJSON_AddNumberToObject(no, SPK_NC_FACTOR, nc.bus_factor);
     if (rep->training.on) {
         const sp_report_training *t = &rep->training;
         cJSON *tr = cJSON_AddObjectToObject(root, SPK_TRAINING);

@@ -6,7 +6,13 @@
  * bytes, _Bps bytes per second; words are 4 bytes.  The keys of "config" are
  * the option names of `sparsim run` (its option table is their schema).
  *
+ * The schema is versioned: SPK_SCHEMA is a whole number that grows when a
+ * key changes meaning or goes away (adding a key does not change it); files
+ * without it predate the versioning (schema 0).  README.md, "summary.json",
+ * lists every key with its unit.
+ *
  * {
+ *   SPK_SCHEMA: 1,
  *   SPK_VERSION: "x.y.z",
  *   SPK_CONFIG: { option name: value, ... },
  *   SPK_BACKEND: "simgrid" | "mpi",
@@ -24,6 +30,8 @@
  *   SPK_PREDICTION: { SPK_MODEL, SPK_TIME, SPK_MEASURED_OVER_PREDICTED }  (likewise),
  *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY },
  *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count,
+ *   SPK_NCCL: { SPK_NC_SIZE, SPK_NC_EFFECTIVE, SPK_NC_PAYLOAD (sparse only), SPK_TIME, SPK_NC_ALGBW,
+ *               SPK_NC_BUSBW, SPK_NC_FACTOR }   (nccl-tests' allreduce figures, report.h),
  *   SPK_TRAINING: {   (only with training iterations: sim/driver/training.h)
  *     SPK_TR_MODEL, SPK_TR_COMPUTE, SPK_TR_FWD, SPK_TR_BWD, SPK_TR_SOURCE, SPK_TR_BATCH, SPK_TR_OVERLAP,
  *     SPK_TR_OVERLAPPED, SPK_TR_RULE, SPK_TR_ALLREDUCE, SPK_TR_ITER, SPK_TR_SAMPLES,
@@ -50,6 +58,8 @@
 #ifndef SPARSIM_SUMMARY_KEYS_H
 #define SPARSIM_SUMMARY_KEYS_H
 
+#define SPK_SCHEMA "schema_version"
+#define SPK_SCHEMA_VERSION 1
 #define SPK_VERSION "sparsim_version"
 #define SPK_CONFIG "config"
 #define SPK_BACKEND "backend"
@@ -118,6 +128,15 @@
 #define SPK_TR_SAMPLES "samples_per_s"
 #define SPK_TR_SPEEDUP "speedup_vs_dense"
 #define SPK_TR_DENSE "dense_reference"
+
+/* nccl-tests' figures of the allreduce (sp_nccl_figures_of) */
+#define SPK_NCCL "nccl"
+#define SPK_NC_SIZE "size_bytes"
+#define SPK_NC_EFFECTIVE "effective_size"
+#define SPK_NC_PAYLOAD "selection_bytes_per_rank"
+#define SPK_NC_ALGBW "algbw_Bps"
+#define SPK_NC_BUSBW "busbw_Bps"
+#define SPK_NC_FACTOR "bus_factor"
 
 /* a disturbed run (sim/shim/disturb.h) */
 #define SPK_DISTURBANCE "disturbance"

@@ -49,6 +49,11 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
         printf("  bound %s = %.0f words (%.0f bytes); measured/bound = %.4f  [%s]\n", b->formula, b->words,
                4.0 * b->words, b->words > 0 ? (double)f.vol_max / (4.0 * b->words) : 0.0, b->source);
     }
+    sp_nccl_figures nc;
+    sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);
+    printf("  as nccl-tests: size %.0f B%s, time %.2f us, algbw %.3f GB/s, busbw %.3f GB/s (x 2(P-1)/P = %.4g)\n",
+           nc.size_bytes, rep->sparse ? " (effective: the dense gradient)" : "", nc.time_s * 1e6, nc.algbw_Bps / 1e9,
+           nc.busbw_Bps / 1e9, nc.bus_factor);
     if (rep->predicted_s > 0)
         printf("  alpha-beta prediction (alpha %.3g s, %.4g B/s): %.6g s; simulated/predicted = %.4f\n", rep->alpha,
                rep->beta > 0 ? 1.0 / rep->beta : 0.0, rep->predicted_s, f.t_mean / rep->predicted_s);

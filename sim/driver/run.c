@@ -318,6 +318,8 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
     rep->k = k;
     rep->exact = exact;
     rep->model = plan->payload == SP_PAYLOAD_MODEL;
+    const sp_algorithm *a = sp_algorithm_find(plan->algo);
+    rep->sparse = a && a->sparse;
     rep->predicted_s = -1;
     rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
