@@ -1,5 +1,6 @@
 /* dense_common.c - the start of every dense allreduce and its elementwise sum. */
 #include "blocks.h"
+#include "select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@ void sp_dense_deliver_all(sp_ctx *c, sp_algo_io *io)
         return;
     size_t bytes = io->n * sizeof(float);
     memcpy(io->result, io->acc, bytes);
-    memset(io->acc, 0, bytes);
+    sp_zero_all(io->acc, io->n);
     /* result = acc, then acc = 0: 4n bytes read, 8n written */
     sp_compute(c, SP_K_COPY, 6.0 * (double)io->n);
 }

@@ -14,7 +14,16 @@ typedef struct {
     float val;
 } sp_pair;
 
+#ifdef __cplusplus
+static_assert(sizeof(sp_pair) == 8, "sp_pair must be 8 bytes on the wire");
+extern "C" {
+#else
 _Static_assert(sizeof(sp_pair) == 8, "sp_pair must be 8 bytes on the wire");
+#ifdef __cplusplus
+}
+#endif
+
+#endif
 
 /* Exact top-k of |x| over n entries in O(n) expected time (quickselect on a
  * total order, not a sort).  Writes min(k, n) pairs to `out` in ascending
@@ -36,6 +45,9 @@ uint64_t sp_threshold_select(const float *x, uint64_t n, float thr, sp_pair *out
 double sp_gaussian_threshold(const float *x, uint64_t n, double density);
 /* Phi^-1(density / 2), the z of that estimate (negative) */
 double sp_gaussian_z(double density);
+/* The same threshold from the sums of d and d^2 over n entries, d = x - shift
+ * (shift = x[0]): how the CPU and the GPU (select_cuda.h) finish it alike. */
+double sp_gaussian_from_sums(double shift, double sum, double sumsq, uint64_t n, double density);
 
 /* Merges two index-sorted pair lists, adding values at equal indices; out
  * holds up to na + nb pairs.  Returns the number written (index-sorted). */
@@ -45,5 +57,30 @@ uint64_t sp_merge_add(const sp_pair *a, uint64_t na, const sp_pair *b, uint64_t 
  * whose index is also in `global` (both sorted by index): what entered the
  * global result leaves the residual. */
 void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_pair *global, uint64_t t);
+
+/* Error feedback: acc[idx] = 0 for the m pairs sel; and acc[0..n) = 0. */
+void sp_zero_at(float *acc, const sp_pair *sel, uint64_t m);
+void sp_zero_all(float *acc, uint64_t n);
+
+/* Where the kernels above run on a rank's accumulated vector.  By default on
+ * the CPU.  A run may hand one vector, `acc` of n floats, to a device that
+ * holds its own copy of it (sparsim-mpi --select cuda: sim/driver/
+ * select_device.c): then every call above on that very vector (the same
+ * pointer and n) goes to the device, which keeps its copy equal to acc, bit
+ * for bit, through the zeroing calls; calls on any other vector stay on the
+ * CPU.  One vector per process (the MPI backend runs one rank a process). */
+typedef struct {
+    uint64_t (*topk_exact)(void *st, uint64_t k, sp_pair *out);
+    uint64_t (*threshold_select)(void *st, float thr, sp_pair *out, uint64_t cap);
+    double (*gaussian_threshold)(void *st, double density);
+    void (*zero_at)(void *st, const sp_pair *sel, uint64_t m); /* sel NULL: the copy is lost */
+    void (*zero_all)(void *st);
+} sp_select_device;
+/* d == NULL: back to the CPU for every vector */
+void sp_select_device_install(const sp_select_device *d, void *st, const float *acc, uint64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

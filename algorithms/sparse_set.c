@@ -126,8 +126,7 @@ void sp_set_consume(sp_ctx *c, sp_algo_io *io, const sp_set *s)
         sp_model_consume(c, s->thr, -1.0);
         return;
     }
-    for (uint64_t j = 0; j < s->count; j++)
-        io->acc[s->pairs[j].idx] = 0.0f;
+    sp_zero_at(io->acc, s->pairs, s->count);
 }
 
 void sp_set_consume_delivered(sp_ctx *c, sp_algo_io *io, const sp_set *s, const sp_pair *global, uint64_t nglobal,

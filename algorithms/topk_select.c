@@ -15,6 +15,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the device that holds a copy of one vector, if any (select.h) */
+static const sp_select_device *dev_ops;
+static void *dev_state;
+static const float *dev_acc;
+static uint64_t dev_n;
+
+void sp_select_device_install(const sp_select_device *d, void *st, const float *acc, uint64_t n)
+{
+    dev_ops = d;
+    dev_state = st;
+    dev_acc = d ? acc : NULL;
+    dev_n = d ? n : 0;
+}
+
+static inline int on_device(const float *x, uint64_t n) { return dev_ops && x == dev_acc && n == dev_n; }
+
 static inline uint64_t key_of(const float *x, uint64_t i)
 {
     uint32_t b;
@@ -137,6 +153,8 @@ static inline uint64_t emit(const float *x, uint64_t j, sp_pair *out, uint64_t m
 
 uint64_t sp_threshold_select(const float *x, uint64_t n, float thr, sp_pair *out, uint64_t cap)
 {
+    if (on_device(x, n))
+        return dev_ops->threshold_select(dev_state, thr, out, cap);
     uint64_t m = 0, i = 0;
     sp_v4f t = {thr, thr, thr, thr};
     for (; i + 16 <= n; i += 16)
@@ -152,6 +170,8 @@ double sp_gaussian_threshold(const float *x, uint64_t n, double density)
 {
     if (n == 0)
         return 0.0;
+    if (on_device(x, n))
+        return dev_ops->gaussian_threshold(dev_state, density);
     /* one pass, four independent accumulators, around a shift (the first
      * value) so that the variance does not cancel catastrophically */
     double shift = x[0], s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
@@ -167,7 +187,13 @@ double sp_gaussian_threshold(const float *x, uint64_t n, double density)
         s[0] += d;
         q[0] += d * d;
     }
-    double sum = s[0] + s[1] + s[2] + s[3], sq = q[0] + q[1] + q[2] + q[3];
+    return sp_gaussian_from_sums(shift, s[0] + s[1] + s[2] + s[3], q[0] + q[1] + q[2] + q[3], n, density);
+}
+
+double sp_gaussian_from_sums(double shift, double sum, double sq, uint64_t n, double density)
+{
+    if (n == 0)
+        return 0.0;
     double mean_d = sum / (double)n;
     double var = sq / (double)n - mean_d * mean_d;
     double sigma = sqrt(var > 0 ? var : 0);
@@ -202,6 +228,8 @@ uint64_t sp_topk_exact(const float *x, uint64_t n, uint64_t k, sp_pair *out)
         return 0;
     if (k > n)
         k = n;
+    if (on_device(x, n))
+        return dev_ops->topk_exact(dev_state, k, out);
     uint64_t cut = 0; /* smallest key that is selected */
     if (k < n) {
         uint64_t *keys = malloc(n * sizeof *keys);
@@ -236,4 +264,40 @@ void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_
             j++;
         }
     }
+    if (on_device(acc, dev_n)) { /* the device's copy loses the same entries: those now 0 */
+        uint64_t w = 0;
+        sp_pair *gone = malloc((m ? m : 1) * sizeof *gone);
+        if (!gone) {
+            dev_ops->zero_at(dev_state, NULL, 0); /* NULL: the copy is lost (the device fails the run) */
+            return;
+        }
+        for (uint64_t i = 0, j = 0; i < m && j < t;) {
+            if (mine[i].idx < global[j].idx)
+                i++;
+            else if (global[j].idx < mine[i].idx)
+                j++;
+            else {
+                gone[w++] = mine[i];
+                i++;
+                j++;
+            }
+        }
+        dev_ops->zero_at(dev_state, gone, w);
+        free(gone);
+    }
+}
+
+void sp_zero_at(float *acc, const sp_pair *sel, uint64_t m)
+{
+    for (uint64_t j = 0; j < m; j++)
+        acc[sel[j].idx] = 0.0f;
+    if (on_device(acc, dev_n))
+        dev_ops->zero_at(dev_state, sel, m);
+}
+
+void sp_zero_all(float *acc, uint64_t n)
+{
+    memset(acc, 0, n * sizeof *acc);
+    if (on_device(acc, n))
+        dev_ops->zero_all(dev_state);
 }

@@ -35,8 +35,7 @@ int sp_topka(sp_ctx *c, sp_algo_io *io)
             rc = SP_ERR_MEM;
             goto out;
         }
-        for (uint64_t j = 0; j < k; j++)
-            io->acc[mine[j].idx] = 0.0f;
+        sp_zero_at(io->acc, mine, k);
     }
     sp_compute(c, SP_K_TOPK, (double)n);
 

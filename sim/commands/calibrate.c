@@ -5,6 +5,10 @@
  * both ways at once), and the local kernels timed while every rank runs them
  * at once, as ranks of an allreduce do.  topologies/ writes the files.
  *
+ * With --select cuda the kernels are the GPU's (algorithms/select_cuda.h),
+ * timed on vectors in GPU memory, and the host-device copies are measured
+ * too: device.json then prices the GPU kernels and the copies around them.
+ *
  * As in `run`, the ranks agree on how each stands at every point where one
  * could fail alone, and every wait is watched (--watchdog): the job ends
  * with one line, never hangs.
@@ -12,6 +16,7 @@
 #include "cli.h"
 #include "mpi_cmd.h"
 #include "../../algorithms/select.h"
+#include "../../algorithms/select_cuda.h"
 #include "../../topologies/device.h"
 #include "../../topologies/platform.h"
 
@@ -31,8 +36,11 @@ typedef struct {
     char out[1024];
     int hosts;
     double watchdog;
+    int select;
     unsigned char given[4];
 } calibrate_opts;
+
+static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 
 #define C(field) offsetof(calibrate_opts, field), sizeof(((calibrate_opts *)0)->field)
 
@@ -42,7 +50,12 @@ static const sp_opt calibrate_rows[] = {
      NULL},
     {"watchdog", SP_OT_DOUBLE, C(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN, "S", "a positive number of seconds",
      "end the job when a wait makes no progress for S seconds", NULL, NULL},
+    {"select", SP_OT_CHOICE, C(select), 0, 0, "cpu", select_choices, 0, NULL, NULL,
+     "whose kernels to measure: this machine's CPU, or its GPUs (cuda: rank modulo the GPUs; the profile then "
+     "has the host-device copies too)",
+     NULL, NULL},
 };
+
 
 /* a blocking barrier under the watchdog */
 static void barrier(const char *where)
@@ -100,6 +113,74 @@ static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, cha
 
 static double now(void) { return MPI_Wtime(); }
 
+/* The GPU's kernels on n floats and m pairs in GPU memory, best of a few
+ * runs each (the first one warms up): tk[] = dense add, threshold filter,
+ * exact top-1% of nk, scatter-add, Gaussian moments, launch (an add of one
+ * float), and the copies: cp[] = latency (4 bytes), seconds for `big` bytes
+ * to the device and back.  0, or -1 with a reason. */
+static int gpu_kernels(int me, const float *x, uint64_t n, uint64_t nk, sp_pair *pairs, uint64_t m, double tk[6],
+                       double cp[3], size_t big, uint64_t *cnt, char *name, size_t namelen, char *err, size_t errlen)
+{
+    char why[300];
+    sp_cuda *g = sp_cuda_open(me, why, sizeof why);
+    if (!g) {
+        snprintf(err, errlen, "calibrate --select cuda: %s", why);
+        return -1;
+    }
+    snprintf(name, namelen, "%s", sp_cuda_name(g));
+    float *dx = sp_cuda_alloc(g, n * sizeof *x), *dy = sp_cuda_alloc(g, n * sizeof *x);
+    sp_pair *dp = sp_cuda_alloc(g, (m > n ? m : n) * sizeof *pairs);
+    char *hb = malloc(big);
+    int rc = dx && dy && dp && hb ? 0 : -1;
+    if (rc == 0)
+        rc = sp_cuda_put(g, dx, x, n * sizeof *x) | sp_cuda_put(g, dy, x, n * sizeof *x) |
+             sp_cuda_put(g, dp, pairs, m * sizeof *pairs);
+    for (int j = 0; j < 6; j++)
+        tk[j] = 1e30;
+    for (int j = 0; j < 3; j++)
+        cp[j] = 1e30;
+    for (int rep = 0; rc == 0 && rep < 6; rep++) {
+        double t[9], sh, s, q;
+        int64_t c;
+        t[0] = now();
+        rc |= sp_cuda_add(g, dy, dx, n);
+        t[1] = now();
+        c = sp_cuda_threshold(g, dx, n, 0.495f, dp, m);
+        rc |= c < 0;
+        t[2] = now();
+        rc |= sp_cuda_topk(g, dx, nk, nk / 100, dp) < 0;
+        t[3] = now();
+        rc |= sp_cuda_scatter_add(g, dy, dp, m); /* indices may repeat: a timing, not a sum */
+        t[4] = now();
+        rc |= sp_cuda_moments(g, dx, n, &sh, &s, &q);
+        t[5] = now();
+        rc |= sp_cuda_add(g, dy, dx, 1);
+        t[6] = now();
+        rc |= sp_cuda_get(g, hb, dx, 4);
+        t[7] = now();
+        rc |= sp_cuda_put(g, dy, hb, big) | sp_cuda_get(g, hb, dy, big);
+        t[8] = now();
+        if (rep == 0) /* warm-up */
+            continue;
+        *cnt = (uint64_t)c;
+        for (int j = 0; j < 6; j++)
+            if (t[j + 1] - t[j] < tk[j])
+                tk[j] = t[j + 1] - t[j];
+        if (t[7] - t[6] < cp[0])
+            cp[0] = t[7] - t[6];
+        if ((t[8] - t[7]) / 2 < cp[1])
+            cp[1] = (t[8] - t[7]) / 2;
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "calibrate --select cuda: %s", sp_cuda_error(g));
+    free(hb);
+    sp_cuda_free(g, dx);
+    sp_cuda_free(g, dy);
+    sp_cuda_free(g, dp);
+    sp_cuda_close(g);
+    return rc ? -1 : 0;
+}
+
 /* closes a file written (f may be NULL); 1 with a message in err (unless
  * err is NULL) if it was not written whole */
 static int closed_badly(FILE *f, int bad, const char *path, char *err, size_t errlen)
@@ -129,7 +210,8 @@ int sp_mpi_calibrate(int argc, char **argv)
                        "rank's time: ranks of an allreduce compete for memory bandwidth),\n"
                        "then writes DIR/platform.xml (a SimGrid cluster whose routes have the\n"
                        "measured latency and bandwidth), DIR/device.json (a device profile for\n"
-                       "--device) and DIR/calibration.txt (the measurements).\n\n");
+                       "--device) and DIR/calibration.txt (the measurements).  With --select cuda the\n"
+                       "kernels are the GPU's (and the profile has its host-device copies).\n\n");
                 sp_opts_help(&table, stdout);
             }
             return 0;
@@ -204,33 +286,52 @@ int sp_mpi_calibrate(int argc, char **argv)
         x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
         y[i] = x[i];
     }
-    double tk[4];
-    barrier(KERNELS);
-    double t = now();
-    for (uint64_t i = 0; i < n; i++)
-        y[i] += x[i];
-    tk[0] = now() - t;
-    barrier(KERNELS);
-    t = now();
-    uint64_t cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
-    tk[1] = now() - t;
-    uint64_t nk = 1u << 22;
-    barrier(KERNELS);
-    t = now();
-    sp_topk_exact(x, nk, nk / 100, pairs);
-    tk[2] = now() - t;
-    for (uint64_t i = 0; i < m; i++) {
-        pairs[i].idx = (int32_t)(rand_r(&seed) % n);
-        pairs[i].val = 1.0f;
+    double tk[6] = {0, 0, 0, 0, 0, 0}, cp[3] = {0, 0, 0};
+    size_t big = 64u << 20;
+    uint64_t nk = 1u << 22, cnt = 0;
+    char gpu[200] = "";
+    if (o.select) {
+        /* random indices for the scatter-add, as on the CPU below */
+        for (uint64_t i = 0; i < m; i++) {
+            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
+            pairs[i].val = 1.0f;
+        }
+        barrier(KERNELS);
+        rc = gpu_kernels(me, x, n, nk, pairs, m, tk, cp, big, &cnt, gpu, sizeof gpu, err, sizeof err) ? 1 : 0;
+        if ((rc = sp_mpi_agree(rc, err, "the GPU kernels of calibration", 0, msg, sizeof msg))) {
+            free(x);
+            free(y);
+            free(pairs);
+            return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
+        }
+    } else {
+        barrier(KERNELS);
+        double t = now();
+        for (uint64_t i = 0; i < n; i++)
+            y[i] += x[i];
+        tk[0] = now() - t;
+        barrier(KERNELS);
+        t = now();
+        cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
+        tk[1] = now() - t;
+        barrier(KERNELS);
+        t = now();
+        sp_topk_exact(x, nk, nk / 100, pairs);
+        tk[2] = now() - t;
+        for (uint64_t i = 0; i < m; i++) {
+            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
+            pairs[i].val = 1.0f;
+        }
+        barrier(KERNELS);
+        t = now();
+        for (uint64_t i = 0; i < m; i++)
+            y[pairs[i].idx] += pairs[i].val;
+        tk[3] = now() - t;
     }
-    barrier(KERNELS);
-    t = now();
-    for (uint64_t i = 0; i < m; i++)
-        y[pairs[i].idx] += pairs[i].val;
-    tk[3] = now() - t;
-    double tmax[4];
+    double tmax[9];
+    double tall[9] = {tk[0], tk[1], tk[2], tk[3], tk[4], tk[5], cp[0], cp[1], cp[2]};
     sp_mpi_watch(KERNELS);
-    MPI_Allreduce(tk, tmax, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(tall, tmax, 9, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     sp_mpi_watch(NULL);
     double t_sum = tmax[0], t_thr = tmax[1], t_topk = tmax[2], t_sc = tmax[3];
     err[0] = '\0';
@@ -248,8 +349,25 @@ int sp_mpi_calibrate(int argc, char **argv)
             rc = 1;
         snprintf(path, sizeof path, "%s/device.json", out);
         f = fopen(path, "w");
-        bad = !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate", 0,
-                                         mem_bw, topk_coeff, scatter_bw) != 0;
+        if (o.select) {
+            /* the GPU's launch term, and its copies: latency, and the bandwidth
+             * of `big` bytes each way (pageable host memory, as the runs use) */
+            double launch = tmax[5], copy_lat = tmax[6], copy_bw = (double)big / (tmax[7] - copy_lat);
+            if (!(copy_bw > 0) || !isfinite(copy_bw))
+                copy_bw = (double)big / tmax[7];
+            char desc[300];
+            snprintf(desc, sizeof desc, "%.200s, measured by sparsim-mpi calibrate --select cuda", gpu);
+            for (char *c = desc; *c; c++)
+                if (*c == '"' || *c == '\\')
+                    *c = '\'';
+            bad = !f || fprintf(f,
+                                "{\n  \"name\": \"calibrated-gpu\",\n  \"description\": \"%s\",\n  \"launch\": %.9g,\n"
+                                "  \"mem_bw\": %.9g,\n  \"topk_coeff\": %.9g,\n  \"scatter_bw\": %.9g,\n"
+                                "  \"copy_lat\": %.9g,\n  \"copy_bw\": %.9g\n}\n",
+                                desc, launch, mem_bw, topk_coeff, scatter_bw, copy_lat, copy_bw) < 0;
+        } else
+            bad = !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate",
+                                             0, mem_bw, topk_coeff, scatter_bw) != 0;
         if (closed_badly(f, bad, path, rc ? NULL : err, sizeof err))
             rc = 1;
         snprintf(path, sizeof path, "%s/calibration.txt", out);
@@ -264,6 +382,10 @@ int sp_mpi_calibrate(int argc, char **argv)
                        "%llu: %.6g s; scatter-add of %llu pairs: %.6g s\n",
                     (unsigned long long)n, t_sum, t_thr, (unsigned long long)cnt, (unsigned long long)nk, t_topk,
                     (unsigned long long)m, t_sc);
+            if (o.select)
+                fprintf(f, "# on %s: Gaussian moments of %llu floats: %.6g s; launch (add of one float): %.6g s; "
+                           "copy of 4 bytes to the host: %.6g s; of %zu bytes, each way: %.6g s\n",
+                        gpu, (unsigned long long)n, tmax[4], tmax[5], tmax[6], big, tmax[7]);
             fclose(f);
         }
         if (!rc)

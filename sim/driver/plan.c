@@ -36,6 +36,7 @@ static const sp_opt_choice ablation_choices[] = {{"none", 0}, {"uniform", 1}, {"
 static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
 static const sp_opt_choice noise_choices[] = {{"periodic", SP_NOISE_PERIODIC}, {"random", SP_NOISE_RANDOM}, {NULL, 0}};
 static const sp_opt_choice train_choices[] = {{"none", 0}, {"vgg16", 1}, {"lstm", 2}, {"bert", 3}, {NULL, 0}};
+static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -238,6 +239,10 @@ static const sp_opt run_options[] = {
     {"watchdog", SP_OT_DOUBLE, F(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN | SP_OPT_NO_ECHO, "S",
      "a positive number of seconds",
      "sparsim-mpi only: end the job when a wait makes no progress for S seconds", NULL, NULL},
+    {"select", SP_OT_CHOICE, F(select_dev), 0, 0, "cpu", select_choices, SP_OPT_NO_ECHO, NULL, NULL,
+     "sparsim-mpi only: where the selection kernels run: cpu, or cuda (each rank's residual on a GPU, rank modulo "
+     "the GPUs; only selected pairs come to the host, in a phase gpu-copy)",
+     NULL, NULL},
     {"config", SP_OT_STRING, F(config), 0, 0, "", NULL, SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY, "FILE", NULL,
      "read options from a JSON object first (keys: the names above)", NULL, NULL},
 };

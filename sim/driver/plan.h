@@ -55,6 +55,7 @@ typedef struct {
     int model_ablation;     /* sp_model_ablation: what a model run leaves out, for checking the model */
     char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */
     double watchdog;        /* sparsim-mpi: seconds a wait may make no progress */
+    int select_dev;         /* sparsim-mpi: where selection runs, 0 the CPU, 1 CUDA (select_device.h) */
     sp_disturb_opts disturb; /* stragglers, noise, degraded links, background traffic, a failed rank */
     /* whole training iterations (training.h) */
     char train_model[16];   /* none, vgg16, lstm, bert */

@@ -8,6 +8,7 @@
  */
 #include "run.h"
 #include "accounting.h"
+#include "select_device.h"
 #include "progress.h"
 #include "training.h"
 #include "../shim/backend.h"
@@ -151,6 +152,8 @@ static void rank_main(sp_ctx *c, void *arg)
     const sp_plan *p = &rs->plan;
     uint64_t n = p->n;
     float *acc = NULL, *result = NULL;
+    sp_seldev *gpu = NULL; /* --select cuda */
+    char gerr[400];
     if (rep->exact) {
         acc = calloc(n, sizeof *acc);
         result = malloc(n * sizeof *result);
@@ -168,6 +171,10 @@ static void rank_main(sp_ctx *c, void *arg)
         settle(rs, c, acc, top);
         free(top);
     }
+    if (acc && p->select_dev && !(gpu = sp_seldev_open(c, acc, n, gerr, sizeof gerr))) {
+        sp_fail(&rs->shim, "%s", gerr);
+        goto out;
+    }
     int other = sp_phase_id(&rs->shim, "other");
     int it = 0;
     int prev = -1; /* the training iteration simulated last */
@@ -176,7 +183,10 @@ static void rank_main(sp_ctx *c, void *arg)
         /* the gradient is produced before the synchronisation: it stands for
          * the backward pass, which no allreduce time includes */
         c->iter = ti;
-        if (acc)
+        if (gpu) {
+            if (sp_seldev_gradient(gpu, rs->source, rs->plan.settle + it, c->rank, gerr, sizeof gerr) != 0)
+                sp_fail(&rs->shim, "%s", gerr);
+        } else if (acc)
             add_gradient(rs, c, it, acc);
         sync_ranks(rs, c, prev);
         if (rs->shim.failed)
@@ -192,6 +202,10 @@ static void rank_main(sp_ctx *c, void *arg)
         int rc = warm ? sp_ring_allreduce(c, &io) : rs->algo->run(c, &io);
         if (warm && rs->shim.model)
             sp_model_consume(c, -1.0, -1.0); /* a dense allreduce delivers every entry */
+        if (gpu && sp_seldev_iteration_done(gpu, c, gerr, sizeof gerr) != 0) {
+            sp_fail(&rs->shim, "%s", gerr);
+            break;
+        }
         if (rc != SP_OK) {
             sp_fail(&rs->shim, "%s failed on rank %d in iteration %d (error %d)",
                     warm ? "ring (warm-up)" : rs->algo->name, c->rank, it, rc);
@@ -210,8 +224,11 @@ static void rank_main(sp_ctx *c, void *arg)
                 rep->residual_sum[i] += acc[i];
         if (result && !rs->shim.failed)
             check_result(rs, c, result);
+        if (gpu && !rs->shim.failed && sp_seldev_verify(gpu, gerr, sizeof gerr) != 0)
+            sp_fail(&rs->shim, "%s (rank %d)", gerr, c->rank);
     }
 out:
+    sp_seldev_close(gpu);
     free(acc);
     free(result);
     free(c->algo_state);
@@ -670,6 +687,11 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
     }
     if (mode == SP_PAYLOAD_MODEL && plan->grad_file[0]) {
         snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data)");
+        goto out;
+    }
+    int no_gpu = plan->select_dev ? sp_seldev_check(mode == SP_PAYLOAD_EXACT, sp_backend_name(), err, errlen) : 0;
+    if (no_gpu) {
+        rc = no_gpu == -2 ? 1 : 2; /* no GPU here: the run fails; a plan it cannot run: bad input */
         goto out;
     }
     if (mode == SP_PAYLOAD_EXACT && plan->at_given) {

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""sparsim-mpi --select cuda against the same run on the CPU (run by ctest).
+
+Every algorithm, P = 1, 3 and 4, an odd n, several iterations (error feedback
+between them), from a gradient file and from the generator: the result is the
+same bits, the message list is the same (sparsim compare), and the run
+records its GPU copy time (phase gpu-copy, stat gpu_copy_s).  Also: --select
+cuda on the simulator and on a model workload is refused in one line.
+
+Without a GPU, or in a build without CUDA, it says it is skipped and why, on
+stderr, and exits 77 (ctest's SKIP_RETURN_CODE): never a pass.
+usage: test_cuda_mpi.py SPARSIM SPARSIM_MPI
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SPARSIM, SPARSIM_MPI = sys.argv[1:3]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""))
+ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
+failures = []
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    checks += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def run(cmd, timeout=300):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def mpirun(P, args, timeout=300):
+    return run(["mpirun", "--quiet", "--oversubscribe", "-np", str(P), SPARSIM_MPI] + args, timeout)
+
+
+def write_npy(path, a):
+    np.save(path, a)
+
+
+def main():
+    # refused before anything runs, with or without a GPU
+    r = run([SPARSIM, "run", "--algo", "topka", "--ranks", "4", "--n", "1000", "--select", "cuda"])
+    check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "sparsim-mpi" in r.stderr,
+          "the simulator does not refuse --select cuda in one line: %d %r" % (r.returncode, r.stderr))
+    # can this build, on this machine, run it at all?
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = mpirun(1, ["run", "--algo", "topka", "--ranks", "1", "--n", "1000", "--density", "0.01",
+                           "--select", "cuda", "--quiet", "--out", os.path.join(tmp, "probe")])
+    if probe.returncode != 0:
+        line = probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else "(no message)"
+        if "built without CUDA" in line or "no CUDA device" in line:
+            print("test_cuda_mpi: SKIPPED: %s" % line, file=sys.stderr)
+            return 77
+        print("FAIL: --select cuda on one rank failed: %s" % probe.stderr.strip(), file=sys.stderr)
+        return 1
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = mpirun(2, ["run", "--algo", "topka", "--ranks", "2", "--n", "1000", "--density", "0.01", "--select",
+                       "cuda", "--payload", "model", "--quiet", "--out", os.path.join(tmp, "m")])
+        check(r.returncode == 2 and "exact payloads" in r.stderr,
+              "a model workload with --select cuda is not refused: %d %r" % (r.returncode, r.stderr))
+        for P in (1, 3, 4):
+            g = rng.standard_normal((3, P, 100003)).astype(np.float32)
+            g[:, :, 17] = 2.5  # ties across ranks and within one
+            g[:, :, 18] = -2.5
+            gf = os.path.join(tmp, "g%d.npy" % P)
+            write_npy(gf, g)
+            sources = [["--grad-file", gf], ["--n", "65537", "--iters", "3"]]
+            for si, src in enumerate(sources):
+                for algo in ALGOS:
+                    a = os.path.join(tmp, "cpu-%s-%d-%d" % (algo, P, si))
+                    b = os.path.join(tmp, "gpu-%s-%d-%d" % (algo, P, si))
+                    common = ["run", "--algo", algo, "--ranks", str(P), "--density", "0.01", "--quiet"] + src
+                    r1 = mpirun(P, common + ["--dump-result", a + ".npy", "--out", a])
+                    r2 = mpirun(P, common + ["--select", "cuda", "--dump-result", b + ".npy", "--out", b])
+                    what = "%s P=%d %s" % (algo, P, "file" if si == 0 else "generator")
+                    check(r1.returncode == 0 and r2.returncode == 0,
+                          "%s: runs failed: %s | %s" % (what, r1.stderr.strip(), r2.stderr.strip()))
+                    if r1.returncode or r2.returncode:
+                        continue
+                    check(np.load(a + ".npy").tobytes() == np.load(b + ".npy").tobytes(),
+                          "%s: CPU and CUDA results differ" % what)
+                    c = run([SPARSIM, "compare", a, b])
+                    check(c.returncode == 0 and "identical" in c.stdout,
+                          "%s: message lists differ:\n%s%s" % (what, c.stdout, c.stderr))
+                    s = json.load(open(os.path.join(b, "summary.json")))
+                    text = json.dumps(s)
+                    check("gpu_copy_s" in text and "gpu_kernel_s" in text,
+                          "%s: summary.json has no GPU copy and kernel seconds" % what)
+                    sparse = algo not in ("ring", "recdoubling", "rabenseifner")
+                    check(not sparse or "gpu-copy" in text, "%s: no gpu-copy phase in summary.json" % what)
+    print("%d checks, %d failed" % (checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
