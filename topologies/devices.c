@@ -47,6 +47,41 @@ static const sp_device devices[] = {
      * FP32 peak about 10.8 TFLOP/s (3200 CUDA cores at 1.68 GHz, [M]). */
     {"p102", "NVIDIA P102-100 (gTop-k / Gaussian-k authors' cluster)", 5e-6, 330e9, 2.18896957e-10, 40e9,
      "Shi et al., arXiv 1911.08772 (top-k fit); P102-100 spec 440 GB/s", 0.4 * 10.8e12, 0, 0, 0, 0, 0},
+    /* Today's data-centre GPUs, for the CUDA kernels of algorithms/select_cuda.cu.
+     * Every number is derived from the vendor's published HBM bandwidth B:
+     *  - mem_bw = 0.75 B, the share of peak the p100 row assumes for streaming
+     *    kernels (an assumption [M]; `sparsim-mpi calibrate --select cuda`
+     *    measures it on the GPU at hand);
+     *  - scatter_bw = mem_bw / 8: a random 4-byte read-modify-write moves a
+     *    32-byte sector each way (the 32-byte sector of global memory
+     *    accesses: NVIDIA, CUDA C++ Best Practices Guide, "Coalesced Access to
+     *    Global Memory"), 64 bytes for 8 bytes of pair;
+     *  - exact top-k by the bandwidth law (topk_coeff 0: three reads of n
+     *    floats), as the radix selection streams x a few times instead of
+     *    sorting (no published n log n fit for these GPUs);
+     *  - launch 5 us, as the rows above ([M]);
+     *  - train_flops = 0.4 x the data sheet's FP32 peak, as above.
+     * Copies are left out (copy_bw 0), as in the plain rows above. */
+    /* Tesla V100 SXM2: 900 GB/s HBM2, 15.7 TFLOP/s FP32 (NVIDIA Tesla V100 GPU
+     * Accelerator data sheet, 2018) */
+    {"v100", "NVIDIA Tesla V100 SXM2 (HBM2, 900 GB/s)", 5e-6, 0.75 * 900e9, 0, 0.75 * 900e9 / 8,
+     "NVIDIA Tesla V100 data sheet (900 GB/s HBM2, 15.7 TFLOP/s FP32); shares as devices.c says", 0.4 * 15.7e12, 0,
+     0, 0, 0, 0},
+    /* A100 SXM4 40 GB: 1,555 GB/s HBM2, 19.5 TFLOP/s FP32 (NVIDIA A100 Tensor
+     * Core GPU data sheet, 2021; the 80 GB part has 2,039 GB/s) */
+    {"a100", "NVIDIA A100 SXM4 40 GB (HBM2, 1555 GB/s)", 5e-6, 0.75 * 1555e9, 0, 0.75 * 1555e9 / 8,
+     "NVIDIA A100 data sheet (1555 GB/s HBM2 for 40 GB SXM4, 19.5 TFLOP/s FP32); shares as devices.c says",
+     0.4 * 19.5e12, 0, 0, 0, 0, 0},
+    /* H100 SXM5 80 GB: 3.35 TB/s HBM3, 67 TFLOP/s FP32 (NVIDIA H100 Tensor Core
+     * GPU data sheet, 2023) */
+    {"h100", "NVIDIA H100 SXM5 80 GB (HBM3, 3.35 TB/s)", 5e-6, 0.75 * 3.35e12, 0, 0.75 * 3.35e12 / 8,
+     "NVIDIA H100 data sheet (3.35 TB/s HBM3 for SXM, 67 TFLOP/s FP32); shares as devices.c says", 0.4 * 67e12, 0,
+     0, 0, 0, 0},
+    /* H200 SXM 141 GB: 4.8 TB/s HBM3e, 67 TFLOP/s FP32 (NVIDIA H200 Tensor Core
+     * GPU data sheet, 2024) */
+    {"h200", "NVIDIA H200 SXM 141 GB (HBM3e, 4.8 TB/s)", 5e-6, 0.75 * 4.8e12, 0, 0.75 * 4.8e12 / 8,
+     "NVIDIA H200 data sheet (4.8 TB/s HBM3e, 67 TFLOP/s FP32); shares as devices.c says", 0.4 * 67e12, 0, 0, 0, 0,
+     0},
     {"p100-host", "p100 with host and copy overheads (Ok-Topk on Piz Daint: Cray MPI over Aries, mpi4py)", 5e-6,
      540e9, 2.18896957e-10 * 440.0 / 720.0, 60e9,
      "p100's kernels; o, call and copy overheads as devices.c says ([M])", 0.4 * 9.3e12, 2e-6, 2e-6, 20e-6, 10e-6,
@@ -75,7 +110,7 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
     if (!j) {
         FILE *f = fopen(path, "rb");
         if (!f)
-            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, p100-host, p102-host, or a JSON file)", path);
+            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, v100, a100, h100, h200, p100-host, p102-host, or a JSON file)", path);
         else {
             fclose(f);
             snprintf(err, errlen, "device profile %s", jerr);
