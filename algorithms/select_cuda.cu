@@ -154,7 +154,9 @@ extern "C" sp_cuda *sp_cuda_open(int slot, char *err, size_t errlen)
             cudaMalloc(&g->count, sizeof *g->count) != cudaSuccess ||
             cudaMalloc(&g->moments, sizeof *g->moments) != cudaSuccess ||
             cudaMallocHost(&g->host_small, 256) != cudaSuccess ||
-            cudaMemset(g->hist, 0, 2048 * sizeof *g->hist) != cudaSuccess)
+            /* on the context's own stream: a non-blocking stream does not wait for the default one */
+            cudaMemsetAsync(g->hist, 0, 2048 * sizeof *g->hist, g->stream) != cudaSuccess ||
+            cudaStreamSynchronize(g->stream) != cudaSuccess)
             rc = -1;
     }
     if (rc != 0) {

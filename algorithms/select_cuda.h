@@ -8,6 +8,10 @@
  * infinity, as the bits of |x| order them), pairs in index order, |x| > thr
  * false for NaN.  Only the Gaussian moments are summed in another order, so
  * the estimate agrees with the CPU's to rounding (relative 1e-12 or so).
+ * Arithmetic (the adds of scatter-add and of the residual) gives the CPU's
+ * floats bit for bit, subnormals included (no flush to zero), except that a
+ * NaN it produces is the GPU's canonical NaN, where the CPU keeps the payload
+ * and sign of a NaN operand: NaN stays NaN, its bits may differ.
  *
  * A program built without nvcc links select_cuda_none.c instead: every call
  * fails with "built without CUDA".  Plain C interface (no CUDA header), so the

@@ -86,6 +86,16 @@ static void fill(float *x, uint64_t n, int kind, uint64_t seed)
     }
 }
 
+/* the same floats: the same bits, or both NaN (a NaN that GPU arithmetic
+ * produces is its canonical NaN; select_cuda.h) */
+static int same_floats(const float *a, const float *b, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof *a) && !(isnan(a[i]) && isnan(b[i])))
+            return 0;
+    return 1;
+}
+
 static int same_pairs(const sp_pair *a, const sp_pair *b, uint64_t m) { return memcmp(a, b, m * sizeof *a) == 0; }
 
 static void check_topk(sp_cuda *g, const float *x, uint64_t n, uint64_t k, const char *what, sp_pair *cpu,
@@ -173,14 +183,14 @@ static void check_updates(sp_cuda *g, const float *x, uint64_t n, const char *wh
             y[b[j].idx] += b[j].val;
         rc |= sp_cuda_scatter_add(g, dy, da, ma) | sp_cuda_scatter_add(g, dy, db, mb);
         rc |= sp_cuda_get(g, back, dy, n * sizeof *y);
-        CHECK(rc == 0 && !memcmp(back, y, n * sizeof *y), "scatter-add %s n=%llu differs", what,
+        CHECK(rc == 0 && same_floats(back, y, n), "scatter-add %s n=%llu differs", what,
               (unsigned long long)n);
         /* residual: y += x, then the first list's entries leave it */
         for (uint64_t i = 0; i < n; i++)
             y[i] += x[i];
         sp_zero_at(y, a, ma);
         rc = sp_cuda_add(g, dy, dx, n) | sp_cuda_zero_at(g, dy, da, ma) | sp_cuda_get(g, back, dy, n * sizeof *y);
-        CHECK(rc == 0 && !memcmp(back, y, n * sizeof *y), "residual add and zeroing %s n=%llu differ", what,
+        CHECK(rc == 0 && same_floats(back, y, n), "residual add and zeroing %s n=%llu differ", what,
               (unsigned long long)n);
         rc = sp_cuda_zero(g, dy, n) | sp_cuda_get(g, back, dy, n * sizeof *y);
         int zero = rc == 0;
