@@ -417,3 +417,35 @@ Test(cli, interrupted_sweep_leaves_no_folders)
     cr_assert_eq(t_count_lines(text), 1, "%s", text);
     free(text);
 }
+
+/* --crosstraffic: "model" is what the network model implies (off for cm02,
+ * on for lv08), and the reverse-direction load of "on" slows a ring whose
+ * links carry flows both ways (rank r sends to r+1 while receiving from r-1) */
+static double ring_time(const char *network, const char *crosstraffic)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "512K", "--payload", "size", "--network",
+                          network, "--crosstraffic", crosstraffic, "--out", dir, "--quiet", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
+    cJSON *j = cJSON_Parse(s);
+    cr_assert_not_null(j);
+    double t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "time_per_iter_s"), "mean")->valuedouble;
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "config"), "crosstraffic")->valuestring,
+                     crosstraffic);
+    cJSON_Delete(j);
+    free(s);
+    return t;
+}
+
+Test(cli, crosstraffic_model_on_off)
+{
+    double cm_model = ring_time("cm02", "model"), cm_off = ring_time("cm02", "off"), cm_on = ring_time("cm02", "on");
+    cr_assert_eq(cm_model, cm_off, "cm02: model %.9g s, off %.9g s", cm_model, cm_off);
+    cr_assert(cm_on > 1.01 * cm_off, "cm02: on %.9g s, off %.9g s", cm_on, cm_off);
+    double lv_model = ring_time("lv08", "model"), lv_off = ring_time("lv08", "off"), lv_on = ring_time("lv08", "on");
+    cr_assert_eq(lv_model, lv_on, "lv08: model %.9g s, on %.9g s", lv_model, lv_on);
+    cr_assert(lv_on > 1.01 * lv_off, "lv08: on %.9g s, off %.9g s", lv_on, lv_off);
+}

@@ -23,6 +23,7 @@
 #define F(field) offsetof(sp_plan, field), sizeof(((sp_plan *)0)->field)
 
 static const sp_opt_choice network_choices[] = {{"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
+static const sp_opt_choice crosstraffic_choices[] = {{"model", -1}, {"on", 1}, {"off", 0}, {NULL, 0}};
 static const sp_opt_choice payload_choices[] = {{"auto", SP_PAYLOAD_AUTO},
                                                 {"exact", SP_PAYLOAD_EXACT},
                                                 {"size", SP_PAYLOAD_SIZE},
@@ -57,6 +58,11 @@ static const sp_opt run_options[] = {
     {"network", SP_OT_CHOICE, F(network), 0, 0, "lv08", network_choices, 0, "MODEL", NULL,
      "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
      "TCP-calibrated model), smpi (piecewise MPI model)",
+     NULL, NULL},
+    {"crosstraffic", SP_OT_CHOICE, F(crosstraffic), 0, 0, "model", crosstraffic_choices, 0, "MODE", NULL,
+     "whether a flow also loads the reverse direction of its links, as TCP's acknowledgements do: model (what "
+     "--network implies: on for lv08 and smpi, off for cm02), on, or off. Off suits networks that are not TCP, "
+     "such as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)",
      NULL, NULL},
     {"device", SP_OT_STRING, F(device), 0, 0, "none", NULL, 0, "NAME", NULL,
      "device profile for local kernels: none (local compute is free), p100, p102, or a JSON file (sparsim-mpi "

@@ -119,6 +119,7 @@ typedef struct {
     const char *network;  /* cm02 | lv08 | smpi (simulated backends) */
     double watchdog;      /* seconds a wait may make no progress (real backends) */
     uint64_t seed;        /* of the disturbances (simulated backends) */
+    int crosstraffic;     /* reverse-direction load: 0 as the network model has it, 1 on, 2 off (simulated) */
 } sp_backend_config;
 
 /* The backend linked into this program (simgrid.c or mpi.c): runs the ranks,

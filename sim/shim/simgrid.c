@@ -1071,7 +1071,8 @@ static void free_all(void)
     memset(&G, 0, sizeof G);
 }
 
-static void set_network_model(const char *network)
+/* crosstraffic: 0 as the model has it, 1 on, 2 off (sp_backend_config) */
+static void set_network_model(const char *network, int crosstraffic)
 {
     if (strcmp(network, "cm02") == 0) {
         sg_cfg_set_string("network/model", "CM02");
@@ -1081,6 +1082,12 @@ static void set_network_model(const char *network)
     } else {
         sg_cfg_set_string("network/model", "LV08");
     }
+    /* TCP's acknowledgements load the reverse direction of a flow's links
+     * (SimGrid's crosstraffic, on in LV08 and SMPI); every flow then shares
+     * links with the flows coming the other way, which couples far more of
+     * them in the max-min solver */
+    if (crosstraffic)
+        sg_cfg_set_boolean("network/crosstraffic", crosstraffic == 1 ? "yes" : "no");
 }
 
 /* the hosts of the P ranks: node-0.. of a built-in, the first P of a file */
@@ -1129,7 +1136,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     xbt_log_control_set("root.thresh:warning");
     xbt_log_control_set("ker_engine.app:file:/dev/null"); /* its deadlock report; ours says which rank */
     simgrid_init(&argc, argv);
-    set_network_model(cfg->network);
+    set_network_model(cfg->network, cfg->crosstraffic);
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
