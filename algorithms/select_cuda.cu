@@ -58,7 +58,7 @@ struct sp_cuda {
     size_t temp_bytes;
     unsigned int *hist;      /* 2048 bins */
     rs_state *state;         /* device */
-    long long *count;        /* device: DeviceSelect's count */
+    long long *count;        /* DeviceSelect's count: pinned host memory the GPU writes (unified addressing) */
     mom *moments;            /* device */
     void *host_small;        /* pinned: what comes back of the above */
     float *hx;               /* host wrappers' device buffers */
@@ -151,7 +151,7 @@ extern "C" sp_cuda *sp_cuda_open(int slot, char *err, size_t errlen)
                  (double)prop.totalGlobalMem / 1073741824.0);
         if (cudaMalloc(&g->hist, 2048 * sizeof *g->hist) != cudaSuccess ||
             cudaMalloc(&g->state, sizeof *g->state) != cudaSuccess ||
-            cudaMalloc(&g->count, sizeof *g->count) != cudaSuccess ||
+            cudaMallocHost(&g->count, sizeof *g->count) != cudaSuccess ||
             cudaMalloc(&g->moments, sizeof *g->moments) != cudaSuccess ||
             cudaMallocHost(&g->host_small, 256) != cudaSuccess ||
             /* on the context's own stream: a non-blocking stream does not wait for the default one */
@@ -174,7 +174,8 @@ extern "C" void sp_cuda_close(sp_cuda *g)
     cudaFree(g->temp);
     cudaFree(g->hist);
     cudaFree(g->state);
-    cudaFree(g->count);
+    if (g->count)
+        cudaFreeHost(g->count);
     cudaFree(g->moments);
     cudaFree(g->hx);
     cudaFree(g->hp);
@@ -307,7 +308,19 @@ __global__ void rs_hist(const float *x, unsigned long long n, const rs_state *st
     __syncthreads();
     unsigned int prefix = st->prefix, mask = st->mask, dm = (unsigned int)bins - 1;
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    /* four floats a load where x is 16-byte aligned (cudaMalloc's always is),
+     * then the tail one by one */
+    unsigned long long n4 = ((unsigned long long)(size_t)x & 15) == 0 ? n / 4 : 0;
+    const float4 *x4 = (const float4 *)x;
+    for (unsigned long long i = first; i < n4; i += stride) {
+        float4 v = x4[i];
+        unsigned int b[4] = {absbits(v.x), absbits(v.y), absbits(v.z), absbits(v.w)};
+        for (int j = 0; j < 4; j++)
+            if ((b[j] & mask) == prefix)
+                atomicAdd(&h[(b[j] >> shift) & dm], 1u);
+    }
+    for (unsigned long long i = 4 * n4 + first; i < n; i += stride) {
         unsigned int b = absbits(x[i]);
         if ((b & mask) == prefix)
             atomicAdd(&h[(b >> shift) & dm], 1u);
@@ -413,10 +426,8 @@ static int select_pairs(sp_cuda *g, const float *dx, unsigned long long n, Pred 
     if (ensure_temp(g, bytes) != 0)
         return -1;
     CK(g, cub::DeviceSelect::If(g->temp, bytes, in, out, g->count, (long long)n, pred, g->stream));
-    long long *h = (long long *)g->host_small;
-    CK(g, cudaMemcpyAsync(h, g->count, sizeof *h, cudaMemcpyDeviceToHost, g->stream));
     CK(g, cudaStreamSynchronize(g->stream));
-    *selected = *h;
+    *selected = *(volatile long long *)g->count;
     return 0;
 }
 

@@ -30,7 +30,7 @@ cmake --build "$dir" -j "$jobs" >"$log/gpu-build.log" 2>&1 && cmake --build "$di
 
 step "tests"
 tests_rc=0
-(cd "$dir" && ctest -j 4 -R '^(test_cuda|test_cuda_mpi|test_units|test_devices|test_mpi)$' --output-on-failure \
+(cd "$dir" && ctest -j 4 -R '^(test_cuda|test_cuda_mpi|test_units|test_devices)$' --output-on-failure \
     >"$log/gpu-ctest.log" 2>&1) || tests_rc=1
 grep -E "Test +#|tests passed|SKIPPED|FAIL" "$log/gpu-ctest.log" >&2
 if grep -q "Skipped" "$log/gpu-ctest.log"; then

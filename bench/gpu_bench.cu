@@ -70,15 +70,18 @@ __global__ void make_keys(const float *x, unsigned long long n, unsigned long lo
     }
 }
 
-/* published peak memory bandwidth by product name (the data sheets cited in
- * topologies/devices.c); 0 when the name is not in the table */
+/* published peak memory bandwidth by product name, first match wins (NVIDIA
+ * data sheets: H200 4.8 TB/s; H100 SXM 3.35, NVL 3.9, PCIe 2.0 TB/s; A100 80 GB
+ * SXM 2,039, 80 GB PCIe 1,935, 40 GB 1,555 GB/s; V100 900 GB/s; P100 720 GB/s);
+ * 0 when the name is not in the table */
 static double published_peak(const char *name)
 {
     static const struct {
         const char *part;
         double bw;
-    } table[] = {{"H200", 4.8e12}, {"H100", 3.35e12}, {"A100-SXM4-80GB", 2.039e12}, {"A100 80GB", 2.039e12},
-                 {"A100", 1.555e12}, {"V100", 900e9}, {"P100", 720e9}};
+    } table[] = {{"H200", 4.8e12},          {"H100 NVL", 3.9e12},    {"H100 PCIe", 2.0e12},
+                 {"H100", 3.35e12},         {"A100 80GB PCIe", 1.935e12}, {"A100-SXM4-80GB", 2.039e12},
+                 {"A100", 1.555e12},        {"V100", 900e9},         {"P100", 720e9}};
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strstr(name, table[i].part))
             return table[i].bw;

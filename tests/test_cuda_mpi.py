@@ -3,7 +3,8 @@
 
 Every algorithm, P = 1, 3 and 4, an odd n, several iterations (error feedback
 between them), from a gradient file (and at P = 4 from the generator): the result is the
-same bits, the message list is the same (sparsim compare), and the run
+same bits, the message list is the same (sparsim compare; and as the
+simulator's, from the gradient file), and the run
 records its GPU copy time (phase gpu-copy, stat gpu_copy_s).  Also: --select
 cuda on the simulator and on a model workload is refused in one line.
 
@@ -93,6 +94,14 @@ def main():
                     c = run([SPARSIM, "compare", a, b])
                     check(c.returncode == 0 and "identical" in c.stdout,
                           "%s: message lists differ:\n%s%s" % (what, c.stdout, c.stderr))
+                    if si == 0:  # and as the simulator
+                        sim = os.path.join(tmp, "sim-%s-%d" % (algo, P))
+                        r3 = run([SPARSIM] + common + ["--dump-result", sim + ".npy", "--out", sim])
+                        check(r3.returncode == 0 and np.load(sim + ".npy").tobytes() == np.load(b + ".npy").tobytes(),
+                              "%s: the simulator's result differs from the CUDA run's: %s" % (what, r3.stderr.strip()))
+                        c = run([SPARSIM, "compare", sim, b])
+                        check(c.returncode == 0 and "identical" in c.stdout,
+                              "%s: simulator and CUDA message lists differ:\n%s%s" % (what, c.stdout, c.stderr))
                     s = json.load(open(os.path.join(b, "summary.json")))
                     text = json.dumps(s)
                     check("gpu_copy_s" in text and "gpu_kernel_s" in text,
