@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* select_cuda_emu.c - select_cuda.h played by the CPU, for testing what
  * stands around the GPU kernels where there is no GPU.
  *
