@@ -65,8 +65,8 @@ static const sp_opt run_options[] = {
      "such as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)",
      NULL, NULL},
     {"device", SP_OT_STRING, F(device), 0, 0, "none", NULL, 0, "NAME", NULL,
-     "device profile for local kernels: none (local compute is free), p100, p102, or a JSON file (sparsim-mpi "
-     "calibrate writes one)",
+     "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or a JSON "
+     "file (sparsim-mpi calibrate writes one)",
      NULL, NULL},
     {"n", SP_OT_U64, F(n), 1, 2147483647.0, "1M", NULL, SP_OPT_SUFFIX | SP_OPT_LIST, "N",
      "an integer in 1..2^31-1 (int32 indices)", "gradient length in floats; K, M, G suffixes are powers of 1024",
