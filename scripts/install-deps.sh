@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libcjson-dev libcriterion-dev
           libopenmpi-dev openmpi-bin
           clang libclang-rt-14-dev
+          slurm-wlm munge
           python3 python3-numpy python3-torch python3-sklearn python3-matplotlib python3-pandas python3-nbformat python3-nbconvert
           python3-ipykernel jupyter-nbconvert jupyter-client)
 
