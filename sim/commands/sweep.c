@@ -119,14 +119,14 @@ static const sp_opt sweep_rows[] = {
     {"keep", SP_OT_STRING, S(keep), 0, 0, "", NULL, 0, "DIR", NULL,
      "keep each run's outputs in DIR/ALGO-PP-nN-dD-PLATFORM", NULL, NULL},
     {"jobs", SP_OT_INT, S(jobs), 1, 4096, NULL, NULL, 0, "N", NULL,
-     "runs at once, each in its own process (rows are appended as runs finish);\na run waits while the memory "
-     "estimates of those in flight and its own would\npass what the machine has available", NULL,
+     "runs at once, each in its own process (rows are appended as runs finish); a run waits while the memory "
+     "estimates of those in flight and its own would pass what the machine has available", NULL,
      "the number of cores"},
     {"shard", SP_OT_STRING, S(shard), 0, 0, "", NULL, 0, "I/N", NULL,
-     "run only the I-th of N shares of the runs (1 <= I <= N; run k of the sweep\nbelongs to share k mod N + 1, "
-     "the same on any machine); join the shares'\nCSVs with 'sparsim merge'", NULL, "all runs"},
+     "run only the I-th of N shares of the runs (1 <= I <= N; run k of the sweep belongs to share k mod N + 1, "
+     "the same on any machine); join the shares' CSVs with 'sparsim merge'", NULL, "all runs"},
     {"emit-slurm", SP_OT_STRING, S(emit_slurm), 0, 0, "", NULL, SP_OPT_CLI_ONLY, "FILE", NULL,
-     "run nothing: write a Slurm batch script (a job array, one task per shard,\neach running this sweep with "
+     "run nothing: write a Slurm batch script (a job array, one task per shard, each running this sweep with "
      "--shard and --resume) to FILE", NULL, NULL},
     {"slurm-shards", SP_OT_INT, S(slurm_shards), 1, 100000, NULL, NULL, 0, "N", NULL,
      "tasks of the job array --emit-slurm writes", NULL, "one per run"},
