@@ -4,9 +4,14 @@
  * so. */
 #include "helpers.h"
 #include "../topologies/device.h"
+#include "../traces/summary_keys.h"
+#include "../traces/trace.h"
+
+#include <cjson/cJSON.h>
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 /* name, published HBM bandwidth (bytes/s) the profile is derived from */
 static const struct {
@@ -49,4 +54,38 @@ Test(devices, gpu_profiles_follow_their_published_bandwidth)
     double p100 = sp_device_time(sp_device_find("p100"), SP_DEV_TOPK, 14.7e6);
     for (int i = 0; i < 4; i++)
         cr_assert(sp_device_time(sp_device_find(gpus[i].name), SP_DEV_TOPK, 14.7e6) < p100 / 10, "%s", gpus[i].name);
+}
+
+/* a simulated run picks a GPU profile by name (summary.json names it), and
+ * its iteration time moves with the profile: at a small n on a fast network
+ * the local kernels are a visible part, and the newer GPU's part is smaller */
+Test(devices, a_run_prices_kernels_with_a_gpu_profile)
+{
+    const char *names[] = {"none", "p100", "v100", "h200"};
+    double t[4];
+    const char *dir = t_tmpdir();
+    for (int i = 0; i < 4; i++) {
+        const char *out = t_path(dir, names[i]);
+        const char *args[] = {"run",    "--algo",   "topka", "--ranks", "4",     "--n",     "1M",
+                              "--platform", "daint", "--device", names[i], "--quiet", "--out", out, NULL};
+        t_proc r = t_run(args);
+        cr_assert(r.exited && r.status == 0, "--device %s: %s", names[i], r.err);
+        t_proc_free(&r);
+        cJSON *j = sp_json_file(t_path(out, "summary.json"));
+        cr_assert_not_null(j);
+        cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, SPK_CONFIG);
+        cJSON *dev = cJSON_GetObjectItemCaseSensitive(cfg, "device");
+        cr_assert(cJSON_IsString(dev) && !strcmp(dev->valuestring, names[i]), "summary.json does not name %s",
+                  names[i]);
+        t[i] = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, SPK_TIME_PER_ITER), SPK_MEAN)
+                   ->valuedouble;
+        cJSON_Delete(j);
+    }
+    /* the kernels' share: at least the exact top-k of 2^20 floats */
+    const sp_device *p100 = sp_device_find("p100"), *h200 = sp_device_find("h200");
+    double k100 = sp_device_time(p100, SP_DEV_TOPK, 1 << 20), k200 = sp_device_time(h200, SP_DEV_TOPK, 1 << 20);
+    cr_assert(t[0] < t[3] && t[3] < t[2] && t[2] < t[1], "none %g, p100 %g, v100 %g, h200 %g s", t[0], t[1], t[2],
+              t[3]);
+    cr_assert(t[1] - t[0] >= k100 && t[3] - t[0] >= k200, "p100 adds %g s (top-k %g), h200 %g s (top-k %g)",
+              t[1] - t[0], k100, t[3] - t[0], k200);
 }
