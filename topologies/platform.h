@@ -13,6 +13,7 @@ typedef struct {
     char xml_path[1100];   /* file to load */
     int generated;         /* 1 if xml_path is a temporary file to remove */
     char host_prefix[32];  /* "node-" for built-ins; "" for user files */
+    char builder[16];      /* non-empty: the simulated backend builds it in code (daint-aries), no file */
 } sp_platform;
 
 /* Resolves `name` ("1gbe", "daint" or a file) for P ranks.  Returns -1 with

@@ -27,6 +27,13 @@
  *          where Aries spreads global links over routers and routes
  *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
+ *   daint-aries  Piz Daint wired as Aries is: global links spread over every
+ *          router, 50 between each pair of groups, and a route per pair of
+ *          nodes over them (sim/shim/simgrid_aries.cpp says how and where the
+ *          numbers come from).  SimGrid's XML cannot express its routing, so
+ *          the simulated backend builds it in code; up to the machine's 20
+ *          groups (7680 ranks).  `daint` stays SimGrid's own dragonfly.
+ *
  * A user platform file is read before SimGrid sees it, for what SimGrid
  * would abort or crash on instead of saying what is wrong: a bandwidth that
  * is not positive, a negative latency or speed, fewer hosts than ranks, and
@@ -53,12 +60,14 @@
 #define DAINT_NODES_PER_CHASSIS (DAINT_NODES_PER_ROUTER * DAINT_ROUTERS_PER_CHASSIS)
 #define DAINT_NODES_PER_GROUP (DAINT_NODES_PER_CHASSIS * DAINT_CHASSIS_PER_GROUP)
 
+#define ARIES "daint-aries"
+#define ARIES_MAX_NODES (20 * 384) /* sim/shim/simgrid_aries.cpp: 20 groups of 384 nodes */
 #define GBE_SWITCH "1gbe-switch"
 #define GBE_SWITCH_DEFAULT_GBPS 8.0
 
 int sp_platform_is_builtin(const char *name)
 {
-    return strcmp(name, "1gbe") == 0 || strcmp(name, "daint") == 0 ||
+    return strcmp(name, "1gbe") == 0 || strcmp(name, "daint") == 0 || strcmp(name, ARIES) == 0 ||
            strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0;
 }
 
@@ -96,6 +105,11 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
                 "</platform>\n",
                 P - 1);
         return 0;
+    }
+    if (strcmp(name, ARIES) == 0) {
+        snprintf(err, errlen, "platform daint-aries is built in code, not as SimGrid XML (its routing picks a global "
+                              "link per pair of nodes, which the XML cannot say)");
+        return -1;
     }
     if (strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0) {
         double g = gbe_switch_gbps(name);
@@ -713,7 +727,7 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint)", path,
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-aries)", path,
                  strerror(errno));
         return -1;
     }
@@ -795,6 +809,16 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    if (strcmp(name, ARIES) == 0) {
+        if (P < 1 || P > ARIES_MAX_NODES) {
+            snprintf(err, errlen, "platform daint-aries holds 1 to %d ranks (20 groups of 384 nodes, as Piz Daint)",
+                     ARIES_MAX_NODES);
+            return -1;
+        }
+        snprintf(out->builder, sizeof out->builder, "%s", ARIES);
+        snprintf(out->host_prefix, sizeof out->host_prefix, "node-");
+        return 0;
+    }
     if (sp_platform_is_builtin(name)) {
         const char *tmpdir = getenv("TMPDIR");
         if (!tmpdir || !*tmpdir)

@@ -77,12 +77,14 @@ static int cmd_list(void)
     for (int i = 0; i < n; i++)
         printf("  %-14s %s\n", a[i].name, a[i].summary);
     printf("platforms:\n"
-           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
+           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
            "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
            "1gbe-switch", "the same behind one switch with a backplane of G Gbps shared by all flows\n"
            "                 (1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
            "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks\n"
            "                 in groups of 384, joined by one link per pair of groups (pessimistic past 384)",
+           "daint-aries", "Piz Daint wired as Aries is: global links on every router, 50 per pair of groups,\n"
+           "                 a route per pair of nodes over them; up to 7680 ranks",
            "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
     const sp_device *d = sp_device_list(&n);
     printf("device profiles:\n");

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 int spg_load_platform(const char *path, char *err, size_t errlen);
+int spg_build_aries(int nodes, char *err, size_t errlen); /* simgrid_aries.cpp */
 int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
@@ -1126,7 +1127,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     sp_platform plat;
     if (sp_platform_prepare(cfg->platform, P, &plat, err, errlen) != 0)
         return 2;
-    if (!plat.generated && (check_dragonfly_text(plat.xml_path, err, errlen) != 0 ||
+    if (!plat.generated && !plat.builder[0] && (check_dragonfly_text(plat.xml_path, err, errlen) != 0 ||
                             check_platform_in_child(plat.xml_path, err, errlen) != 0))
         return 2;
 
@@ -1140,7 +1141,8 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
-    int rc = spg_load_platform(plat.xml_path, perr, sizeof perr);
+    int rc = plat.builder[0] ? spg_build_aries(P, perr, sizeof perr) /* daint-aries: built in code */
+                             : spg_load_platform(plat.xml_path, perr, sizeof perr);
     sp_platform_release(&plat);
     if (rc != 0) {
         perr[strcspn(perr, "\n")] = '\0';
