@@ -91,9 +91,13 @@ Test(aries, routes_by_hand)
     build(800);
     /* same router: the two NICs */
     route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
-    /* routers 0 and 1 of chassis 0: their green link, from the lower end */
+    /* routers 0 and 1 of chassis 0: node 0 of a router takes the direct
+     * green link (from the lower end: _UP) */
     route_is(0, 5, "aries_nic_0_UP green_link_0_0_1_UP aries_nic_5_DOWN", 1.1e-6);
-    route_is(5, 0, "aries_nic_5_UP green_link_0_0_1_DOWN aries_nic_0_DOWN", 1.1e-6);
+    /* node 5 is node 1 of router 1: through slot 1 XOR 3 = 2 */
+    route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
+    /* node 3 (node 3 of router 0) to router 1, a ring's step: through slot 0 XOR 6 = 6 */
+    route_is(3, 4, "aries_nic_3_UP green_link_0_0_6_UP green_link_0_1_6_DOWN aries_nic_4_DOWN", 1.2e-6);
     /* node 70: router 17 = chassis 1, slot 1; green to slot 1 in chassis 0,
      * then the black link of slot 1 between chassis 0 and 1 */
     route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
@@ -135,4 +139,35 @@ Test(aries, cli)
     cr_assert_eq(r.status, 2);
     cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
     t_proc_free(&r);
+}
+
+static double time_of(const char *algo, const char *platform)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", algo, "--ranks", "64", "--n", "16M", "--platform", platform, "--network",
+                          "cm02", "--payload", "size", "--out", dir, "--no-trace", "--no-csv", NULL};
+    t_proc r = t_run(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    t_proc_free(&r);
+    char *text = t_read_file(t_path(dir, "summary.json"), NULL);
+    cr_assert(text);
+    const char *at = strstr(text, "\"time_per_iter_s\"");
+    cr_assert(at);
+    at = strstr(at, "\"mean\":");
+    double t = at ? strtod(at + 7, NULL) : -1;
+    free(text);
+    return t;
+}
+
+/* Rabenseifner at P = 64 (one chassis): on SimGrid's dragonfly the 4 nodes
+ * of a router share one green link to their partner router in each step of
+ * recursive halving, 3.8x the ring; with the detours of daint-aries the 4
+ * flows take 4 disjoint paths and Rabenseifner is within 5% of the ring */
+Test(aries, rabenseifner_spreads_within_a_chassis)
+{
+    double ring_d = time_of("ring", "daint"), rab_d = time_of("rabenseifner", "daint");
+    double ring_a = time_of("ring", "daint-aries"), rab_a = time_of("rabenseifner", "daint-aries");
+    cr_assert(rab_d / ring_d > 3.0, "daint: %g / %g", rab_d, ring_d);
+    cr_assert(rab_a / ring_a < 1.05, "daint-aries: %g / %g", rab_a, ring_a);
+    cr_assert(ring_a / ring_d > 0.99 && ring_a / ring_d < 1.02, "ring %g against %g", ring_a, ring_d);
 }

@@ -35,9 +35,16 @@
  * the two groups, with minimal paths within each group to and from the
  * routers that hold it.  So flows between two groups spread over every
  * global link between them and over the routers that hold those links.
- * What adaptive routing does within a chassis (detours over a third router
- * when the direct link is busy) is not modelled: the 4 nodes of a router
- * share one green link to another router of the chassis.
+ * Within a chassis, what adaptive routing does when a direct link is busy
+ * (detours over a third router) is stood in for statically: of the 4 nodes
+ * of a router, node 0 takes the direct green link to another router of its
+ * chassis and nodes 1, 2, 3 go through the router whose slot is theirs XOR
+ * 3, 5 and 6.  Partners at any power-of-two distance (recursive halving and
+ * doubling: every router's 4 nodes to the 4 of router s XOR D) then use 4
+ * disjoint paths, and a ring's one flow per pair of neighbouring routers
+ * (from node 3) shares no link with another (neither XOR 6 nor its return
+ * leg is a ring link).  Traffic among all routers at once (an alltoall)
+ * pays for it: 3 of 4 flows cross two green links instead of one.
  *
  * Link names (degraded-link classes of the disturbances match their
  * prefixes): aries_nic_N, green_link_C_I_J (chassis C, slots I < J),
@@ -115,6 +122,7 @@ private:
    * flows ending at different times cost the solver an event each */
   static int pick(int a, int b) { return static_cast<int>((static_cast<long>(a) + 2L * b) % LINKS_PER_GROUP_PAIR); }
   void intra_group(int r1, int r2, bool black_first, Route* into, double* latency) const;
+  void green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const;
 };
 
 void AriesZone::build()
@@ -203,6 +211,25 @@ void AriesZone::intra_group(int r1, int r2, bool black_first, Route* into, doubl
   }
 }
 
+/* between two routers of chassis c: direct for a router's node 0, else
+ * through slot s1 XOR 3, 5 or 6 (see the top of the file) */
+void AriesZone::green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const
+{
+  static const int detour[NODES_PER_ROUTER] = {0, 3, 5, 6};
+  auto green = [&](int i, int j) {
+    const Duplex& d = green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + (i < j ? i : j)) * ROUTERS_PER_CHASSIS +
+                             (i < j ? j : i)];
+    add(into, latency, i < j ? d.up : d.down);
+  };
+  int m = s1 ^ detour[node_in_router];
+  if (node_in_router == 0 || m == s2) {
+    green(s1, s2);
+  } else {
+    green(s1, m);
+    green(m, s2);
+  }
+}
+
 void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency)
 {
   int a = node_of_[src->id()], b = node_of_[dst->id()];
@@ -212,7 +239,10 @@ void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route*
   int ra = a / NODES_PER_ROUTER, rb = b / NODES_PER_ROUTER;
   bool black_1st = false;
   int ga = ra / ROUTERS_PER_GROUP, gb = rb / ROUTERS_PER_GROUP;
-  if (ga == gb) {
+  if (ra / ROUTERS_PER_CHASSIS == rb / ROUTERS_PER_CHASSIS && ra != rb) {
+    green_path(ra / ROUTERS_PER_CHASSIS, ra % ROUTERS_PER_CHASSIS, rb % ROUTERS_PER_CHASSIS, a % NODES_PER_ROUTER,
+               into, latency);
+  } else if (ga == gb) {
     intra_group(ra, rb, black_1st, into, latency);
   } else {
     int lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
