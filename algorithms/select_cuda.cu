@@ -264,9 +264,34 @@ struct capped_writer {
     }
 };
 
-struct above_thr {
+/* the fast compaction's writer: gets the index of the pos-th entry kept and
+ * writes its pair, below the caller's capacity */
+struct capped_index_writer {
+    sp_pair *out;
+    long long cap;
+    const float *x;
+    __host__ __device__ void operator()(long long pos, int i) const
+    {
+        if (pos < cap) {
+            sp_pair p;
+            p.idx = i;
+            p.val = x[i];
+            out[pos] = p;
+        }
+    }
+};
+
+/* flags on the values alone: |x| > thr (NaN: false); |x|'s bits >= v; all */
+struct abs_above {
     float thr;
-    __host__ __device__ bool operator()(const sp_pair &p) const { return fabsf(p.val) > thr; } /* NaN: false */
+    __host__ __device__ bool operator()(float v) const { return fabsf(v) > thr; }
+};
+struct bits_at_least {
+    unsigned int v;
+    __device__ bool operator()(float f) const { return absbits(f) >= v; }
+};
+struct every {
+    __host__ __device__ bool operator()(float) const { return true; }
 };
 
 /* in the top k: above the k-th largest |x|, or equal to it with an index below istar */
@@ -296,7 +321,7 @@ struct pick_rth {
 };
 
 #define RS_BINS 2048
-#define RS_THREADS 1024
+#define RS_THREADS 256 /* a block of 1024 asked for more registers than an SM has (H200: 65536) */
 
 /* histogram of digit (b >> shift) & (bins - 1) over the candidates */
 __global__ void rs_hist(const float *x, unsigned long long n, const rs_state *st, int shift, int bins,
@@ -333,7 +358,7 @@ __global__ void rs_hist(const float *x, unsigned long long n, const rs_state *st
 
 /* one block: the bin, from the top, in which the remaining-th largest
  * candidate lies; fixes its digit and clears the histogram */
-__global__ void rs_pick(rs_state *st, unsigned int *hist, int shift, int bins)
+__global__ void __launch_bounds__(RS_THREADS) rs_pick(rs_state *st, unsigned int *hist, int shift, int bins)
 {
     typedef cub::BlockScan<unsigned long long, RS_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
@@ -431,6 +456,26 @@ static int select_pairs(sp_cuda *g, const float *dx, unsigned long long n, Pred 
     return 0;
 }
 
+/* The same on a test of the value alone: CUB's DeviceSelect::FlaggedIf reads
+ * x itself as the flags (plain loads of a pointer, 4 bytes an entry, where
+ * the pairs above are built per entry and went at a fifth of the memory's
+ * bandwidth on an H200) and keeps the indices, whose pairs the writer makes */
+template <typename Flag>
+static int select_fast(sp_cuda *g, const float *dx, unsigned long long n, Flag flag, sp_pair *dout, long long cap,
+                       long long *selected)
+{
+    thrust::counting_iterator<int> in(0);
+    auto out = thrust::make_tabulate_output_iterator(capped_index_writer{dout, dout ? cap : 0, dx});
+    size_t bytes = 0;
+    CK(g, cub::DeviceSelect::FlaggedIf(NULL, bytes, in, dx, out, g->count, (long long)n, flag, g->stream));
+    if (ensure_temp(g, bytes) != 0)
+        return -1;
+    CK(g, cub::DeviceSelect::FlaggedIf(g->temp, bytes, in, dx, out, g->count, (long long)n, flag, g->stream));
+    CK(g, cudaStreamSynchronize(g->stream));
+    *selected = *(volatile long long *)g->count;
+    return 0;
+}
+
 static int too_long(sp_cuda *g, uint64_t n)
 {
     if (n > 0x7fffffffull)
@@ -449,10 +494,8 @@ static int64_t topk_run(sp_cuda *g, const float *dx, uint64_t n, uint64_t k, sp_
     if (k == 0)
         return 0;
     long long got = 0;
-    if (k == n) { /* every entry, NaN too: bits above 0, or equal to 0 with any index */
-        rs_state all = {0, 0, n, 0, 0, (long long)n};
-        CK(g, cudaMemcpyAsync(g->state, &all, sizeof all, cudaMemcpyHostToDevice, g->stream));
-        if (select_pairs(g, dx, n, in_topk{g->state}, dout, (long long)k, &got) != 0)
+    if (k == n) { /* every entry, NaN too */
+        if (select_fast(g, dx, n, every{}, dout, (long long)k, &got) != 0)
             return -1;
         return got;
     }
@@ -484,7 +527,10 @@ static int64_t topk_run(sp_cuda *g, const float *dx, uint64_t n, uint64_t k, sp_
         CK(g, cub::DeviceSelect::If(g->temp, bytes, in, out, g->count, (long long)n, equal_bits{dx, g->state},
                                     g->stream));
     }
-    if (select_pairs(g, dx, n, in_topk{g->state}, dout, (long long)k, &got) != 0)
+    /* every entry with the k-th's bits is kept: the bits decide alone */
+    int rc = hs->remaining == hs->equal ? select_fast(g, dx, n, bits_at_least{hs->prefix}, dout, (long long)k, &got)
+                                        : select_pairs(g, dx, n, in_topk{g->state}, dout, (long long)k, &got);
+    if (rc != 0)
         return -1;
     if ((uint64_t)got != k)
         return fail(g, "top-k selected %lld entries, not %llu (a fault in the radix selection)", got,
@@ -508,7 +554,7 @@ extern "C" int64_t sp_cuda_threshold(sp_cuda *g, const float *dx, uint64_t n, fl
         return 0;
     double t0 = wall();
     long long got = 0;
-    int rc = select_pairs(g, dx, n, above_thr{thr}, dout, (long long)(cap > n ? n : cap), &got);
+    int rc = select_fast(g, dx, n, abs_above{thr}, dout, (long long)(cap > n ? n : cap), &got);
     g->kernel_s += wall() - t0;
     return rc != 0 ? -1 : got;
 }
