@@ -8,7 +8,10 @@
 #   3. runs the benchmark (bench/gpu_bench.cu): n = 2^20, 2^24, 2^27 at
 #      density 0.001, 0.01, 0.1, and writes its markdown table to OUT
 #      (default bench/gpu-results.md) with the GPU, the date and the command.
-# About 3 to 5 minutes on one H200 with 16 cores (estimate; not yet run).
+# It needs what the whole build needs (scripts/install-deps.sh) and nvcc. Not yet
+# run as one command; its kernel test and benchmark took about 50 s on one H200
+# (bench/README.md section 2 has the numbers and how they were run without the
+# rest of the build); the whole script should take 3 to 5 minutes (estimate).
 # usage: bash bench/gpu.sh [DIR] [OUT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
