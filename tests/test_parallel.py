@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sweeps in parallel and in shards, progress on a terminal, the forms people compare with.
 
-- sweep --jobs 2 gives the rows of --jobs 1 (wall columns aside), in the order runs finish;
+- sweep --jobs 2 gives the rows of --jobs 1 (wall columns aside), in the order runs finish; a run
+  that cannot fit in memory even alone waits for the run in flight and is refused alone, in one line;
 - --shard I/N: the shares of a sweep are disjoint and cover it, and merge joins them into the
   local sweep's rows, in its order; merge refuses rows of another sweep and names missing runs;
   --resume of a shard keeps its rows; --emit-slurm writes a script bash can read;
@@ -64,6 +65,14 @@ def main():
         check(by_index(j1) == by_index(j2), "--jobs 2 rows differ from --jobs 1 rows (wall columns aside)")
         check(len({r["sweep_id"] for r in j1 + j2}) == 1, "one sweep, one sweep_id")
         check(all(r["status"] == "ok" and r["runs"] == "16" for r in j1 + j2), "every run ok, of 16")
+
+        # memory: a run that cannot fit even alone waits for the one in flight, then is refused alone
+        p = run(sparsim, ["sweep", "--algo", "ring", "--ranks", "2,4096", "--n", "16M", "--payload", "exact", "--iters",
+                          "1", "--jobs", "2", "--out", "mem.csv"], work)
+        mem = rows(os.path.join(work, "mem.csv"))
+        check(p.returncode == 1 and [r["status"] for r in mem] == ["ok", "bad-input"] and
+              p.stderr.count("\n") == 1 and "needs about" in p.stderr and "more than" in p.stderr,
+              "a run too large for the machine: %d %r %r" % (p.returncode, [r["status"] for r in mem], p.stderr))
 
         # shards: disjoint, covering, merged into the local sweep row for row
         seen = {}
