@@ -60,6 +60,8 @@ struct sp_cuda {
     rs_state *state;         /* device */
     long long *count;        /* DeviceSelect's count: pinned host memory the GPU writes (unified addressing) */
     mom *moments;            /* device */
+    unsigned long long *tiles; /* the compaction's tile states and its ticket (device) */
+    size_t tiles_bytes;
     void *host_small;        /* pinned: what comes back of the above */
     float *hx;               /* host wrappers' device buffers */
     size_t hx_bytes;
@@ -177,6 +179,7 @@ extern "C" void sp_cuda_close(sp_cuda *g)
     if (g->count)
         cudaFreeHost(g->count);
     cudaFree(g->moments);
+    cudaFree(g->tiles);
     cudaFree(g->hx);
     cudaFree(g->hp);
     if (g->host_small)
@@ -261,23 +264,6 @@ struct capped_writer {
     {
         if (pos < cap)
             out[pos] = p;
-    }
-};
-
-/* the fast compaction's writer: gets the index of the pos-th entry kept and
- * writes its pair, below the caller's capacity */
-struct capped_index_writer {
-    sp_pair *out;
-    long long cap;
-    const float *x;
-    __host__ __device__ void operator()(long long pos, int i) const
-    {
-        if (pos < cap) {
-            sp_pair p;
-            p.idx = i;
-            p.val = x[i];
-            out[pos] = p;
-        }
     }
 };
 
@@ -456,21 +442,122 @@ static int select_pairs(sp_cuda *g, const float *dx, unsigned long long n, Pred 
     return 0;
 }
 
-/* The same on a test of the value alone: CUB's DeviceSelect::FlaggedIf reads
- * x itself as the flags (plain loads of a pointer, 4 bytes an entry, where
- * the pairs above are built per entry and went at a fifth of the memory's
- * bandwidth on an H200) and keeps the indices, whose pairs the writer makes */
+/* The same on a test of the value alone, in one pass of one kernel of our own:
+ * each block takes the next tile of 4096 entries (a ticket, so that every
+ * tile before it is running or done), reads it four floats a load, counts its
+ * entries that pass, publishes the count, learns how many pass before it by
+ * decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan
+ * with Decoupled Look-back", NVIDIA technical report NVR-2016-002), and writes
+ * its pairs in index order.  CUB's DeviceSelect building pairs per entry went
+ * at a fifth of an H200's bandwidth, its FlaggedIf on the values at a third. */
+#define CT_THREADS 256
+#define CT_VEC 4 /* float4 loads per thread */
+#define CT_TILE (CT_THREADS * CT_VEC * 4)
+#define CT_AGG 1ull  /* a tile state: its own count is published */
+#define CT_INCL 2ull /* ... the count of it and every tile before it */
+#define CT_VALUE ((1ull << 62) - 1)
+
+template <typename Flag>
+__global__ void __launch_bounds__(CT_THREADS)
+    ct_compact(const float *x, long long n, Flag flag, sp_pair *out, long long cap, unsigned long long *state,
+               unsigned long long *ticket, long long ntiles, long long *count)
+{
+    typedef cub::BlockScan<int, CT_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ long long s_tile, s_excl;
+    if (threadIdx.x == 0)
+        s_tile = (long long)atomicAdd(ticket, 1ull);
+    __syncthreads();
+    long long tile = s_tile, base = tile * CT_TILE;
+    int vec = ((unsigned long long)(size_t)x & 15) == 0;
+    float v[CT_VEC][4];
+    unsigned int hit[CT_VEC];
+    int off[CT_VEC], tot[CT_VEC], agg = 0;
+    for (int j = 0; j < CT_VEC; j++) {
+        long long e = base + ((long long)j * CT_THREADS + threadIdx.x) * 4;
+        if (vec && e + 3 < n) {
+            float4 f = *(const float4 *)(x + e);
+            v[j][0] = f.x;
+            v[j][1] = f.y;
+            v[j][2] = f.z;
+            v[j][3] = f.w;
+        } else
+            for (int c = 0; c < 4; c++)
+                v[j][c] = e + c < n ? x[e + c] : 0.0f;
+        hit[j] = 0;
+        for (int c = 0; c < 4; c++)
+            if (e + c < n && flag(v[j][c]))
+                hit[j] |= 1u << c;
+    }
+    for (int j = 0; j < CT_VEC; j++) {
+        scan_t(tmp).ExclusiveSum(__popc(hit[j]), off[j], tot[j]);
+        __syncthreads();
+        agg += tot[j];
+    }
+    if (threadIdx.x < 32) { /* the look-back, by the first warp */
+        int lane = threadIdx.x;
+        long long excl = 0;
+        if (tile == 0) {
+            if (lane == 0)
+                atomicExch(&state[0], (CT_INCL << 62) | (unsigned long long)agg);
+        } else {
+            if (lane == 0)
+                atomicExch(&state[tile], (CT_AGG << 62) | (unsigned long long)agg);
+            for (long long p = tile - 1;; p -= 32) {
+                long long q = p - lane;
+                unsigned long long w = CT_INCL << 62; /* before the first tile: 0 */
+                if (q >= 0)
+                    do
+                        w = atomicAdd(&state[q], 0ull);
+                    while ((w >> 62) == 0);
+                unsigned int incl = __ballot_sync(0xffffffffu, (w >> 62) == CT_INCL);
+                int first = incl ? __ffs(incl) - 1 : 31; /* the nearest tile with its whole prefix */
+                long long val = lane <= first ? (long long)(w & CT_VALUE) : 0;
+                for (int o = 16; o > 0; o >>= 1)
+                    val += __shfl_down_sync(0xffffffffu, val, o);
+                excl += __shfl_sync(0xffffffffu, val, 0);
+                if (incl)
+                    break;
+            }
+            if (lane == 0)
+                atomicExch(&state[tile], (CT_INCL << 62) | (unsigned long long)(excl + agg));
+        }
+        if (lane == 0) {
+            s_excl = excl;
+            if (tile == ntiles - 1)
+                *count = excl + agg;
+        }
+    }
+    __syncthreads();
+    long long before = s_excl;
+    for (int j = 0; j < CT_VEC; j++) {
+        long long pos = before + off[j], e = base + ((long long)j * CT_THREADS + threadIdx.x) * 4;
+        for (int c = 0; c < 4; c++)
+            if (hit[j] >> c & 1) {
+                if (pos < cap) {
+                    sp_pair pr;
+                    pr.idx = (int32_t)(e + c);
+                    pr.val = v[j][c];
+                    out[pos] = pr;
+                }
+                pos++;
+            }
+        before += tot[j];
+    }
+}
+
 template <typename Flag>
 static int select_fast(sp_cuda *g, const float *dx, unsigned long long n, Flag flag, sp_pair *dout, long long cap,
                        long long *selected)
 {
-    thrust::counting_iterator<int> in(0);
-    auto out = thrust::make_tabulate_output_iterator(capped_index_writer{dout, dout ? cap : 0, dx});
-    size_t bytes = 0;
-    CK(g, cub::DeviceSelect::FlaggedIf(NULL, bytes, in, dx, out, g->count, (long long)n, flag, g->stream));
-    if (ensure_temp(g, bytes) != 0)
+    long long ntiles = (long long)((n + CT_TILE - 1) / CT_TILE);
+    size_t bytes = (size_t)(ntiles + 1) * sizeof(unsigned long long);
+    if (grow(g, (void **)&g->tiles, &g->tiles_bytes, bytes) != 0)
         return -1;
-    CK(g, cub::DeviceSelect::FlaggedIf(g->temp, bytes, in, dx, out, g->count, (long long)n, flag, g->stream));
+    CK(g, cudaMemsetAsync(g->tiles, 0, bytes, g->stream));
+    ct_compact<<<(unsigned int)ntiles, CT_THREADS, 0, g->stream>>>(dx, (long long)n, flag, dout, dout ? cap : 0,
+                                                                 g->tiles + 1, g->tiles, ntiles, g->count);
+    CK(g, cudaGetLastError());
     CK(g, cudaStreamSynchronize(g->stream));
     *selected = *(volatile long long *)g->count;
     return 0;
