@@ -12,9 +12,11 @@
  * Blanchard, Gordon and Steinbach, "Fast k-selection algorithms for graphics
  * processing units", ACM JEA 17, 2012.)
  *
- * Compaction (threshold filter, the last top-k pass) is CUB's DeviceSelect,
- * which keeps input order; its output goes through a writer that drops what
- * lies past the caller's capacity, so one pass both counts and writes.
+ * Compaction (threshold filter, the last top-k pass) is one kernel of ours
+ * (ct_compact: one read of x, decoupled look-back) that keeps index order
+ * and writes only below the caller's capacity, so one pass both counts and
+ * writes.  Where only some entries equal to the k-th are kept, the test needs
+ * the index too, and CUB's DeviceSelect over (index, value) pairs does it.
  *
  * Every call synchronises its stream before it returns: the callers need the
  * counts on the host, and the times (copy, kernel) are wall times of calls.
