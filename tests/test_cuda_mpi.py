@@ -26,31 +26,16 @@ import numpy as np
 
 SPARSIM, SPARSIM_MPI = sys.argv[1:3]
 EMULATED = sys.argv[3:4] == ["--emulated"]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""))
-ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
+import mpi_common
+from mpi_common import ALGOS, check, checks, failures, write_npy  # noqa: F401
 
 
 def run(cmd, timeout=300):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    return mpi_common.run(cmd, timeout)
 
 
 def mpirun(P, args, timeout=300):
-    return run(["mpirun", "--quiet", "--oversubscribe", "-np", str(P), SPARSIM_MPI] + args, timeout)
-
-
-def write_npy(path, a):
-    np.save(path, a)
+    return mpi_common.mpirun(SPARSIM_MPI, P, args, timeout)
 
 
 def main():
@@ -113,7 +98,7 @@ def main():
                           "%s: summary.json has no GPU copy and kernel seconds" % what)
                     sparse = algo not in ("ring", "recdoubling", "rabenseifner")
                     check(not sparse or "gpu-copy" in text, "%s: no gpu-copy phase in summary.json" % what)
-    print("%d checks, %d failed" % (checks, len(failures)))
+    print("%d checks, %d failed" % (checks(), len(failures)))
     return 1 if failures else 0
 
 

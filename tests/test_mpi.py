@@ -23,32 +23,12 @@ import tempfile
 import numpy as np
 
 SPARSIM, SPARSIM_MPI, SRC = sys.argv[1:4]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""),
-           ASAN_OPTIONS="detect_leaks=0")  # under a sanitizer build: the MPI library's own leaks are not ours
-ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
-
-
-def run(cmd, timeout=120):
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+import mpi_common
+from mpi_common import ALGOS, check, checks, failures, run, write_npy  # noqa: F401
 
 
 def mpirun(P, args, timeout=120):
-    return run(["mpirun", "--quiet", "--oversubscribe", "-np", str(P), SPARSIM_MPI] + args, timeout)
-
-
-def write_npy(path, a):
-    np.save(path, a.astype(np.float32))
+    return mpi_common.mpirun(SPARSIM_MPI, P, args, timeout)
 
 
 tmp = tempfile.mkdtemp(prefix="sparsim-mpi-test-")
@@ -173,5 +153,5 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+print("%d passed, %d failed" % (checks() - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -24,20 +24,7 @@ import time
 import numpy as np
 
 SPARSIM_MPI = os.path.abspath(sys.argv[1])
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""),
-           ASAN_OPTIONS="detect_leaks=0")  # under a sanitizer build: the MPI library's own leaks are not ours
-failures = []
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
-    return cond
+from mpi_common import ENV, check, checks, failures  # noqa: E402
 
 
 def mapped_segments():
@@ -299,5 +286,5 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print("%d passed, %d failed" % (checks - len(failures), len(failures)))
+print("%d passed, %d failed" % (checks() - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -1,0 +1,42 @@
+"""What the real-MPI tests share (test_mpi, test_mpi_failures, test_cuda_mpi):
+the environment mpirun needs on a build machine, the running count of checks,
+and running a command or an MPI job."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+# root may run mpirun here, more ranks than cores, Debian's python first; under a
+# sanitizer build the MPI library's own leaks are not ours
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""),
+           ASAN_OPTIONS="detect_leaks=0")
+ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
+failures = []
+_checks = [0]
+
+
+def check(cond, what):
+    """counts a check; a failed one is kept and said on stderr; returns cond"""
+    _checks[0] += 1
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+    return cond
+
+
+def checks():
+    return _checks[0]
+
+
+def run(cmd, timeout=120):
+    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def mpirun(binary, P, args, timeout=120):
+    return run(["mpirun", "--quiet", "--oversubscribe", "-np", str(P), binary] + args, timeout)
+
+
+def write_npy(path, a):
+    np.save(path, a.astype(np.float32))
