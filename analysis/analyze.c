@@ -252,33 +252,10 @@ static int csv_number(const char *text, double min, int whole, double *out)
 
 static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    size_t len;
+    char *text = sp_read_file(path, (size_t)1 << 32, &len, err, errlen);
+    if (!text)
         return -1;
-    }
-    size_t cap = 1 << 16, got;
-    text = malloc(cap + 1);
-    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nt = cap >= ((size_t)1 << 32) ? NULL : realloc(text, cap * 2 + 1);
-            if (!nt)
-                free(text);
-            text = nt;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) {
-        free(text);
-        snprintf(err, errlen, bad ? "cannot read %s" : "%s is too large to read", path);
-        return -1;
-    }
-    text[len] = '\0';
     if (strlen(text) != len) {
         free(text);
         snprintf(err, errlen, "%s is not a sparsim sweep CSV (a NUL byte in it)", path);

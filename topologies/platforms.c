@@ -725,37 +725,20 @@ out:
 /* reads and checks a platform file for P ranks; 0, or -1 with a message */
 static int check_platform_file(const char *path, int P, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = fopen(path, "rb"); /* a name that is no file may have meant a built-in */
     if (!f) {
         snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-aries)", path,
                  strerror(errno));
         return -1;
     }
-    size_t cap = 65536, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *nt = cap >= MAX_PLATFORM_BYTES ? NULL : realloc(text, cap * 2);
-            if (!nt) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = nt;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
     fclose(f);
-    if (!text || bad) {
-        snprintf(err, errlen, bad ? "cannot read platform file '%s'" : "platform file '%s' is too large to read",
-                 path);
-        free(text);
+    size_t len;
+    char why[1200];
+    char *text = sp_read_file(path, MAX_PLATFORM_BYTES, &len, why, sizeof why);
+    if (!text) {
+        snprintf(err, errlen, "platform file: %s", why);
         return -1;
     }
-    text[len] = '\0';
     if (strlen(text) != len || !strchr(text, '<')) {
         snprintf(err, errlen, "platform file '%s' is not a SimGrid XML platform", path);
         free(text);

@@ -8,32 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_t errlen)
+char *sp_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen)
 {
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, len = 0;
+    size_t cap = 4096, n = 0, got;
     char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            snprintf(err, errlen, "out of memory reading %s", path);
-            return NULL;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (len > max_bytes) {
-            fclose(f);
-            free(buf);
-            snprintf(err, errlen, "%s is larger than %zu bytes", path, max_bytes);
-            return NULL;
-        }
-        if (got == 0)
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n > max_bytes)
             break;
-        if (len + 1 == cap) {
+        if (n + 1 == cap) {
             char *nb = realloc(buf, cap * 2);
             if (!nb)
                 free(buf);
@@ -43,12 +32,27 @@ cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_
     }
     int bad = ferror(f), e = errno;
     fclose(f);
-    if (bad) {
+    if (!buf || bad || n > max_bytes) {
+        if (!buf)
+            snprintf(err, errlen, "out of memory reading %s", path);
+        else if (bad)
+            snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        else
+            snprintf(err, errlen, "%s is larger than %zu bytes", path, max_bytes);
         free(buf);
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return NULL;
     }
-    buf[len] = '\0';
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_t errlen)
+{
+    size_t len;
+    char *buf = sp_read_file(path, max_bytes, &len, err, errlen);
+    if (!buf)
+        return NULL;
     if (strlen(buf) != len) {
         free(buf);
         snprintf(err, errlen, "%s: malformed JSON (a NUL byte in the text)", path);

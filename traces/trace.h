@@ -122,6 +122,11 @@ int sp_summary_write(const char *path, const char *version, const char *backend,
 
 /* ---- reading outputs back ------------------------------------------------ */
 
+/* The whole of a file as NUL-terminated text of *len bytes (NUL bytes inside
+ * are the caller's to refuse), or NULL with one line in err: "cannot read
+ * PATH: why", "PATH is larger than N bytes" or "out of memory reading PATH".
+ * The caller frees. */
+char *sp_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
 /* A JSON output file (summary.json, a device profile) parsed, or NULL. */
 struct cJSON *sp_json_file(const char *path);
 /* A JSON file: the parsed object, or NULL with a one-line message (missing,

@@ -37,32 +37,9 @@ static void merge_help(void)
 /* the whole file, NUL-terminated; NULL with a message */
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    char *text = sp_read_file(path, (size_t)1 << 34, len, err, errlen);
+    if (!text)
         return NULL;
-    }
-    size_t cap = 1 << 16, got;
-    char *text = malloc(cap + 1);
-    *len = 0;
-    while (text && (got = fread(text + *len, 1, cap - *len, f)) > 0) {
-        *len += got;
-        if (*len == cap) {
-            char *nt = cap >= ((size_t)1 << 34) ? NULL : realloc(text, cap * 2 + 1);
-            if (!nt)
-                free(text);
-            text = nt;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) {
-        free(text);
-        snprintf(err, errlen, bad ? "cannot read %s" : "%s is too large to read", path);
-        return NULL;
-    }
-    text[*len] = '\0';
     if (strlen(text) != *len) {
         free(text);
         snprintf(err, errlen, "%s is not a sweep CSV (a NUL byte in it)", path);

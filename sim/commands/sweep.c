@@ -455,33 +455,10 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
     struct stat lst;
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
         pv->repair = 1; /* a link is replaced by a file holding the same rows, never written through */
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    size_t len;
+    char *text = sp_read_file(path, SIZE_MAX / 2, &len, err, errlen);
+    if (!text)
         return 1;
-    }
-    size_t cap = (size_t)st.st_size + 1, len = 0, got;
-    char *text = malloc(cap + 1);
-    while (text && (got = fread(text + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap) {
-            char *nt = realloc(text, cap * 2 + 1);
-            if (!nt) {
-                free(text);
-                text = NULL;
-            }
-            text = nt;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) {
-        free(text);
-        snprintf(err, errlen, bad ? "cannot read %s" : "out of memory reading %s", path);
-        return 1;
-    }
-    text[len] = '\0';
     if (len == 0) {
         free(text);
         return 0; /* empty: nothing to keep */
