@@ -35,8 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NSIG_END ((int)(sizeof end_signals / sizeof end_signals[0]))
+const int sp_end_signals[SP_NSIG_END] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 static volatile pid_t fwd_child;
 static volatile sig_atomic_t fwd_sig;
@@ -48,12 +47,12 @@ static void forward(int sig)
         kill(fwd_child, sig);
 }
 
-static void block_end_signals(int block)
+void sp_block_end_signals(int block)
 {
     sigset_t set;
     sigemptyset(&set);
-    for (int i = 0; i < NSIG_END; i++)
-        sigaddset(&set, end_signals[i]);
+    for (int i = 0; i < SP_NSIG_END; i++)
+        sigaddset(&set, sp_end_signals[i]);
     sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
@@ -62,8 +61,8 @@ static void block_end_signals(int block)
 static void forward_to(pid_t child, struct sigaction *old)
 {
     fwd_child = child;
-    for (int i = 0; i < NSIG_END; i++) {
-        sigaction(end_signals[i], NULL, &old[i]);
+    for (int i = 0; i < SP_NSIG_END; i++) {
+        sigaction(sp_end_signals[i], NULL, &old[i]);
         if (old[i].sa_handler == SIG_IGN)
             continue;
         struct sigaction sa;
@@ -71,14 +70,14 @@ static void forward_to(pid_t child, struct sigaction *old)
         sa.sa_handler = forward;
         sa.sa_flags = SA_RESTART; /* the parent's wait goes on after passing a signal */
         sigemptyset(&sa.sa_mask);
-        sigaction(end_signals[i], &sa, NULL);
+        sigaction(sp_end_signals[i], &sa, NULL);
     }
 }
 
 static void stop_forwarding(const struct sigaction *old)
 {
-    for (int i = 0; i < NSIG_END; i++)
-        sigaction(end_signals[i], &old[i], NULL);
+    for (int i = 0; i < SP_NSIG_END; i++)
+        sigaction(sp_end_signals[i], &old[i], NULL);
     fwd_child = 0;
 }
 
@@ -210,8 +209,8 @@ int sp_cli_run_one(const sp_plan *p)
         /* no signal between the check and the renames: all or nothing */
         sigset_t set, old;
         sigemptyset(&set);
-        for (int i = 0; i < NSIG_END; i++)
-            sigaddset(&set, end_signals[i]);
+        for (int i = 0; i < SP_NSIG_END; i++)
+            sigaddset(&set, sp_end_signals[i]);
         sigaddset(&set, death_signal());
         sigprocmask(SIG_BLOCK, &set, &old);
         if (child_of && getppid() != child_of) {
@@ -342,11 +341,11 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
         if (fds[i] >= 0)
             fcntl(fds[i], F_SETFD, FD_CLOEXEC);
     /* signals wait until the child to pass them to is known */
-    block_end_signals(1);
+    sp_block_end_signals(1);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
-        block_end_signals(0);
+        sp_block_end_signals(0);
         if (fds[0] >= 0) {
             close(fds[0]);
             close(fds[1]);
@@ -374,7 +373,7 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
             signal(SIGPIPE, SIG_IGN); /* a parent gone mid-line: the death signal ends the run, not this */
         }
         sp_part_cleanup_on_signals();
-        block_end_signals(0);
+        sp_block_end_signals(0);
         int rc = sp_cli_run_one(p);
         fflush(NULL);
         _exit(rc);
@@ -382,10 +381,10 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
     said_t *said = calloc(1, sizeof *said);
     if (said)
         said->text = malloc(KEEP_BYTES);
-    struct sigaction old[NSIG_END];
+    struct sigaction old[SP_NSIG_END];
     fwd_sig = 0;
     forward_to(pid, old);
-    block_end_signals(0);
+    sp_block_end_signals(0);
     if (fds[1] >= 0)
         close(fds[1]);
     if (said && fds[0] >= 0) {
@@ -399,7 +398,7 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
             wr = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
         while (wr < 0 && errno == EINTR);
     }
-    block_end_signals(1);
+    sp_block_end_signals(1);
     stop_forwarding(old);
     int st = 0;
     struct rusage ru;
@@ -413,10 +412,10 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
         if (on_interrupt)
             on_interrupt(p, on_interrupt_arg);
         signal(sig, SIG_DFL);
-        block_end_signals(0);
+        sp_block_end_signals(0);
         raise(sig);
     }
-    block_end_signals(0);
+    sp_block_end_signals(0);
     int rc;
     char msg[LINE_MAX_KEPT + 300];
     if (w < 0) {

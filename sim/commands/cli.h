@@ -15,6 +15,11 @@ int sp_cli_run_one(const sp_plan *p);
  * the child's peak resident memory in bytes (-1 if it could not be had; it
  * includes the few MiB the parent held when it forked). */
 int sp_cli_run_in_child(const sp_plan *p);
+/* The signals that end a command and that it passes on to its children
+ * (child_run.c), and blocking (1) or unblocking (0) them all at once. */
+#define SP_NSIG_END 4
+extern const int sp_end_signals[SP_NSIG_END];
+void sp_block_end_signals(int block);
 int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes);
 /* When a signal passed to a run's child ends the command, fn(run, arg) is
  * called first, to remove what the command made (temporary folders). */

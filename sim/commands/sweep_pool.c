@@ -26,8 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-#define NSIG_END ((int)(sizeof end_signals / sizeof end_signals[0]))
 
 typedef struct {
     sp_plan *p;
@@ -52,7 +50,7 @@ struct sp_pool {
     worker_slot *w;
     void (*interrupted)(const sp_plan *, void *);
     void *arg;
-    struct sigaction old[NSIG_END];
+    struct sigaction old[SP_NSIG_END];
 };
 
 /* the open pool, for the signal handler */
@@ -68,15 +66,6 @@ static void pass_on(int sig)
     for (int i = 0; i < pl->jobs; i++)
         if (pl->w[i].pid > 0)
             kill(pl->w[i].pid, sig);
-}
-
-static void block_end_signals(int block)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    for (int i = 0; i < NSIG_END; i++)
-        sigaddset(&set, end_signals[i]);
-    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 int sp_pool_cores(void)
@@ -106,8 +95,8 @@ sp_pool *sp_pool_open(int jobs, double budget, void (*interrupted)(const sp_plan
         pl->w[i].fd = -1;
     stop_sig = 0;
     open_pool = pl;
-    for (int i = 0; i < NSIG_END; i++) {
-        sigaction(end_signals[i], NULL, &pl->old[i]);
+    for (int i = 0; i < SP_NSIG_END; i++) {
+        sigaction(sp_end_signals[i], NULL, &pl->old[i]);
         if (pl->old[i].sa_handler == SIG_IGN) /* ignored by whoever started the sweep: it stays so */
             continue;
         struct sigaction sa;
@@ -115,7 +104,7 @@ sp_pool *sp_pool_open(int jobs, double budget, void (*interrupted)(const sp_plan
         sa.sa_handler = pass_on;
         sa.sa_flags = SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        sigaction(end_signals[i], &sa, NULL);
+        sigaction(sp_end_signals[i], &sa, NULL);
     }
     return pl;
 }
@@ -140,12 +129,12 @@ static void worker(sp_pool *pl, int q, int fd, pid_t parent)
     /* the sweep's handlers go; SIGTERM is the death signal, never ignored
      * here (the worker passes it on to its run); the others stay ignored
      * where the sweep's starter ignored them */
-    for (int i = 0; i < NSIG_END; i++) {
+    for (int i = 0; i < SP_NSIG_END; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = end_signals[i] != SIGTERM && pl->old[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
+        sa.sa_handler = sp_end_signals[i] != SIGTERM && pl->old[i].sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL;
         sigemptyset(&sa.sa_mask);
-        sigaction(end_signals[i], &sa, NULL);
+        sigaction(sp_end_signals[i], &sa, NULL);
     }
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
@@ -154,7 +143,7 @@ static void worker(sp_pool *pl, int q, int fd, pid_t parent)
         if (pl->w[i].fd >= 0)
             close(pl->w[i].fd);
     open_pool = NULL;
-    block_end_signals(0);
+    sp_block_end_signals(0);
     double rss = -1;
     int rc = sp_cli_run_in_child_rss(pl->q[q].p, &rss);
     unsigned char rec[sizeof rc + sizeof rss];
@@ -178,7 +167,7 @@ static int start(sp_pool *pl, int s, char *err, size_t errlen)
     fcntl(fds[0], F_SETFD, FD_CLOEXEC);
     fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
-    block_end_signals(1); /* a signal now waits until the worker is known */
+    sp_block_end_signals(1); /* a signal now waits until the worker is known */
     pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -186,7 +175,7 @@ static int start(sp_pool *pl, int s, char *err, size_t errlen)
     }
     close(fds[1]);
     if (pid < 0) {
-        block_end_signals(0);
+        sp_block_end_signals(0);
         close(fds[0]);
         snprintf(err, errlen, "cannot start the run of %s: fork failed: %s", pl->q[q].p->algo, strerror(errno));
         return -1;
@@ -197,7 +186,7 @@ static int start(sp_pool *pl, int s, char *err, size_t errlen)
     w->fd = fds[0];
     w->q = q;
     w->t0 = sp_cli_now();
-    block_end_signals(0);
+    sp_block_end_signals(0);
     pl->next++;
     pl->inflight++;
     pl->used += pl->q[q].mem;
@@ -237,10 +226,10 @@ static void end_by_signal(sp_pool *pl)
         w->pid = 0;
     }
     open_pool = NULL;
-    for (int i = 0; i < NSIG_END; i++)
-        sigaction(end_signals[i], &pl->old[i], NULL);
+    for (int i = 0; i < SP_NSIG_END; i++)
+        sigaction(sp_end_signals[i], &pl->old[i], NULL);
     signal(sig, SIG_DFL);
-    block_end_signals(0);
+    sp_block_end_signals(0);
     raise(sig);
     _exit(128 + sig); /* not reached */
 }
@@ -334,7 +323,7 @@ void sp_pool_close(sp_pool *pl)
 {
     if (!pl)
         return;
-    block_end_signals(1);
+    sp_block_end_signals(1);
     for (int i = 0; i < pl->jobs; i++)
         if (pl->w[i].pid > 0)
             kill(pl->w[i].pid, SIGTERM);
@@ -350,10 +339,10 @@ void sp_pool_close(sp_pool *pl)
         sp_cli_remove_run_dir(pl->q[w->q].p->out); /* it did not finish: nothing of it stays */
     }
     open_pool = NULL;
-    for (int i = 0; i < NSIG_END; i++)
-        sigaction(end_signals[i], &pl->old[i], NULL);
+    for (int i = 0; i < SP_NSIG_END; i++)
+        sigaction(sp_end_signals[i], &pl->old[i], NULL);
     int sig = stop_sig;
-    block_end_signals(0);
+    sp_block_end_signals(0);
     free(pl->w);
     free(pl->q);
     free(pl);
