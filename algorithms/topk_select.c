@@ -253,6 +253,10 @@ uint64_t sp_topk_exact(const float *x, uint64_t n, uint64_t k, sp_pair *out)
 
 void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_pair *global, uint64_t t)
 {
+    /* on a device, its copy loses the same entries: those zeroed here */
+    int dev = on_device(acc, dev_n);
+    sp_pair *gone = dev ? malloc((m ? m : 1) * sizeof *gone) : NULL;
+    uint64_t w = 0;
     for (uint64_t i = 0, j = 0; i < m && j < t;) {
         if (mine[i].idx < global[j].idx)
             i++;
@@ -260,29 +264,14 @@ void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_
             j++;
         else {
             acc[mine[i].idx] = 0.0f;
+            if (gone)
+                gone[w++] = mine[i];
             i++;
             j++;
         }
     }
-    if (on_device(acc, dev_n)) { /* the device's copy loses the same entries: those now 0 */
-        uint64_t w = 0;
-        sp_pair *gone = malloc((m ? m : 1) * sizeof *gone);
-        if (!gone) {
-            dev_ops->zero_at(dev_state, NULL, 0); /* NULL: the copy is lost (the device fails the run) */
-            return;
-        }
-        for (uint64_t i = 0, j = 0; i < m && j < t;) {
-            if (mine[i].idx < global[j].idx)
-                i++;
-            else if (global[j].idx < mine[i].idx)
-                j++;
-            else {
-                gone[w++] = mine[i];
-                i++;
-                j++;
-            }
-        }
-        dev_ops->zero_at(dev_state, gone, w);
+    if (dev) {
+        dev_ops->zero_at(dev_state, gone, gone ? w : 0); /* NULL: the copy is lost (the device fails the run) */
         free(gone);
     }
 }
