@@ -47,6 +47,28 @@ char *sp_read_file(const char *path, size_t max_bytes, size_t *len, char *err, s
     return buf;
 }
 
+int sp_json_write(const char *path, const cJSON *doc, char *err, size_t errlen)
+{
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    if (!text) {
+        snprintf(err, errlen, "out of memory writing %s", path);
+        return -1;
+    }
+    sp_part_file pf;
+    if (sp_part_open(&pf, path, err, errlen) != 0) {
+        free(text);
+        return -1;
+    }
+    int ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
+    free(text);
+    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok) {
+        if (!ok)
+            snprintf(err, errlen, "error writing %s", path);
+        return -1;
+    }
+    return 0;
+}
+
 cJSON *sp_json_file_checked(const char *path, size_t max_bytes, char *err, size_t errlen)
 {
     size_t len;

@@ -271,23 +271,7 @@ int sp_summary_write(const char *path, const char *version, const char *backend,
                      const sp_report *rep, char *err, size_t errlen)
 {
     cJSON *root = build(version, backend, config, rep);
-    char *text = root ? cJSON_Print(root) : NULL;
+    int rc = sp_json_write(path, root, err, errlen);
     cJSON_Delete(root);
-    if (!text) {
-        snprintf(err, errlen, "out of memory writing %s", path);
-        return -1;
-    }
-    sp_part_file pf;
-    if (sp_part_open(&pf, path, err, errlen) != 0) {
-        free(text);
-        return -1;
-    }
-    int ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
-    free(text);
-    if (sp_part_close(&pf, ok, err, errlen) != 0 || !ok) {
-        if (!ok)
-            snprintf(err, errlen, "error writing %s", path);
-        return -1;
-    }
-    return 0;
+    return rc;
 }

@@ -127,6 +127,9 @@ int sp_summary_write(const char *path, const char *version, const char *backend,
  * PATH: why", "PATH is larger than N bytes" or "out of memory reading PATH".
  * The caller frees. */
 char *sp_read_file(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
+/* Writes doc to path as every output is written (under a .part name, renamed
+ * when whole); 0, or -1 with a message. */
+int sp_json_write(const char *path, const struct cJSON *doc, char *err, size_t errlen);
 /* A JSON output file (summary.json, a device profile) parsed, or NULL. */
 struct cJSON *sp_json_file(const char *path);
 /* A JSON file: the parsed object, or NULL with a one-line message (missing,

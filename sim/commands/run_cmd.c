@@ -99,25 +99,16 @@ static int dense_speedups(const sp_plan *base, char names[][64], int count, doub
             return -1;
         cJSON *tr = cJSON_GetObjectItemCaseSensitive(j, SPK_TRAINING);
         double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER);
-        char *text = NULL;
+        int rc = 0;
         if (cJSON_IsObject(tr) && it > 0) {
             cJSON_AddNumberToObject(tr, SPK_TR_SPEEDUP, *dense_iter / it);
             cJSON *ref = cJSON_AddObjectToObject(tr, SPK_TR_DENSE);
             cJSON_AddStringToObject(ref, SPK_CFG_ALGO, best);
             cJSON_AddNumberToObject(ref, SPK_TR_ITER, *dense_iter);
-            text = cJSON_Print(j);
+            rc = sp_json_write(path, j, err, errlen);
         }
         cJSON_Delete(j);
-        if (!text)
-            continue;
-        sp_part_file pf;
-        if (sp_part_open(&pf, path, err, errlen) != 0) {
-            free(text);
-            return -1;
-        }
-        int ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
-        free(text);
-        if (sp_part_close(&pf, ok, err, errlen) != 0)
+        if (rc != 0)
             return -1;
     }
     return 0;

@@ -167,22 +167,9 @@ int sp_cmd_workload_stats(int argc, char **argv)
             cJSON_Delete(arr);
         sp_model_free(m);
     }
-    if (o.json[0]) {
-        sp_part_file pf;
-        char *text = j ? cJSON_Print(j) : NULL;
-        int ok = text && sp_part_open(&pf, o.json, err, sizeof err) == 0;
-        if (ok) {
-            ok = fputs(text, pf.f) >= 0 && fputc('\n', pf.f) != EOF;
-            if (sp_part_close(&pf, ok, err, sizeof err) != 0 || !ok)
-                ok = 0;
-        }
-        free(text);
-        if (!ok) {
-            cJSON_Delete(j);
-            if (!err[0])
-                snprintf(err, sizeof err, "cannot write %s", o.json);
-            goto out;
-        }
+    if (o.json[0] && sp_json_write(o.json, j, err, sizeof err) != 0) {
+        cJSON_Delete(j);
+        goto out;
     }
     cJSON_Delete(j);
     rc = 0;
