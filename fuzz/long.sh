@@ -18,17 +18,8 @@ dict=()
 [ -f "$here/dicts/$t.dict" ] && dict=(-dict="$here/dicts/$t.dict")
 dirs=("$out/corpus/$t" "$here/corpus/$t")
 [ -d "$here/regressions/$t" ] && dirs+=("$here/regressions/$t")
-# the harnesses' input files: in memory where there is /dev/shm (on disk,
-# fuzzing runs many times slower), in a folder of this run's, removed at its end
-if [ -w /dev/shm ]; then
-    FUZZ_TMP=$(mktemp -d /dev/shm/sparsim-fuzz-run.XXXXXX)
-else
-    FUZZ_TMP=$(mktemp -d "$out/tmp.XXXXXX")
-fi
-export FUZZ_TMP
-trap 'rm -rf "$FUZZ_TMP"' EXIT
+. "$here/tmp_env.sh"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # known defects awaiting their owners (regressions/open/README.md): gone past
 export LSAN_OPTIONS="suppressions=$here/regressions/open/lsan.supp"
 export UBSAN_OPTIONS="$UBSAN_OPTIONS:suppressions=$here/regressions/open/ubsan.supp"

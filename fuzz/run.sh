@@ -27,17 +27,8 @@ elif [ $rc -ne 0 ]; then
     exit 1
 fi
 
-# the harnesses' input files: in memory where there is /dev/shm (on disk,
-# fuzzing runs many times slower), in a folder of this run's, removed at its end
-if [ -w /dev/shm ]; then
-    FUZZ_TMP=$(mktemp -d /dev/shm/sparsim-fuzz-run.XXXXXX)
-else
-    FUZZ_TMP=$(mktemp -d "$out/tmp.XXXXXX")
-fi
-export FUZZ_TMP
-trap 'rm -rf "$FUZZ_TMP"' EXIT
+. "$here/tmp_env.sh"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # known defects awaiting their owners (regressions/open/README.md): their
 # inputs are replayed apart, and fuzzing goes past them (the leaks and the
 # undefined behaviour the suppression files there name)
