@@ -819,12 +819,47 @@ static uint64_t op_count_above(void *state, int rank, int iter, double thr)
     return draw_count(expected_count(m, thr), m->nz_total, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
 }
 
+/* this rank's k-th largest magnitude: the threshold above which its count
+ * (op_count_above, the same draw) is k, as the exact k-th value of a vector
+ * leaves exactly k above it.  The population's k-th value instead would give
+ * every rank the same threshold and a count scattered around k, where exact
+ * ranks hold k each and thresholds that differ; the last region of Ok-Topk's
+ * repartition (quantiles at multiples of floor(k / P)) depends on the
+ * count being k (bench/README.md section 7). */
 static double op_kth(void *state, int rank, int iter, uint64_t k)
 {
-    (void)rank;
     sp_model *m = state;
     advance_to(m, iter);
-    return kth_value(m, (double)k);
+    double t = kth_value(m, (double)k);
+    if (k == 0 || (double)k >= m->nz_total || !(t > 0) || !isfinite(t))
+        return t;
+    double z = z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0);
+#define COUNT_AT(x) draw_count(expected_count(m, (double)(float)(x)), m->nz_total, z)
+    double lo = t, hi = t;
+    for (int i = 0; i < 60 && COUNT_AT(lo) < k; i++) /* a threshold with k or more above it */
+        lo /= 1.05;
+    for (int i = 0; i < 60 && COUNT_AT(hi) >= k; i++) /* and one with fewer */
+        hi *= 1.05;
+    if (COUNT_AT(lo) < k || COUNT_AT(hi) >= k)
+        return t;
+    for (int i = 0; i < 80 && (float)lo != (float)hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (COUNT_AT(mid) >= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    /* the largest float threshold that still leaves k or more above it */
+    float f = (float)lo;
+    for (int i = 0; i < 1000 && f > 0 && COUNT_AT(f) < k; i++)
+        f = nextafterf(f, 0.0f);
+    float up = nextafterf(f, INFINITY);
+    for (int i = 0; i < 1000 && COUNT_AT(up) >= k; i++) {
+        f = up;
+        up = nextafterf(f, INFINITY);
+    }
+#undef COUNT_AT
+    return (double)f;
 }
 
 static double op_std(void *state, int rank, int iter)
