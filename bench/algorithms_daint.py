@@ -38,7 +38,7 @@ def main():
     rows = []
     for P in a.ranks.split(","):
         d = os.path.join(out, "P%s" % P)
-        cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", a.algos, "--ranks", P, "--platform", "daint",
+        cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", a.algos, "--ranks", P, "--platform", "daint-simgrid",
                "--network", a.network, "--device", a.device, "--density", a.density, "--iters",
                a.iters, "--payload", a.payload, "--no-trace", "--no-csv", "--out", d, "--quiet"] + a.extra.split()
         if a.n != "none":

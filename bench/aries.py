@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""daint (SimGrid's dragonfly) against daint-aries (wired as Aries is): dense ring and Rabenseifner
+"""daint-simgrid (SimGrid's dragonfly, the earlier daint) against daint (wired as Aries is): dense ring and Rabenseifner
 allreduce across group boundaries, simulated time and wall time (fidelity issue, part 1).
 
 Both platforms, cm02 (alpha-beta with max-min sharing), device none, size-only payloads, n = 16M floats
@@ -37,15 +37,15 @@ def main():
     ap.add_argument("--ring-max", type=int, default=1024)
     a = ap.parse_args()
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
-    print("| P | algorithm | daint (s) | daint-aries (s) | aries / daint | wall daint (s) | wall daint-aries (s) |")
+    print("| P | algorithm | daint-simgrid (s) | daint (s) | daint / daint-simgrid | wall daint-simgrid (s) | wall daint (s) |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for P in [int(x) for x in a.ranks.split(",")]:
             for algo in ("ring", "rabenseifner"):
                 if algo == "ring" and P > a.ring_max:
                     continue
-                t0, w0 = run(B, algo, P, "daint", os.path.join(tmp, "d"))
-                t1, w1 = run(B, algo, P, "daint-aries", os.path.join(tmp, "a"))
+                t0, w0 = run(B, algo, P, "daint-simgrid", os.path.join(tmp, "d"))
+                t1, w1 = run(B, algo, P, "daint", os.path.join(tmp, "a"))
                 print("| %d | %s | %.4g | %.4g | %.3f | %.2f | %.2f |" % (P, algo, t0, t1, t1 / t0, w0, w1))
                 sys.stdout.flush()
 

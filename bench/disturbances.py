@@ -63,7 +63,7 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="tabulate runs already in --out")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="sparsim-disturb-")
-    base_cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", "all", "--platform", "daint", "--workload",
+    base_cmd = [os.path.join(a.build, "sparsim"), "run", "--algo", "all", "--platform", "daint-simgrid", "--workload",
                 a.workload, "--payload", "model", "--device", a.device, "--iters", a.iters, "--no-trace", "--no-csv",
                 "--quiet", "--no-disturb-baseline"]
     table, per_iter = [], []

@@ -55,7 +55,7 @@ def main():
     ap.add_argument("--extra", default="", help="more options for sparsim run, space-separated")
     ap.add_argument("--replay-up-to", type=int, default=1024)
     ap.add_argument("--density", default="0.01")
-    ap.add_argument("--platform", default="daint")
+    ap.add_argument("--platform", default="daint-simgrid")
     ap.add_argument("--markdown", default="")
     a = ap.parse_args()
     sparsim = os.path.join(a.build, "sparsim")

@@ -139,7 +139,7 @@ def oktopk_testbed(a, B, results):
             out = os.path.join(a.out, "oktopk", "%s-P%d-%s" % (model, P, dev))
             cmd = [B, "run", "--algo", OKTOPK_ALGOS, "--ranks", str(P), "--workload", model, "--payload", "model",
                    "--density", str(density), "--warmup", "0", "--oktopk-preset", model, "--gaussian-variant", "oktopk",
-                   "--iters-at", "0,1", "--platform", "daint", "--device", dev, "--train-model", model, "--batch",
+                   "--iters-at", "0,1", "--platform", "daint-simgrid", "--device", dev, "--train-model", model, "--batch",
                    str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
             wall = run(cmd, a.reuse, out)
             res = load(out, OKTOPK_ALGOS)

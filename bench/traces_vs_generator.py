@@ -102,7 +102,7 @@ def main():
         for src, extra in (("trace", ["--grad-file", t]), ("generator", ["--workload", prof])):
             d = os.path.join(a.work, "%s-daint-%s" % (name, src))
             if not os.path.exists(os.path.join(d, "comparison.csv")):
-                sh([sparsim, "run", "--algo", "all", "--ranks", str(r["ranks"]), "--platform", "daint", "--network",
+                sh([sparsim, "run", "--algo", "all", "--ranks", str(r["ranks"]), "--platform", "daint-simgrid", "--network",
                     "smpi", "--device", "p100", "--payload", "exact", "--settle", a.settle, "--iters", a.iters,
                     "--out", d, "--quiet", "--no-trace", "--no-csv"] + extra)
             with open(os.path.join(d, "comparison.csv")) as f:

@@ -1,4 +1,4 @@
-/* test_aries.c - the daint-aries platform (sim/shim/simgrid_aries.cpp):
+/* test_aries.c - the daint platform, wired as Aries is (sim/shim/simgrid_aries.cpp):
  * its link counts and routes equal hand-computed ones, and the CLI runs it
  * and refuses what it cannot hold. */
 #include "helpers.h"
@@ -123,21 +123,34 @@ Test(aries, routes_by_hand)
 Test(aries, cli)
 {
     const char *dir = t_tmpdir();
-    const char *ok[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "64K", "--platform", "daint-aries", "--network",
+    const char *ok[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "64K", "--platform", "daint", "--network",
                         "cm02", "--payload", "size", "--out", dir, NULL};
     t_proc r = t_run(ok);
     cr_assert_eq(r.status, 0, "%s", r.err);
     t_proc_free(&r);
-    const char *big[] = {"run", "--algo", "ring", "--ranks", "7681", "--platform", "daint-aries", "--out", dir, NULL};
+    const char *big[] = {"run", "--algo", "ring", "--ranks", "7681", "--platform", "daint", "--out", dir, NULL};
     r = t_run(big);
     cr_assert_eq(r.status, 2);
     cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "daint holds 1 to 7680 ranks"), "%s", r.err);
+    t_proc_free(&r);
+    /* its earlier name is the same platform */
+    const char *alias[] = {"run", "--algo", "ring", "--ranks", "7681", "--platform", "daint-aries", "--out", dir, NULL};
+    r = t_run(alias);
+    cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "daint-aries holds 1 to 7680 ranks"), "%s", r.err);
     t_proc_free(&r);
-    const char *xml[] = {"platform", "daint-aries", NULL};
+    const char *xml[] = {"platform", "daint", NULL};
     r = t_run(xml);
     cr_assert_eq(r.status, 2);
     cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "built in code"), "%s", r.err);
+    t_proc_free(&r);
+    /* the earlier daint, SimGrid's own dragonfly, is still there as XML */
+    const char *sg[] = {"platform", "daint-simgrid", "--ranks", "400", NULL};
+    r = t_run(sg);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "topology=\"DRAGONFLY\""), "%s", r.out);
     t_proc_free(&r);
 }
 
@@ -159,15 +172,16 @@ static double time_of(const char *algo, const char *platform)
     return t;
 }
 
-/* Rabenseifner at P = 64 (one chassis): on SimGrid's dragonfly the 4 nodes
- * of a router share one green link to their partner router in each step of
- * recursive halving, 3.8x the ring; with the detours of daint-aries the 4
- * flows take 4 disjoint paths and Rabenseifner is within 5% of the ring */
+/* Rabenseifner at P = 64 (one chassis): on SimGrid's dragonfly
+ * (daint-simgrid) the 4 nodes of a router share one green link to their
+ * partner router in each step of recursive halving, 3.8x the ring; with the
+ * detours of daint's Aries wiring the 4 flows take 4 disjoint paths and
+ * Rabenseifner is within 5% of the ring */
 Test(aries, rabenseifner_spreads_within_a_chassis)
 {
-    double ring_d = time_of("ring", "daint"), rab_d = time_of("rabenseifner", "daint");
-    double ring_a = time_of("ring", "daint-aries"), rab_a = time_of("rabenseifner", "daint-aries");
-    cr_assert(rab_d / ring_d > 3.0, "daint: %g / %g", rab_d, ring_d);
-    cr_assert(rab_a / ring_a < 1.05, "daint-aries: %g / %g", rab_a, ring_a);
+    double ring_d = time_of("ring", "daint-simgrid"), rab_d = time_of("rabenseifner", "daint-simgrid");
+    double ring_a = time_of("ring", "daint"), rab_a = time_of("rabenseifner", "daint");
+    cr_assert(rab_d / ring_d > 3.0, "daint-simgrid: %g / %g", rab_d, ring_d);
+    cr_assert(rab_a / ring_a < 1.05, "daint: %g / %g", rab_a, ring_a);
     cr_assert(ring_a / ring_d > 0.99 && ring_a / ring_d < 1.02, "ring %g against %g", ring_a, ring_d);
 }

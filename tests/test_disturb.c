@@ -475,7 +475,7 @@ Test(bad, values_get_one_clear_line)
         {{"--noise", "1.5", NULL}, "--noise must be"},
         {{"--noise", "0.1", "--noise-length", "0", NULL}, "--noise-length must be"},
         {{"--degrade-links", "purple", "--degrade-bw", "0.5", NULL}, "no link class or link 'purple'"},
-        {{"--degrade-links", "blue", "--degrade-bw", "0.5", "--platform", "daint"}, "no link class or link 'blue'"},
+        {{"--degrade-links", "blue", "--degrade-bw", "0.5", "--platform", "daint-simgrid"}, "no link class or link 'blue'"},
         {{"--degrade-links", "nic", "--degrade-bw", "-0.5", NULL}, "--degrade-bw must be"},
         {{"--degrade-links", "nic", "--degrade-bw", "1.5", NULL}, "--degrade-bw must be"},
         {{"--degrade-nic", "8", "--degrade-bw", "0.5", NULL}, "rank 8 is out of range"},

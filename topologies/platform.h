@@ -13,10 +13,10 @@ typedef struct {
     char xml_path[1100];   /* file to load */
     int generated;         /* 1 if xml_path is a temporary file to remove */
     char host_prefix[32];  /* "node-" for built-ins; "" for user files */
-    char builder[16];      /* non-empty: the simulated backend builds it in code (daint-aries), no file */
+    char builder[16];      /* non-empty: the simulated backend builds it in code (daint), no file */
 } sp_platform;
 
-/* Resolves `name` ("1gbe", "daint" or a file) for P ranks.  Returns -1 with
+/* Resolves `name` ("1gbe", "daint", "daint-simgrid" or a file) for P ranks.  Returns -1 with
  * a one-line message on error. */
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen);
 void sp_platform_release(sp_platform *p);

@@ -12,27 +12,29 @@
  *          (edge switches joined by uplinks).  The 8 Gbps default is a
  *          chosen figure, not a measured one: the gTop-k paper does not name
  *          its switch.  Routes keep alpha = 100 us and 125 MB/s.
- *   daint  Cray Aries dragonfly as on Piz Daint: 4 nodes per router, 16
- *          routers per chassis, 6 chassis per group, up to 16 groups (SimGrid
- *          3.32 needs groups <= routers per chassis; beyond it crashes), links
- *          of 5.25 GB/s (3 lanes of 14 Gbps) and 100 ns per hop.  Injection
- *          is the node's own full-duplex link to its router, 5.25 GB/s each
- *          way (10.5 GB/s both ways, near the ~10 GB/s PCIe Gen3 x16 NIC).
- *          SimGrid's limiter_link is not used: in 3.32 the dragonfly also
- *          puts one on every router, which would cap a whole router at its
- *          rate (measured: a 4-rank ring on one router ran 2.1x slower).
- *          Groups hold 384 nodes; SimGrid 3.32 joins each pair of groups by
- *          one aggregated link (10 links here, one router's global ports)
- *          attached to a single router per group, with minimal routing,
- *          where Aries spreads global links over routers and routes
- *          adaptively: traffic between groups (P > 384) is pessimistic.
- *
- *   daint-aries  Piz Daint wired as Aries is: global links spread over every
+ *   daint  Piz Daint wired as Aries is: 4 nodes per router, 16 routers
+ *          per chassis, 6 chassis per group, global links spread over every
  *          router, 50 between each pair of groups, and a route per pair of
  *          nodes over them (sim/shim/simgrid_aries.cpp says how and where the
  *          numbers come from).  SimGrid's XML cannot express its routing, so
  *          the simulated backend builds it in code; up to the machine's 20
- *          groups (7680 ranks).  `daint` stays SimGrid's own dragonfly.
+ *          groups (7680 ranks).  `daint-aries` is its earlier name.
+ *
+ *   daint-simgrid  SimGrid 3.32's own DRAGONFLY cluster with Piz Daint's
+ *          sizes (what `daint` was before the Aries wiring; kept to compare
+ *          and to reproduce results recorded with it): up to 16 groups
+ *          (SimGrid 3.32 needs groups <= routers per chassis; beyond it
+ *          crashes), links of 5.25 GB/s (3 lanes of 14 Gbps) and 100 ns per
+ *          hop.  Injection is the node's own full-duplex link to its router,
+ *          5.25 GB/s each way (10.5 GB/s both ways, near the ~10 GB/s PCIe
+ *          Gen3 x16 NIC).  SimGrid's limiter_link is not used: in 3.32 the
+ *          dragonfly also puts one on every router, which would cap a whole
+ *          router at its rate (measured: a 4-rank ring on one router ran 2.1x
+ *          slower).  Groups hold 384 nodes; SimGrid 3.32 joins each pair of
+ *          groups by one aggregated link (10 links here, one router's global
+ *          ports) attached to a single router per group, with minimal
+ *          routing, where Aries spreads global links over routers and routes
+ *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
  * A user platform file is read before SimGrid sees it, for what SimGrid
  * would abort or crash on instead of saying what is wrong: a bandwidth that
@@ -60,14 +62,17 @@
 #define DAINT_NODES_PER_CHASSIS (DAINT_NODES_PER_ROUTER * DAINT_ROUTERS_PER_CHASSIS)
 #define DAINT_NODES_PER_GROUP (DAINT_NODES_PER_CHASSIS * DAINT_CHASSIS_PER_GROUP)
 
-#define ARIES "daint-aries"
+#define DAINT_SG "daint-simgrid" /* SimGrid's own dragonfly, `daint` until the Aries wiring */
+#define ARIES_ALIAS "daint-aries" /* the Aries wiring's first name, still accepted */
 #define ARIES_MAX_NODES (20 * 384) /* sim/shim/simgrid_aries.cpp: 20 groups of 384 nodes */
 #define GBE_SWITCH "1gbe-switch"
 #define GBE_SWITCH_DEFAULT_GBPS 8.0
 
+static int is_aries(const char *name) { return strcmp(name, "daint") == 0 || strcmp(name, ARIES_ALIAS) == 0; }
+
 int sp_platform_is_builtin(const char *name)
 {
-    return strcmp(name, "1gbe") == 0 || strcmp(name, "daint") == 0 || strcmp(name, ARIES) == 0 ||
+    return strcmp(name, "1gbe") == 0 || is_aries(name) || strcmp(name, DAINT_SG) == 0 ||
            strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0;
 }
 
@@ -106,9 +111,9 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
                 P - 1);
         return 0;
     }
-    if (strcmp(name, ARIES) == 0) {
-        snprintf(err, errlen, "platform daint-aries is built in code, not as SimGrid XML (its routing picks a global "
-                              "link per pair of nodes, which the XML cannot say)");
+    if (is_aries(name)) {
+        snprintf(err, errlen, "platform %s is built in code, not as SimGrid XML (its routing picks a global "
+                              "link per pair of nodes, which the XML cannot say; daint-simgrid has XML)", name);
         return -1;
     }
     if (strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0) {
@@ -129,11 +134,11 @@ int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size
                 g, P - 1, g * 1e9 / 8.0);
         return 0;
     }
-    if (strcmp(name, "daint") == 0) {
+    if (strcmp(name, DAINT_SG) == 0) {
         int groups = (P + DAINT_NODES_PER_GROUP - 1) / DAINT_NODES_PER_GROUP;
         if (groups > DAINT_MAX_GROUPS) {
             snprintf(err, errlen,
-                     "platform daint holds at most %d ranks (%d dragonfly groups of %d nodes; SimGrid 3.32 "
+                     "platform daint-simgrid holds at most %d ranks (%d dragonfly groups of %d nodes; SimGrid 3.32 "
                      "crashes with more groups than routers per chassis)",
                      DAINT_MAX_GROUPS * DAINT_NODES_PER_GROUP, DAINT_MAX_GROUPS, DAINT_NODES_PER_GROUP);
             return -1;
@@ -727,7 +732,7 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 {
     FILE *f = fopen(path, "rb"); /* a name that is no file may have meant a built-in */
     if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-aries)", path,
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-simgrid)", path,
                  strerror(errno));
         return -1;
     }
@@ -792,13 +797,13 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (strcmp(name, ARIES) == 0) {
+    if (is_aries(name)) {
         if (P < 1 || P > ARIES_MAX_NODES) {
-            snprintf(err, errlen, "platform daint-aries holds 1 to %d ranks (20 groups of 384 nodes, as Piz Daint)",
+            snprintf(err, errlen, "platform %s holds 1 to %d ranks (20 groups of 384 nodes, as Piz Daint)", name,
                      ARIES_MAX_NODES);
             return -1;
         }
-        snprintf(out->builder, sizeof out->builder, "%s", ARIES);
+        snprintf(out->builder, sizeof out->builder, "aries");
         snprintf(out->host_prefix, sizeof out->host_prefix, "node-");
         return 0;
     }

@@ -40,7 +40,8 @@ static int cmd_platform(int argc, char **argv)
 {
     if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
         fprintf(argc < 1 ? stderr : stdout,
-                "usage: sparsim platform 1gbe|1gbe-switch[:G]|daint [--ranks P]   print the SimGrid XML of a built-in platform\n");
+                "usage: sparsim platform 1gbe|1gbe-switch[:G]|daint-simgrid [--ranks P]   print the SimGrid XML of a built-in\n"
+                "       platform (daint is built in code and has none)\n");
         return argc < 1 ? 2 : 0;
     }
     sp_plan p;
@@ -52,12 +53,12 @@ static int cmd_platform(int argc, char **argv)
             return 2;
         }
     } else if (argc != 1) {
-        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|1gbe-switch[:G]|daint [--ranks P]\n");
+        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|1gbe-switch[:G]|daint-simgrid [--ranks P]\n");
         return 2;
     }
     if (!sp_platform_is_builtin(argv[0])) {
         char msg[300], shown[160];
-        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, 1gbe-switch[:G], daint)",
+        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, 1gbe-switch[:G], daint-simgrid)",
                  sp_opts_printable(argv[0], shown, sizeof shown));
         sp_opts_print_error(msg);
         return 2;
@@ -81,10 +82,11 @@ static int cmd_list(void)
            "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
            "1gbe-switch", "the same behind one switch with a backplane of G Gbps shared by all flows\n"
            "                 (1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
-           "daint", "Cray Aries dragonfly (Piz Daint): 5.25 GB/s links, 100 ns per hop, up to 6144 ranks\n"
-           "                 in groups of 384, joined by one link per pair of groups (pessimistic past 384)",
-           "daint-aries", "Piz Daint wired as Aries is: global links on every router, 50 per pair of groups,\n"
-           "                 a route per pair of nodes over them; up to 7680 ranks",
+           "daint", "Piz Daint's Cray Aries dragonfly wired as Aries is: groups of 384 nodes, global links\n"
+           "                 on every router, 50 per pair of groups, a route per pair of nodes over them;\n"
+           "                 up to 7680 ranks (daint-aries: the same)",
+           "daint-simgrid", "SimGrid 3.32's own dragonfly with Daint's sizes (the earlier daint): one link\n"
+           "                 per pair of groups on one router (pessimistic past 384); up to 6144 ranks",
            "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
     const sp_device *d = sp_device_list(&n);
     printf("device profiles:\n");

@@ -52,8 +52,9 @@ static const sp_opt run_options[] = {
      NULL},
     {"platform", SP_OT_STRING, F(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "NAME",
      NULL,
-     "1gbe (1 Gbps Ethernet crossbar), daint (Cray Aries dragonfly, up to 6144 ranks), or a SimGrid platform XML "
-     "file (rank i on its i-th host)",
+     "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz Daint's "
+     "Cray Aries dragonfly, wired as Aries is, up to 7680 ranks), daint-simgrid (SimGrid's own dragonfly with "
+     "Daint's sizes, the earlier daint, up to 6144 ranks), or a SimGrid platform XML file (rank i on its i-th host)",
      NULL, NULL},
     {"network", SP_OT_CHOICE, F(network), 0, 0, "lv08", network_choices, 0, "MODEL", NULL,
      "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
@@ -507,7 +508,7 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
     if (!sp_device_find(p->device) && !sp_device_load(p->device, err, errlen))
         return -1;
     /* a platform file is read for what SimGrid would abort or crash on; a
-     * built-in one is made for P ranks (daint has a largest P) */
+     * built-in one is made for P ranks (daint and daint-simgrid have a largest P) */
     sp_platform plat;
     if (sp_platform_prepare(p->platform, p->ranks, &plat, err, errlen) != 0)
         return -1;

@@ -1141,7 +1141,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
-    int rc = plat.builder[0] ? spg_build_aries(P, perr, sizeof perr) /* daint-aries: built in code */
+    int rc = plat.builder[0] ? spg_build_aries(P, perr, sizeof perr) /* daint: built in code */
                              : spg_load_platform(plat.xml_path, perr, sizeof perr);
     sp_platform_release(&plat);
     if (rc != 0) {

@@ -4,7 +4,7 @@
  * on one router per group and routes minimally through it: every flow
  * between two groups crosses one router.  Aries spreads its global links
  * over every router of a group and routes adaptively.  This zone (platform
- * `daint-aries`) builds the Aries wiring in code, since SimGrid's XML cannot
+ * `daint`, first named `daint-aries`) builds the Aries wiring in code, since SimGrid's XML cannot
  * say which of many parallel links a route takes:
  *
  *   4 nodes per router, 16 routers per chassis, 6 chassis per group (384
@@ -268,7 +268,7 @@ int spg_aries_max_nodes(void) { return MACHINE_GROUPS * ROUTERS_PER_GROUP * NODE
 int spg_build_aries(int nodes, char* err, size_t errlen)
 {
   try {
-    auto* zone = new AriesZone("daint-aries", nodes);
+    auto* zone = new AriesZone("daint", nodes);
     zone->build();
     zone->seal();
     simgrid::s4u::Engine::on_platform_created();
