@@ -108,8 +108,20 @@ try:
               "calibration.txt: 13 sizes with one-way and both-ways times")
         last = [l for l in open(os.path.join(cal, "calibration.txt")) if l.startswith("# alpha")][0].split()
         alpha, bw, xbw = float(last[2]), float(last[5]), float(last[9])
+        # LogP's split of alpha: o on each host (the device profile), the rest on the wire (the platform)
+        ov = [l for l in open(os.path.join(cal, "calibration.txt")) if l.startswith("# overheads")][0]
+        o_send = float(ov.split("o_send ")[1].split()[0])
+        o_recv = float(ov.split("o_recv ")[1].split()[0])
+        wire = float(ov.split("alpha less both) ")[1].split()[0])
+        check(o_send >= 0 and o_recv >= 0 and wire > 0 and abs(o_send + o_recv + wire - alpha) <= 1e-6 * alpha,
+              "overheads %g + %g and wire %g do not add up to alpha %g" % (o_send, o_recv, wire, alpha))
+        dev = json.load(open(os.path.join(cal, "device.json")))
+        check(abs(dev.get("send_o", -1) - o_send) <= 1e-6 * alpha and abs(dev.get("recv_o", -1) - o_recv) <= 1e-6 * alpha,
+              "device.json's send_o and recv_o are not the measured ones: %r" % dev)
         xml = open(os.path.join(cal, "platform.xml")).read()
         lim = float(xml.split('limiter_link="')[1].split("Bps")[0])
+        lat = float(xml.split(' lat="')[1].split("s")[0])
+        check(abs(2 * lat - wire) <= 1e-5 * wire, "the platform's route latency %g is not the wire's %g" % (2 * lat, wire))
         check(abs(lim - 2 * min(bw, xbw)) <= 1e-5 * lim, "limiter %g is not twice min(%g, %g)" % (lim, bw, xbw))
         out = os.path.join(tmp, "on-cal")
         n = 1 << 20
@@ -118,9 +130,26 @@ try:
         check(r.returncode == 0, "the simulator on the calibrated platform: %s" % r.stderr)
         if r.returncode == 0:
             t = json.load(open(os.path.join(out, "summary.json")))["time_per_iter_s"]["mean"]
-            # two steps, each a 2 MiB exchange both ways: alpha + bytes / min(bw, limiter / 2)
-            want = 2 * (alpha + 4.0 * n / 2 / min(bw, lim / 2))
+            # two steps, each a 2 MiB exchange both ways: wire + bytes / min(bw, limiter / 2)
+            want = 2 * (wire + 4.0 * n / 2 / min(bw, lim / 2))
             check(abs(t - want) <= 0.01 * want, "ring on the calibrated platform: %.6g s, expected %.6g s" % (t, want))
+        # with the measured o charged (kernels free here), each step is o_send + wire + transfer + o_recv: the
+        # measured alpha again, so a ping-pong simulated on both files takes what was measured (one float per
+        # step, so that alpha is the time and o a visible part of it)
+        odev = os.path.join(tmp, "o-only.json")
+        with open(odev, "w") as f:
+            json.dump({"name": "o-only", "launch": 0, "mem_bw": 0, "topk_coeff": 0, "scatter_bw": 0,
+                       "send_o": dev.get("send_o", 0), "recv_o": dev.get("recv_o", 0)}, f)
+        out = os.path.join(tmp, "on-cal-o")
+        r = run([SPARSIM, "run", "--algo", "ring", "--ranks", "2", "--n", "2", "--network", "cm02", "--payload",
+                 "size", "--device", odev, "--platform", os.path.join(cal, "platform.xml"), "--out", out,
+                 "--no-trace", "--quiet"])
+        check(r.returncode == 0, "the simulator with the calibrated overheads: %s" % r.stderr)
+        if r.returncode == 0:
+            t = json.load(open(os.path.join(out, "summary.json")))["time_per_iter_s"]["mean"]
+            want = 2 * (alpha + 4.0 / min(bw, lim / 2))
+            check(abs(t - want) <= 0.01 * want, "ring with the calibrated o: %.6g s, expected %.6g s (o_send %g, "
+                  "o_recv %g, wire %g)" % (t, want, o_send, o_recv, wire))
 
     # a folder calibrate cannot create: one line, and no rank left waiting for the other
     blocker = os.path.join(tmp, "a-file")

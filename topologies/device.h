@@ -55,6 +55,6 @@ double sp_device_time(const sp_device *d, sp_device_kernel k, double size);
 
 /* Writes a profile as the JSON that sp_device_load reads. */
 int sp_device_write_json(FILE *f, const char *name, const char *description, double launch, double mem_bw,
-                         double topk_coeff, double scatter_bw);
+                         double topk_coeff, double scatter_bw, double send_o, double recv_o);
 
 #endif

@@ -185,7 +185,7 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
 }
 
 int sp_device_write_json(FILE *f, const char *name, const char *description, double launch, double mem_bw,
-                         double topk_coeff, double scatter_bw)
+                         double topk_coeff, double scatter_bw, double send_o, double recv_o)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", name);
@@ -194,6 +194,8 @@ int sp_device_write_json(FILE *f, const char *name, const char *description, dou
     cJSON_AddNumberToObject(o, "mem_bw", mem_bw);
     cJSON_AddNumberToObject(o, "topk_coeff", topk_coeff);
     cJSON_AddNumberToObject(o, "scatter_bw", scatter_bw);
+    cJSON_AddNumberToObject(o, "send_o", send_o);
+    cJSON_AddNumberToObject(o, "recv_o", recv_o);
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     int ok = text && fprintf(f, "%s\n", text) > 0;

@@ -851,8 +851,10 @@ int sp_platform_write_calibrated(void *fp, int hosts, double alpha, double bw, d
     FILE *f = fp;
     int w = fprintf(f,
                     "%s"
-                    "  <!-- measured by sparsim-mpi calibrate: one-way latency %.3g s, bandwidth %.4g B/s,\n"
-                    "       %.4g B/s each way while both directions are busy; a route crosses two links,\n"
+                    "  <!-- measured by sparsim-mpi calibrate: the wire's one-way latency %.3g s (the measured\n"
+                    "       latency less the hosts' send and receive overheads, which its device.json charges),\n"
+                    "       bandwidth %.4g B/s, %.4g B/s each way while both directions are busy; a route crosses\n"
+                    "       two links,\n"
                     "       so each link has half the latency, and each host's limiter link (shared by\n"
                     "       what it sends and receives) carries twice the both-ways figure -->\n"
                     "  <cluster id=\"calibrated\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"

@@ -2,8 +2,16 @@
  * measured, as a SimGrid platform and a device profile the simulator reads.
  *
  * Point-to-point latency and bandwidth between ranks 0 and 1 (one way, and
- * both ways at once), and the local kernels timed while every rank runs them
- * at once, as ranks of an allreduce do.  topologies/ writes the files.
+ * both ways at once), the host overheads of a small message (LogGP's o, on
+ * each side), and the local kernels timed while every rank runs them at
+ * once, as ranks of an allreduce do.  topologies/ writes the files.
+ *
+ * LogP's split of a small message's one-way time (Culler et al., PPoPP
+ * 1993): o_send on the sender's CPU, the wire's latency L, o_recv on the
+ * receiver's CPU.  The simulator charges o on the ranks' clocks (the device
+ * profile's send_o and recv_o, sim/shim/simgrid.c) and L on the routes, so
+ * the platform written gets L = alpha - o_send - o_recv, and a simulated
+ * ping-pong on both files takes the measured time.
  *
  * With --select cuda the kernels are the GPU's (algorithms/select_cuda.h),
  * timed on vectors in GPU memory, and the host-device copies are measured
@@ -112,6 +120,59 @@ static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, cha
 }
 
 static double now(void) { return MPI_Wtime(); }
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* LogGP's o for an 8-byte message (Alexandrov et al., SPAA 1995), the best
+ * of reps as for the ping-pong whose alpha it splits: o_send is rank 0's time in a blocking send, which an MPI
+ * library completes eagerly once the data is copied out; o_recv is rank 1's
+ * time in a receive whose message has already arrived (it waits 200 us
+ * after both ranks passed a barrier that follows the send).  Each rank
+ * returns what it measured, 0 for the other. */
+static void overheads(int me, int reps, char *buf, double *o_send, double *o_recv)
+{
+    double *ts = calloc((size_t)reps, sizeof *ts), *tr = calloc((size_t)reps, sizeof *tr);
+    *o_send = *o_recv = 0;
+    sp_mpi_watch("the overheads of calibration");
+    for (int i = 0; i < reps; i++, sp_mpi_progress()) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            double t = MPI_Wtime();
+            MPI_Send(buf, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+            t = MPI_Wtime() - t;
+            if (ts)
+                ts[i] = t;
+            MPI_Send(buf, 8, MPI_BYTE, 1, 4, MPI_COMM_WORLD);
+        } else if (me == 1) {
+            MPI_Recv(buf, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 1) {
+            for (double w = MPI_Wtime(); MPI_Wtime() - w < 200e-6;)
+                ;
+            double t = MPI_Wtime();
+            MPI_Recv(buf, 8, MPI_BYTE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            t = MPI_Wtime() - t;
+            if (tr)
+                tr[i] = t;
+        }
+    }
+    sp_mpi_watch(NULL);
+    if (ts && tr) {
+        qsort(ts, (size_t)reps, sizeof *ts, by_value);
+        qsort(tr, (size_t)reps, sizeof *tr, by_value);
+        if (me == 0)
+            *o_send = ts[0];
+        if (me == 1)
+            *o_recv = tr[0];
+    }
+    free(ts);
+    free(tr);
+}
 
 /* The GPU's kernels on n floats and m pairs in GPU memory, best of a few
  * runs each (the first one warms up): tk[] = dense add, threshold filter,
@@ -252,6 +313,8 @@ int sp_mpi_calibrate(int argc, char **argv)
         xtimes[ns] = exchange(1, me, b, b < (1u << 20) ? 50 : 10, buf, buf2);
         ns++;
     }
+    double o_send, o_recv;
+    overheads(me, 200, buf, &o_send, &o_recv);
     free(buf);
     free(buf2);
     /* alpha: the smallest message; bandwidth: the slope over the largest ones */
@@ -328,12 +391,23 @@ int sp_mpi_calibrate(int argc, char **argv)
             y[pairs[i].idx] += pairs[i].val;
         tk[3] = now() - t;
     }
-    double tmax[9];
-    double tall[9] = {tk[0], tk[1], tk[2], tk[3], tk[4], tk[5], cp[0], cp[1], cp[2]};
+    double tmax[11];
+    double tall[11] = {tk[0], tk[1], tk[2], tk[3], tk[4], tk[5], cp[0], cp[1], cp[2], o_send, o_recv};
     sp_mpi_watch(KERNELS);
-    MPI_Allreduce(tall, tmax, 9, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(tall, tmax, 11, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     sp_mpi_watch(NULL);
     double t_sum = tmax[0], t_thr = tmax[1], t_topk = tmax[2], t_sc = tmax[3];
+    /* the wire's latency is what o leaves of alpha; where noise makes o
+     * the larger, o is scaled down to 90% of alpha (the split, not the
+     * total, is then uncertain) */
+    o_send = tmax[9];
+    o_recv = tmax[10];
+    if (o_send + o_recv > 0.9 * alpha) {
+        double f = o_send + o_recv > 0 ? 0.9 * alpha / (o_send + o_recv) : 0;
+        o_send *= f;
+        o_recv *= f;
+    }
+    double wire = alpha - o_send - o_recv;
     err[0] = '\0';
     if (me == 0) {
         double mem_bw = 12.0 * (double)n / t_sum;
@@ -344,7 +418,7 @@ int sp_mpi_calibrate(int argc, char **argv)
         char path[1100];
         snprintf(path, sizeof path, "%s/platform.xml", out);
         FILE *f = fopen(path, "w");
-        int bad = !f || sp_platform_write_calibrated(f, hosts, alpha, bw, xbw, limiter) != 0;
+        int bad = !f || sp_platform_write_calibrated(f, hosts, wire, bw, xbw, limiter) != 0;
         if (closed_badly(f, bad, path, err, sizeof err))
             rc = 1;
         snprintf(path, sizeof path, "%s/device.json", out);
@@ -363,11 +437,12 @@ int sp_mpi_calibrate(int argc, char **argv)
             bad = !f || fprintf(f,
                                 "{\n  \"name\": \"calibrated-gpu\",\n  \"description\": \"%s\",\n  \"launch\": %.9g,\n"
                                 "  \"mem_bw\": %.9g,\n  \"topk_coeff\": %.9g,\n  \"scatter_bw\": %.9g,\n"
+                                "  \"send_o\": %.9g,\n  \"recv_o\": %.9g,\n"
                                 "  \"copy_lat\": %.9g,\n  \"copy_bw\": %.9g\n}\n",
-                                desc, launch, mem_bw, topk_coeff, scatter_bw, copy_lat, copy_bw) < 0;
+                                desc, launch, mem_bw, topk_coeff, scatter_bw, o_send, o_recv, copy_lat, copy_bw) < 0;
         } else
             bad = !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate",
-                                             0, mem_bw, topk_coeff, scatter_bw) != 0;
+                                             0, mem_bw, topk_coeff, scatter_bw, o_send, o_recv) != 0;
         if (closed_badly(f, bad, path, rc ? NULL : err, sizeof err))
             rc = 1;
         snprintf(path, sizeof path, "%s/calibration.txt", out);
@@ -378,6 +453,9 @@ int sp_mpi_calibrate(int argc, char **argv)
             for (int i = 0; i < ns; i++)
                 fprintf(f, "%.0f %.9g %.9g\n", sizes[i], times[i], xtimes[i]);
             fprintf(f, "# alpha %.9g s, bandwidth %.6g B/s, both ways %.6g B/s each\n", alpha, bw, xbw);
+            fprintf(f, "# overheads of an 8-byte message (best of 200): o_send %.9g s, o_recv %.9g s; "
+                       "the platform's latency (alpha less both) %.9g s\n",
+                    o_send, o_recv, wire);
             fprintf(f, "# dense sum of %llu floats: %.6g s; threshold filter: %.6g s (%llu kept); exact top-1%% of "
                        "%llu: %.6g s; scatter-add of %llu pairs: %.6g s\n",
                     (unsigned long long)n, t_sum, t_thr, (unsigned long long)cnt, (unsigned long long)nk, t_topk,
@@ -389,10 +467,10 @@ int sp_mpi_calibrate(int argc, char **argv)
             fclose(f);
         }
         if (!rc)
-            printf("calibrated: latency %.3g s, bandwidth %.4g MB/s (%.4g MB/s each way both ways at once); memory "
-                   "%.3g GB/s, top-k %.3g s per n log2 n\n"
+            printf("calibrated: latency %.3g s (o_send %.3g s, o_recv %.3g s), bandwidth %.4g MB/s (%.4g MB/s each "
+                   "way both ways at once); memory %.3g GB/s, top-k %.3g s per n log2 n\n"
                    "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
-                   alpha, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
+                   alpha, o_send, o_recv, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
     }
     free(x);
     free(y);
