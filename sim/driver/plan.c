@@ -36,7 +36,9 @@ static const sp_opt_choice packing_choices[] = {{"pairs", 0}, {"separate", 1}, {
 static const sp_opt_choice ablation_choices[] = {{"none", 0}, {"uniform", 1}, {"disjoint", 2}, {NULL, 0}};
 static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {NULL, 0}};
 static const sp_opt_choice noise_choices[] = {{"periodic", SP_NOISE_PERIODIC}, {"random", SP_NOISE_RANDOM}, {NULL, 0}};
-static const sp_opt_choice train_choices[] = {{"none", 0}, {"vgg16", 1}, {"lstm", 2}, {"bert", 3}, {NULL, 0}};
+static const sp_opt_choice train_choices[] = {{"none", 0},     {"vgg16", 1},    {"lstm", 2},     {"bert", 3},
+                                              {"resnet20", 4}, {"alexnet", 5},  {"resnet50", 6}, {"lstm-ptb", 7},
+                                              {NULL, 0}};
 static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
@@ -126,7 +128,8 @@ static const sp_opt run_options[] = {
      NULL},
     {"workload", SP_OT_STRING, F(workload), 0, 0, "generic", NULL, 0, "NAME",
      NULL,
-     "the gradients' profile: generic, the papers' models vgg16, lstm, bert (their real layer tables), or a "
+     "the gradients' profile: generic, the papers' models vgg16, lstm, bert, resnet20, alexnet, resnet50, lstm-ptb "
+     "(their real layer tables), or a "
      "profile JSON file (sparsim profile writes one); scaled to --n when it differs",
      "gradients (sim/workload/profile.h documents the model)", NULL},
     {"grad-layers", SP_OT_INT, F(grad_layers), 1, 4096, "16", NULL, 0, "L", NULL,

@@ -56,7 +56,8 @@ int sp_training_validate(const sp_plan *p, char *err, size_t errlen)
     if (!sp_training_on(p)) {
         const char *stray = sp_plan_given(p, "batch") ? "--batch" : p->overlap ? "--overlap" : NULL;
         if (stray) {
-            snprintf(err, errlen, "%s needs training iterations: give --train-model vgg16|lstm|bert or --train-compute S",
+            snprintf(err, errlen, "%s needs training iterations: give --train-model "
+                                  "vgg16|lstm|bert|resnet20|alexnet|resnet50|lstm-ptb or --train-compute S",
                      stray);
             return -1;
         }

@@ -1,5 +1,5 @@
 /* paper_models.h - layer tables of the models the sparse-allreduce papers
- * train (paper_models.c says where each comes from). */
+ * (Ok-Topk, gTop-k) train (paper_models.c says where each comes from). */
 #ifndef SPARSIM_PAPER_MODELS_H
 #define SPARSIM_PAPER_MODELS_H
 
@@ -17,14 +17,16 @@ typedef struct {
     const sp_paper_layer *layers;
     int nlayers;
     /* one training iteration (sim/driver/training.c): forward FLOPs per
-     * sample, the per-GPU batch of the Ok-Topk scripts, and where each
-     * comes from (paper_models.c) */
+     * sample, the per-GPU batch of the authors' scripts (Ok-Topk's for
+     * vgg16, lstm and bert, gTop-k's for the others), and where each comes
+     * from (paper_models.c) */
     double fwd_flops;
     int batch;
     const char *train_source;
 } sp_paper_model;
 
-/* vgg16, lstm or bert; NULL for another name */
+/* vgg16, lstm, bert, resnet20, alexnet, resnet50 or lstm-ptb; NULL for
+ * another name */
 const sp_paper_model *sp_paper_model_find(const char *name);
 
 #endif

@@ -5,8 +5,9 @@
  *    (real models mix tensors of tens to hundreds of thousands of entries),
  *    medians log-uniform in [1/S, S] (--grad-spread), the within-layer
  *    spread, zeros, sharing, persistence and drift of the kinds' defaults.
- *  - vgg16, lstm, bert: the papers' models with their real layer tables
- *    (paper_models.c), each tensor given its kind's parameters.
+ *  - vgg16, lstm, bert, resnet20, alexnet, resnet50, lstm-ptb: the papers'
+ *    models with their real layer tables (paper_models.c), each tensor given
+ *    its kind's parameters.
  * Kind parameters (relative log10 scale, within-layer log10 spread, zeros)
  * and the global ones come from recorded traces of real training (the CNN,
  * LSTM and transformer of traces/record_gradients.py, fitted by `sparsim
@@ -83,7 +84,8 @@ static const char *const kind_fallback[][2] = {
 #define DEFAULT_TAIL 0.30  /* the LSTM's weight matrices: 0.27-0.30 */
 #define DEFAULT_ZEROS 0.01 /* the LSTM's share of exact zeros (gradients.md) */
 
-static const char *const builtin[] = {"generic", "vgg16", "lstm", "bert", NULL};
+static const char *const builtin[] = {"generic", "vgg16",    "lstm",     "bert", "resnet20",
+                                      "alexnet", "resnet50", "lstm-ptb", NULL};
 
 const char *const *sp_profile_builtin_names(void) { return builtin; }
 
@@ -539,8 +541,8 @@ int sp_profile_get(const char *name, uint64_t n, uint64_t seed, const sp_profile
     } else {
         char jerr[600];
         if (access(name, R_OK) != 0) {
-            snprintf(err, errlen, "unknown workload '%s' (built in: generic, vgg16, lstm, bert; or a profile JSON "
-                                  "file): %s",
+            snprintf(err, errlen, "unknown workload '%s' (built in: generic, vgg16, lstm, bert, resnet20, alexnet, "
+                                  "resnet50, lstm-ptb; or a profile JSON file): %s",
                      name, strerror(errno));
             return -1;
         }
