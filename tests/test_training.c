@@ -1,10 +1,13 @@
 /* test_training.c - whole training iterations (sim/driver/training.c):
  * compute + allreduce exactly without overlap, the layer-by-layer overlap
  * rule on hand-computed cases, the presets' compute from their FLOPs, the
- * speedup over the fastest dense allreduce run alongside, and bad input. */
+ * papers' layer tables (sim/workload/paper_models.c) against their stated
+ * parameter counts, a short run of each gTop-k model, the speedup over the
+ * fastest dense allreduce run alongside, and bad input. */
 #include "helpers.h"
 #include "../sim/driver/run.h"
 #include "../sim/driver/training.h"
+#include "../sim/workload/paper_models.h"
 #include "../traces/trace.h"
 #include "../traces/summary_keys.h"
 
@@ -94,6 +97,86 @@ Test(training, preset_compute_from_flops)
     double want = 3.0 * 6.26e8 * 16 / (0.4 * 9.3e12);
     cr_assert(fabs(rep.training.compute_s - want) < 1e-12 * want, "%.17g vs %.17g", rep.training.compute_s, want);
     sp_report_free(&rep);
+}
+
+/* every table's tensors sum to the parameter count its comment states, and
+ * each tensor has a kind its family's profile knows */
+Test(training, paper_tables_sum_to_n)
+{
+    static const char *const cnn[] = {"conv_weight", "conv_bias", "bn_weight", "bn_bias", "linear_weight",
+                                      "linear_bias", NULL};
+    static const char *const lstm[] = {"lstm_weight_ih", "lstm_weight_hh", "lstm_bias", "embedding", "linear_weight",
+                                       "linear_bias", "conv_weight", "conv_bias", "bn_weight", "bn_bias", "other",
+                                       NULL};
+    static const char *const transformer[] = {"embedding", "linear_weight", "linear_bias", "layernorm_weight",
+                                              "layernorm_bias", NULL};
+    static const struct {
+        const char *name, *family;
+        uint64_t n;
+        int nlayers, batch;
+        double fwd_flops;
+    } want[] = {
+        {"vgg16", "cnn", 14728266, 54, 16, 6.26e8},
+        {"lstm", "lstm", 27569568, 40, 2, 9.9e9},
+        {"bert", "transformer", 133547324, 207, 8, 2.21e10},
+        {"resnet20", "cnn", 269722, 59, 32, 8.11e7},
+        {"alexnet", "cnn", 61100840, 16, 256, 1.43e9},
+        {"resnet50", "cnn", 25557032, 161, 64, 8.18e9},
+        {"lstm-ptb", "lstm", 66034000, 11, 20, 3.57e9},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const sp_paper_model *m = sp_paper_model_find(want[i].name);
+        cr_assert(m, "%s", want[i].name);
+        cr_assert_str_eq(m->family, want[i].family, "%s", want[i].name);
+        cr_assert_eq(m->n, want[i].n, "%s: n %llu", want[i].name, (unsigned long long)m->n);
+        cr_assert_eq(m->nlayers, want[i].nlayers, "%s: %d tensors", want[i].name, m->nlayers);
+        cr_assert_eq(m->batch, want[i].batch, "%s", want[i].name);
+        cr_assert_eq(m->fwd_flops, want[i].fwd_flops, "%s", want[i].name);
+        const char *const *kinds = !strcmp(m->family, "cnn") ? cnn : !strcmp(m->family, "lstm") ? lstm : transformer;
+        uint64_t sum = 0;
+        for (int l = 0; l < m->nlayers; l++) {
+            cr_assert(m->layers[l].size > 0, "%s: %s", want[i].name, m->layers[l].name);
+            sum += m->layers[l].size;
+            int known = 0;
+            for (int k = 0; kinds[k]; k++)
+                known |= !strcmp(kinds[k], m->layers[l].kind);
+            cr_assert(known, "%s: %s has kind %s", want[i].name, m->layers[l].name, m->layers[l].kind);
+            for (int o = 0; o < l; o++)
+                cr_assert_str_neq(m->layers[o].name, m->layers[l].name, "%s: %s twice", want[i].name,
+                                  m->layers[l].name);
+        }
+        cr_assert_eq(sum, m->n, "%s: tensors sum to %llu, n %llu", want[i].name, (unsigned long long)sum,
+                     (unsigned long long)m->n);
+    }
+    cr_assert_null(sp_paper_model_find("resnet"));
+}
+
+/* the gTop-k paper's other models run as workload and training model: a
+ * short run at P = 4 exits 0 and reports a throughput at the model's batch */
+Test(training, gtopk_models_run)
+{
+    static const struct {
+        const char *name;
+        int batch;
+    } models[] = {{"resnet20", 32}, {"alexnet", 256}, {"resnet50", 64}, {"lstm-ptb", 20}};
+    const char *dir = t_tmpdir();
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const char *out = t_path(dir, models[i].name);
+        const char *args[] = {"run", "--algo", "gtopk", "--ranks", "4", "--workload", models[i].name, "--payload",
+                              "model", "--density", "0.001", "--iters-at", "0,1", "--train-model", models[i].name,
+                              "--device", "p102", "--out", out, "--quiet", NULL};
+        t_proc r = t_run(args);
+        cr_assert_eq(r.status, 0, "%s: %s", models[i].name, r.err);
+        t_proc_free(&r);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/summary.json", out);
+        cJSON *j = sp_json_file(path);
+        cr_assert(j, "no %s", path);
+        cr_assert(sp_json_num(j, SPK_TRAINING, SPK_TR_SAMPLES) > 0, "%s", models[i].name);
+        cr_assert_eq(sp_json_num(j, SPK_TRAINING, SPK_TR_BATCH), models[i].batch, "%s", models[i].name);
+        cr_assert_str_eq(sp_json_str(j, SPK_TRAINING, SPK_TR_MODEL), models[i].name);
+        cJSON_Delete(j);
+    }
 }
 
 static cJSON *summary(const char *dir, const char *algo)
