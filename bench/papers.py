@@ -5,8 +5,11 @@ Two testbeds, each in the settings its paper states (reference notes,
 ../shared/reference/algorithms.md, sections 2.8, 4.3 and 8):
 
   gtopk   gTop-k (Shi et al., ICDCS 2019): 1 Gbps Ethernet, P102-100 GPUs,
-          density 0.001, VGG-16 (batch 32) and the AN4 LSTM (batch 8), at
-          P = 4 and 32; ring, Rabenseifner, TopkA, gTop-k; four cost models:
+          density 0.001, the paper's six models with its per-GPU batches
+          (the authors' exp_configs): VGG-16 (32) and ResNet-20 (32) on
+          CIFAR-10, AlexNet (256) and ResNet-50 (64) on ImageNet, the 2-layer
+          LSTM on PTB (20) and the AN4 LSTM (8), at P = 4 and 32; ring,
+          Rabenseifner, TopkA, gTop-k; four cost models:
             plain    1gbe crossbar, lv08 (TCP), p102 (kernels only)
             host     the same with p102-host (o, call and copy overheads)
             switch   1gbe-switch (8 Gbps backplane), lv08, p102-host
@@ -40,7 +43,8 @@ import subprocess
 import sys
 import time
 
-GTOPK_MODELS = [("vgg16", 32), ("lstm", 8)]
+GTOPK_MODELS = [("vgg16", 32), ("resnet20", 32), ("alexnet", 256), ("resnet50", 64), ("lstm-ptb", 20),
+                ("lstm", 8)]
 GTOPK_ALGOS = "ring,rabenseifner,topka,gtopk"
 OKTOPK_MODELS = [("bert", 256, 0.01, 8, 128), ("vgg16", 32, 0.02, 16, 32), ("lstm", 64, 0.02, 2, 32)]
 OKTOPK_ALGOS = "ring,rabenseifner,topka,topkdsa,gtopk,gaussiank,oktopk"
