@@ -33,7 +33,8 @@
  *    basic blocks (16, 32, 64 channels; two 3x3 convolutions without bias,
  *    each with a BatchNorm2d), Linear(64, 10).  The shortcut that halves the
  *    resolution (DownsampleA) is average pooling and zero channels, with no
- *    parameters; 59 tensors, n = 269,722.
+ *    parameters; 59 tensors, n = 269,722 (He et al., CVPR 2016, Table 6:
+ *    0.27M for the 20-layer CIFAR-10 network).
  *  - alexnet: dl_trainer.py builds torchvision.models.alexnet(), torchvision's
  *    single-tower variant (its documentation points to Krizhevsky, "One
  *    weird trick for parallelizing convolutional neural networks", 2014,
