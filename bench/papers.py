@@ -15,7 +15,11 @@ Two testbeds, each in the settings its paper states (reference notes,
             switch   1gbe-switch (8 Gbps backplane), lv08, p102-host
             fit      the authors' fitted alpha = 0.436 ms, beta = 9 ns/B as a
                      crossbar (cm02, every route alpha + L beta), p102-host
-  oktopk  Ok-Topk (Li & Hoefler, PPoPP 2022): Piz Daint (daint), P100 GPUs;
+  oktopk  Ok-Topk (Li & Hoefler, PPoPP 2022): Piz Daint, P100 GPUs; the
+          platform is daint (Aries' wiring: global links on every router,
+          50 per pair of groups, detours within a chassis), or the one
+          --oktopk-platform names (daint-simgrid: SimGrid's dragonfly, the
+          earlier daint);
           BERT at P = 256 (density 0.01, batch 8), VGG-16 at P = 32 (density
           0.02, batch 16), LSTM at P = 64 (density 0.02, batch 2); every
           scheme the paper compares (dense ring and Rabenseifner, TopkA,
@@ -34,7 +38,8 @@ backward, sim/workload/paper_models.c) plus that allreduce, without overlap
 Prints one markdown table per testbed and writes every figure to
 OUT/papers.json.
 
-usage: bench/papers.py [--build build] [--out runs/papers] [--only gtopk|oktopk] [--reuse]
+usage: bench/papers.py [--build build] [--out runs/papers] [--only gtopk|oktopk]
+                       [--oktopk-platform daint] [--reuse]
 """
 import argparse
 import json
@@ -134,7 +139,7 @@ def gtopk_testbed(a, B, results):
 
 
 def oktopk_testbed(a, B, results):
-    print("\n### Ok-Topk testbed: Piz Daint (daint), P100\n")
+    print("\n### Ok-Topk testbed: Piz Daint (%s), P100\n" % a.oktopk_platform)
     print("| model | P | device | compute (s) | Ok-Topk comm (s) | Ok-Topk iteration (s) | Ok-Topk over each other "
           "scheme (iteration time ratio) | range | Ok-Topk volume / 6k(P-1)/P, iterations 0, 1 | wall (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -143,8 +148,8 @@ def oktopk_testbed(a, B, results):
             out = os.path.join(a.out, "oktopk", "%s-P%d-%s" % (model, P, dev))
             cmd = [B, "run", "--algo", OKTOPK_ALGOS, "--ranks", str(P), "--workload", model, "--payload", "model",
                    "--density", str(density), "--warmup", "0", "--oktopk-preset", model, "--gaussian-variant", "oktopk",
-                   "--iters-at", "0,1", "--platform", "daint-simgrid", "--device", dev, "--train-model", model, "--batch",
-                   str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
+                   "--iters-at", "0,1", "--platform", a.oktopk_platform, "--device", dev, "--train-model", model,
+                   "--batch", str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
             wall = run(cmd, a.reuse, out)
             res = load(out, OKTOPK_ALGOS)
             rows = figures(res, OKTOPK_ALGOS, tau_prime, P, batch)
@@ -168,6 +173,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="runs/papers")
     ap.add_argument("--only", choices=["gtopk", "oktopk"])
+    ap.add_argument("--oktopk-platform", default="daint",
+                    help="the Ok-Topk testbed's platform (daint-simgrid: the earlier daint)")
     ap.add_argument("--reuse", action="store_true", help="keep runs already in OUT")
     a = ap.parse_args()
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
