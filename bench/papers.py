@@ -25,6 +25,11 @@ Two testbeds, each in the settings its paper states (reference notes,
           scheme the paper compares (dense ring and Rabenseifner, TopkA,
           TopkDSA, gTop-k, Gaussian-k with the Ok-Topk authors' loop, Ok-Topk
           with the model's preset); p100 and p100-host.
+  scaling Ok-Topk's testbed at each GPU count the paper runs a model on:
+          VGG-16 at P = 16, 32, 64; LSTM at 32, 64, 128; BERT at 32, 64,
+          128, 256 (p100-host): Ok-Topk's samples/s, its speedup over the
+          fastest dense scheme and over the slowest and fastest other
+          scheme, and its scaling efficiency from the smallest P.
 
 Model payloads at the papers' n; iterations 0 and 1 (no dense warm-up).
 Ok-Topk recomputes its thresholds exactly every tau' iterations (32, 32, 128)
@@ -38,7 +43,7 @@ backward, sim/workload/paper_models.c) plus that allreduce, without overlap
 Prints one markdown table per testbed and writes every figure to
 OUT/papers.json.
 
-usage: bench/papers.py [--build build] [--out runs/papers] [--only gtopk|oktopk]
+usage: bench/papers.py [--build build] [--out runs/papers] [--only gtopk|oktopk|scaling]
                        [--oktopk-platform daint] [--reuse]
 """
 import argparse
@@ -52,8 +57,11 @@ GTOPK_MODELS = [("vgg16", 32), ("resnet20", 32), ("alexnet", 256), ("resnet50", 
                 ("lstm", 8)]
 GTOPK_ALGOS = "ring,rabenseifner,topka,gtopk"
 OKTOPK_MODELS = [("bert", 256, 0.01, 8, 128), ("vgg16", 32, 0.02, 16, 32), ("lstm", 64, 0.02, 2, 32)]
+# the GPU counts the paper runs each model on (reference notes section 2.8, MEM)
+OKTOPK_SCALING = [("vgg16", (16, 32, 64)), ("lstm", (32, 64, 128)), ("bert", (32, 64, 128, 256))]
 OKTOPK_ALGOS = "ring,rabenseifner,topka,topkdsa,gtopk,gaussiank,oktopk"
 DENSE = ("ring", "recdoubling", "rabenseifner")
+DONE = set()  # runs made by this call
 
 # the gTop-k authors' fitted dense-allreduce constants (reference notes
 # section 5: alpha = 0.436 ms per message, beta = 9 ns per byte): a crossbar
@@ -138,6 +146,19 @@ def gtopk_testbed(a, B, results):
                 sys.stdout.flush()
 
 
+def oktopk_run(a, B, model, P, density, batch, tau_prime, dev):
+    """every scheme on one model, P and device; runs already made in this call are kept"""
+    out = os.path.join(a.out, "oktopk", "%s-P%d-%s" % (model, P, dev))
+    cmd = [B, "run", "--algo", OKTOPK_ALGOS, "--ranks", str(P), "--workload", model, "--payload", "model",
+           "--density", str(density), "--warmup", "0", "--oktopk-preset", model, "--gaussian-variant", "oktopk",
+           "--iters-at", "0,1", "--platform", a.oktopk_platform, "--device", dev, "--train-model", model,
+           "--batch", str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
+    wall = run(cmd, a.reuse or out in DONE, out)
+    DONE.add(out)
+    res = load(out, OKTOPK_ALGOS)
+    return " ".join(cmd[1:]).replace(B, "sparsim"), wall, res, figures(res, OKTOPK_ALGOS, tau_prime, P, batch)
+
+
 def oktopk_testbed(a, B, results):
     print("\n### Ok-Topk testbed: Piz Daint (%s), P100\n" % a.oktopk_platform)
     print("| model | P | device | compute (s) | Ok-Topk comm (s) | Ok-Topk iteration (s) | Ok-Topk over each other "
@@ -145,22 +166,14 @@ def oktopk_testbed(a, B, results):
     print("|---|---|---|---|---|---|---|---|---|---|")
     for model, P, density, batch, tau_prime in OKTOPK_MODELS:
         for dev in ("p100", "p100-host"):
-            out = os.path.join(a.out, "oktopk", "%s-P%d-%s" % (model, P, dev))
-            cmd = [B, "run", "--algo", OKTOPK_ALGOS, "--ranks", str(P), "--workload", model, "--payload", "model",
-                   "--density", str(density), "--warmup", "0", "--oktopk-preset", model, "--gaussian-variant", "oktopk",
-                   "--iters-at", "0,1", "--platform", a.oktopk_platform, "--device", dev, "--train-model", model,
-                   "--batch", str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
-            wall = run(cmd, a.reuse, out)
-            res = load(out, OKTOPK_ALGOS)
-            rows = figures(res, OKTOPK_ALGOS, tau_prime, P, batch)
+            cmd, wall, res, rows = oktopk_run(a, B, model, P, density, batch, tau_prime, dev)
             ok = rows["oktopk"]
             s = res["oktopk"]  # Eq. 3's bound, 6k(P-1)/P words of 4 bytes
             bound = 6.0 * s["k"] * (P - 1) / P * 4
             vol = [it["volume_bytes"] / bound for it in s["iterations"]]
             ratios = {x: rows[x]["iteration_s"] / ok["iteration_s"] for x in rows if x != "oktopk"}
             results.setdefault("oktopk", {})["%s-P%d-%s" % (model, P, dev)] = {
-                "command": " ".join(cmd[1:]).replace(B, "sparsim"), "rows": rows, "oktopk_over": ratios,
-                "oktopk_volume_over_bound": vol}
+                "command": cmd, "rows": rows, "oktopk_over": ratios, "oktopk_volume_over_bound": vol}
             print("| %s | %d | %s | %.4g | %.4g | %.4g | %s | %.2f-%.2f | %s | %.1f |" % (
                 model, P, dev, ok["compute_s"], ok["comm_s"], ok["iteration_s"],
                 ", ".join("%s %.2f" % (x, r) for x, r in sorted(ratios.items())), min(ratios.values()),
@@ -168,11 +181,38 @@ def oktopk_testbed(a, B, results):
             sys.stdout.flush()
 
 
+def oktopk_scaling(a, B, results):
+    """Ok-Topk and every other scheme at each GPU count the paper runs a model on (p100-host)"""
+    print("\n### Ok-Topk scaling: Piz Daint (%s), p100-host\n" % a.oktopk_platform)
+    print("| model | P | compute (s) | comm (s): fastest dense, TopkA, Ok-Topk | Ok-Topk samples/s | "
+          "Ok-Topk / fastest dense | Ok-Topk / slowest other, fastest other | scaling efficiency | wall (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    params = {m[0]: m[2:] for m in OKTOPK_MODELS}
+    for model, counts in OKTOPK_SCALING:
+        density, batch, tau_prime = params[model]
+        base = None
+        for P in counts:
+            cmd, wall, res, rows = oktopk_run(a, B, model, P, density, batch, tau_prime, "p100-host")
+            ok = rows["oktopk"]
+            others = {x: rows[x]["iteration_s"] / ok["iteration_s"] for x in rows if x != "oktopk"}
+            d = min((rows[x]["comm_s"], x) for x in rows if x in DENSE)
+            per_gpu = ok["samples_per_s"] / P
+            base = base or per_gpu
+            slow, fast = max(others, key=others.get), min(others, key=others.get)
+            results.setdefault("oktopk_scaling", {})["%s-P%d" % (model, P)] = {
+                "command": cmd, "rows": rows, "oktopk_over": others, "scaling_efficiency": per_gpu / base}
+            print("| %s | %d | %.4g | %.4g (%s), %.4g, %.4g | %.0f | %.2f | %.2f (%s), %.2f (%s) | %.2f | %.1f |" % (
+                model, P, ok["compute_s"], d[0], d[1], rows["topka"]["comm_s"], ok["comm_s"], ok["samples_per_s"],
+                ok["speedup_vs_dense"], others[slow], slow, others[fast], fast, per_gpu / base, wall))
+            sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--out", default="runs/papers")
-    ap.add_argument("--only", choices=["gtopk", "oktopk"])
+    ap.add_argument("--only", choices=["gtopk", "oktopk", "scaling"],
+                    help="one part: the gTop-k testbed, the Ok-Topk testbed, or Ok-Topk's scaling")
     ap.add_argument("--oktopk-platform", default="daint",
                     help="the Ok-Topk testbed's platform (daint-simgrid: the earlier daint)")
     ap.add_argument("--reuse", action="store_true", help="keep runs already in OUT")
@@ -188,6 +228,8 @@ def main():
         gtopk_testbed(a, B, results)
     if a.only in (None, "oktopk"):
         oktopk_testbed(a, B, results)
+    if a.only in (None, "scaling"):
+        oktopk_scaling(a, B, results)
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
 
