@@ -121,12 +121,6 @@ static double exchange(int peer, int me, size_t bytes, int reps, char *sbuf, cha
 
 static double now(void) { return MPI_Wtime(); }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* LogGP's o for an 8-byte message (Alexandrov et al., SPAA 1995), the best
  * of reps as for the ping-pong whose alpha it splits: o_send is rank 0's time in a blocking send, which an MPI
  * library completes eagerly once the data is copied out; o_recv is rank 1's
@@ -135,8 +129,7 @@ static int by_value(const void *a, const void *b)
  * returns what it measured, 0 for the other. */
 static void overheads(int me, int reps, char *buf, double *o_send, double *o_recv)
 {
-    double *ts = calloc((size_t)reps, sizeof *ts), *tr = calloc((size_t)reps, sizeof *tr);
-    *o_send = *o_recv = 0;
+    double best_s = 1e30, best_r = 1e30;
     sp_mpi_watch("the overheads of calibration");
     for (int i = 0; i < reps; i++, sp_mpi_progress()) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -144,8 +137,8 @@ static void overheads(int me, int reps, char *buf, double *o_send, double *o_rec
             double t = MPI_Wtime();
             MPI_Send(buf, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
             t = MPI_Wtime() - t;
-            if (ts)
-                ts[i] = t;
+            if (t < best_s)
+                best_s = t;
             MPI_Send(buf, 8, MPI_BYTE, 1, 4, MPI_COMM_WORLD);
         } else if (me == 1) {
             MPI_Recv(buf, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -157,21 +150,13 @@ static void overheads(int me, int reps, char *buf, double *o_send, double *o_rec
             double t = MPI_Wtime();
             MPI_Recv(buf, 8, MPI_BYTE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             t = MPI_Wtime() - t;
-            if (tr)
-                tr[i] = t;
+            if (t < best_r)
+                best_r = t;
         }
     }
     sp_mpi_watch(NULL);
-    if (ts && tr) {
-        qsort(ts, (size_t)reps, sizeof *ts, by_value);
-        qsort(tr, (size_t)reps, sizeof *tr, by_value);
-        if (me == 0)
-            *o_send = ts[0];
-        if (me == 1)
-            *o_recv = tr[0];
-    }
-    free(ts);
-    free(tr);
+    *o_send = me == 0 ? best_s : 0;
+    *o_recv = me == 1 ? best_r : 0;
 }
 
 /* The GPU's kernels on n floats and m pairs in GPU memory, best of a few

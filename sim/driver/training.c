@@ -56,9 +56,9 @@ int sp_training_validate(const sp_plan *p, char *err, size_t errlen)
     if (!sp_training_on(p)) {
         const char *stray = sp_plan_given(p, "batch") ? "--batch" : p->overlap ? "--overlap" : NULL;
         if (stray) {
-            snprintf(err, errlen, "%s needs training iterations: give --train-model "
-                                  "vgg16|lstm|bert|resnet20|alexnet|resnet50|lstm-ptb or --train-compute S",
-                     stray);
+            char names[200];
+            snprintf(err, errlen, "%s needs training iterations: give --train-model %s or --train-compute S", stray,
+                     sp_paper_model_names("|", names, sizeof names));
             return -1;
         }
         return 0;

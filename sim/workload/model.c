@@ -812,11 +812,19 @@ static uint64_t bits_of(const sp_model *m, int stream, int rank, int iter, uint6
     return sp_mix64(sp_stream_key(m->seed, (uint64_t)stream, (uint64_t)rank, (uint64_t)iter) + extra * SP_GOLD);
 }
 
+/* a rank's count above thr: the population's expectation moved by the
+ * rank's deviate z for this iteration.  Thresholds reach the model as floats
+ * (sparse_set.c), so a count is of a float threshold. */
+static uint64_t count_at(sp_model *m, float thr, double z)
+{
+    return draw_count(expected_count(m, (double)thr), m->nz_total, z);
+}
+
 static uint64_t op_count_above(void *state, int rank, int iter, double thr)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    return draw_count(expected_count(m, thr), m->nz_total, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
+    return count_at(m, (float)thr, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
 }
 
 /* this rank's k-th largest magnitude: the threshold above which its count
@@ -834,31 +842,29 @@ static double op_kth(void *state, int rank, int iter, uint64_t k)
     if (k == 0 || (double)k >= m->nz_total || !(t > 0) || !isfinite(t))
         return t;
     double z = z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0);
-#define COUNT_AT(x) draw_count(expected_count(m, (double)(float)(x)), m->nz_total, z)
     double lo = t, hi = t;
-    for (int i = 0; i < 60 && COUNT_AT(lo) < k; i++) /* a threshold with k or more above it */
+    for (int i = 0; i < 60 && count_at(m, (float)lo, z) < k; i++) /* a threshold with k or more above it */
         lo /= 1.05;
-    for (int i = 0; i < 60 && COUNT_AT(hi) >= k; i++) /* and one with fewer */
+    for (int i = 0; i < 60 && count_at(m, (float)hi, z) >= k; i++) /* and one with fewer */
         hi *= 1.05;
-    if (COUNT_AT(lo) < k || COUNT_AT(hi) >= k)
+    if (count_at(m, (float)lo, z) < k || count_at(m, (float)hi, z) >= k)
         return t;
     for (int i = 0; i < 80 && (float)lo != (float)hi; i++) {
         double mid = 0.5 * (lo + hi);
-        if (COUNT_AT(mid) >= k)
+        if (count_at(m, (float)mid, z) >= k)
             lo = mid;
         else
             hi = mid;
     }
     /* the largest float threshold that still leaves k or more above it */
     float f = (float)lo;
-    for (int i = 0; i < 1000 && f > 0 && COUNT_AT(f) < k; i++)
+    for (int i = 0; i < 1000 && f > 0 && count_at(m, f, z) < k; i++)
         f = nextafterf(f, 0.0f);
     float up = nextafterf(f, INFINITY);
-    for (int i = 0; i < 1000 && COUNT_AT(up) >= k; i++) {
+    for (int i = 0; i < 1000 && count_at(m, up, z) >= k; i++) {
         f = up;
         up = nextafterf(f, INFINITY);
     }
-#undef COUNT_AT
     return (double)f;
 }
 

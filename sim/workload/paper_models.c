@@ -63,6 +63,7 @@
 #include "paper_models.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const sp_paper_layer vgg16_layers[] = {
@@ -701,6 +702,18 @@ static const sp_paper_model models[] = {
      lstm_ptb_layers, (int)(sizeof lstm_ptb_layers / sizeof lstm_ptb_layers[0]), 3.57e9, 20,
      "forward 1.02e8 FLOPs per time step x 35 steps (derived from the layer shapes); batch 20 (gTop-k lstm.conf)"},
 };
+
+const char *sp_paper_model_names(const char *sep, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof models / sizeof models[0] && at < len; i++) {
+        int w = snprintf(buf + at, len - at, "%s%s", i ? sep : "", models[i].name);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
 
 const sp_paper_model *sp_paper_model_find(const char *name)
 {

@@ -3,6 +3,7 @@
 #ifndef SPARSIM_PAPER_MODELS_H
 #define SPARSIM_PAPER_MODELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -28,5 +29,8 @@ typedef struct {
 /* vgg16, lstm, bert, resnet20, alexnet, resnet50 or lstm-ptb; NULL for
  * another name */
 const sp_paper_model *sp_paper_model_find(const char *name);
+
+/* every model's name, joined by sep, into buf (for messages that list them) */
+const char *sp_paper_model_names(const char *sep, char *buf, size_t len);
 
 #endif

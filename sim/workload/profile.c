@@ -541,9 +541,9 @@ int sp_profile_get(const char *name, uint64_t n, uint64_t seed, const sp_profile
     } else {
         char jerr[600];
         if (access(name, R_OK) != 0) {
-            snprintf(err, errlen, "unknown workload '%s' (built in: generic, vgg16, lstm, bert, resnet20, alexnet, "
-                                  "resnet50, lstm-ptb; or a profile JSON file): %s",
-                     name, strerror(errno));
+            char names[200];
+            snprintf(err, errlen, "unknown workload '%s' (built in: generic, %s; or a profile JSON file): %s", name,
+                     sp_paper_model_names(", ", names, sizeof names), strerror(errno));
             return -1;
         }
         cJSON *j = sp_json_file_checked(name, 256u << 20, jerr, sizeof jerr);
