@@ -67,6 +67,13 @@ static const sp_opt run_options[] = {
      "--network implies: on for lv08 and smpi, off for cm02), on, or off. Off suits networks that are not TCP, "
      "such as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)",
      NULL, NULL},
+    {"unshared-below", SP_OT_U64, F(unshared_below), 0, 1099511627776.0, "0", NULL, SP_OPT_SUFFIX, "BYTES", NULL,
+     "messages smaller than BYTES skip SimGrid's bandwidth sharing: each takes the time it would take alone on its "
+     "route (the network model's latency and bandwidth with its factors) and its send completes at once, as an "
+     "eager MPI send; 0 (the default) shares every message. For P^2 small messages at thousands of ranks, where "
+     "re-solving the sharing at every message's start and end is most of the run (bench/README.md, section 13); "
+     "K, M suffixes",
+     NULL, NULL},
     {"device", SP_OT_STRING, F(device), 0, 0, "none", NULL, 0, "NAME", NULL,
      "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or a JSON "
      "file (sparsim-mpi calibrate writes one)",
@@ -554,6 +561,19 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data; not --payload %s)",
                  p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
         return -1;
+    }
+    if (p->unshared_below > 0) {
+        const sp_disturb_opts *d = &p->disturb;
+        const char *what = sp_disturb_links_on(d)        ? "degraded links"
+                           : sp_disturb_background_on(d) ? "background traffic"
+                           : sp_disturb_failure_on(d)    ? "a failed rank"
+                                                         : NULL;
+        if (what) {
+            snprintf(err, errlen, "--unshared-below cannot go with %s: messages that skip the links' sharing would "
+                                  "not feel it",
+                     what);
+            return -1;
+        }
     }
     if (p->dump_result[0] && (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL)) {
         snprintf(err, errlen, "--dump-result needs exact payloads (not --payload %s)",

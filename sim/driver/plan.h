@@ -28,6 +28,7 @@ typedef struct {
     char platform[1024];    /* "1gbe", "daint", or a SimGrid platform XML file */
     char network[16];       /* cm02 | lv08 | smpi */
     int crosstraffic;       /* -1 the network model's own (on for lv08 and smpi), 0 off, 1 on */
+    uint64_t unshared_below; /* bytes: smaller messages bypass bandwidth sharing (0: none) */
     char device[1024];      /* device profile name, or a JSON file */
     uint64_t n;             /* gradient length (floats) */
     double density;         /* k / n */

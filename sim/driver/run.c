@@ -803,7 +803,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
 
     double w0 = now_wall();
     sp_backend_config cfg = {P, plan->platform, plan->network, plan->watchdog, plan->seed,
-                             plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2};
+                             plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2, (double)plan->unshared_below};
     char rerr[512] = "";
     rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
     rep->wall_seconds = now_wall() - w0;

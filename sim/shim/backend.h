@@ -120,6 +120,7 @@ typedef struct {
     double watchdog;      /* seconds a wait may make no progress (real backends) */
     uint64_t seed;        /* of the disturbances (simulated backends) */
     int crosstraffic;     /* reverse-direction load: 0 as the network model has it, 1 on, 2 off (simulated) */
+    double unshared_below; /* bytes: smaller messages bypass bandwidth sharing; 0 none (simulated) */
 } sp_backend_config;
 
 /* The backend linked into this program (simgrid.c or mpi.c): runs the ranks,

@@ -17,6 +17,17 @@
  *    the sender's order.
  *  - Every wait waits on all of the rank's pending comms at once, so each
  *    completion is seen at its simulated time.
+ *  - --unshared-below S: a message of fewer than S bytes does not enter
+ *    SimGrid's bandwidth sharing (the max-min solver re-solves the flows
+ *    that share links with a flow at each flow's start and end; at
+ *    thousands of ranks with P^2 small messages that is most of the run,
+ *    bench/README.md section 13).  Its send completes at once (an eager
+ *    send, as MPI sends small messages); it waits in the receiver's postbox
+ *    until it is due (post_unshared says when), and the receiver takes the
+ *    due ones whenever it makes progress.  A receiver blocked in a wait is
+ *    woken at a due date by its postman (one actor per rank, on its host),
+ *    which puts a 0-byte bell into the rank's mailbox over the host's
+ *    loopback; the bell completes one of the rank's gets like any message.
  */
 #include "backend.h"
 #include "disturb.h"
@@ -29,6 +40,7 @@
 #include <simgrid/host.h>
 #include <simgrid/link.h>
 #include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
 #include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
@@ -47,10 +59,13 @@ int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
 long spg_comm_sender_pid(sg_comm_t comm);
+void spg_comm_cancel(sg_comm_t comm);
 void spg_bg_start(sg_host_t from, sg_host_t to, double bytes, int src, int dst);
 void spg_bg_reap(void (*done)(void *arg, int src, int dst, double bytes, double t0, double t1), void *arg);
 void spg_bg_cancel_all(void);
 void spg_on_deadlock(void (*fn)(void));
+int spg_uncontended_init(int piecewise);
+double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double *first_rate, double *last_rate);
 
 typedef struct envelope {
     int src, tag, iter, phase;
@@ -130,6 +145,27 @@ struct rank_slot {
     sp_ctx ctx;
     sg_rank s;
 };
+
+/* --unshared-below: a rank's network interface as the bypassing messages
+ * see it, and the messages due at it, in the order they arrive (e->t_done
+ * holds the date until the receiver's get overwrites it with the same) */
+typedef struct {
+    envelope *head, *tail;
+    double out_free;  /* its interface sends the next message from then */
+    double in_free;   /* the last message due here has arrived by then */
+    double wake_at;   /* when the postman wakes anyway (INFINITY: only when rung) */
+    double handled;   /* the postman has seen to the messages due until then */
+    double self_time; /* its own put to the rank's mailbox (the host's loopback) */
+    int in_wait;      /* the rank is blocked in a SimGrid wait */
+    int bell_out;     /* a bell is on its way: no second one */
+    sg_sem_t ring;    /* a sender tells the postman of an earlier due date */
+    envelope bell;    /* what the postman puts: src -1 */
+} postbox;
+
+static struct {
+    double below; /* bytes; 0: every message shares links */
+    postbox *box;
+} U;
 
 static sg_rank *RS(sp_ctx *c) { return (sg_rank *)c->be_state; }
 
@@ -331,6 +367,11 @@ static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
     envelope *e = g->payload;
     g->completed = 1;
     s->ngets_pending--;
+    if (e->src < 0) { /* the postman's bell: take_due follows */
+        U.box[c->rank].bell_out = 0;
+        unlink_get(s, g);
+        return;
+    }
     e->t_done = t_finish;
     long pid = G.pid_base + e->src;
     g->sender_pid = pid;
@@ -376,19 +417,27 @@ static long single_waitable(sg_rank *s)
     return -1;
 }
 
+static int take_due(sp_ctx *c);
+
 /* wait for one of the rank's pending comms and process it; -1: nothing is
  * pending, -2: the engine found that nothing can ever complete (deadlock) */
 static int progress(sp_ctx *c)
 {
     sg_rank *s = RS(c);
+    if (U.box && take_due(c) > 0)
+        return 0;
     if (s->nact == 0)
         return -1;
     double fin = 0, *finp = c->shim->want_times ? &fin : NULL;
     long pos = single_waitable(s);
+    if (U.box)
+        U.box[c->rank].in_wait = 1;
     if (pos >= 0)
         pos = spg_wait_one(s->act[pos], finp) == 0 ? pos : -1;
     else
         pos = spg_wait_any(s->act, s->nact, finp);
+    if (U.box)
+        U.box[c->rank].in_wait = 0;
     if (pos < 0)
         return -2;
     void *owner = s->act_owner[pos];
@@ -419,6 +468,120 @@ static double send_overhead(const sp_ctx *c, size_t bytes)
 {
     const sp_device *d = c->shim->dev;
     return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
+}
+
+/* may a message to dst bypass sharing without overtaking one of the same
+ * pair that still shares links?  (A later, larger message cannot overtake
+ * an earlier bypassing one: alone it already takes longer, and sharing only
+ * slows it.)  The scan is bounded: past a few pending sends, share. */
+static int unshared_ok(const sg_rank *s, int dst)
+{
+    size_t sends = s->nact - (size_t)s->ngets_pending;
+    if (sends == 0)
+        return 1;
+    if (sends > 16)
+        return 0;
+    for (size_t i = 0; i < s->nact; i++)
+        if (!s->act_is_get[i] && ((const sp_req *)s->act_owner[i])->peer == dst)
+            return 0;
+    return 1;
+}
+
+/* When a bypassing message arrives, LogGP's way (Alexandrov, Ionescu,
+ * Schauser, Scheiman, SPAA 1995: a gap G per byte at each end): the sender's
+ * interface sends its bypassing messages one after another at its rate, the
+ * message then takes its route's time alone, and the receiver's interface
+ * takes them in one after another at its rate:
+ *   start  = max(now, out_free[src]),    out_free[src] = start + S / r_out
+ *   arrive = max(start + T(S), in_free[dst] + S / r_in),  in_free[dst] = arrive
+ * with T(S) the route's time alone (spg_uncontended_time).  A lone message
+ * takes exactly T(S), as it would sharing links with nobody; messages to one
+ * rank arrive in the order they were sent, which keeps every pair's order.
+ * What this leaves out is sharing inside the network (links between
+ * routers), which bench/README.md section 13 measures. */
+static int post_unshared(sp_ctx *c, int dst, envelope *e)
+{
+    postbox *src_box = &U.box[c->rank], *b = &U.box[dst];
+    double r_out = 0, r_in = 0, bytes = (double)e->bytes;
+    double t = spg_uncontended_time(G.hosts[c->rank], G.hosts[dst], bytes, &r_out, &r_in);
+    if (t < 0) {
+        sp_fail(c->shim, "no route from rank %d to rank %d", c->rank, dst);
+        return -1;
+    }
+    double now = simgrid_get_clock();
+    double start = src_box->out_free > now ? src_box->out_free : now;
+    if (r_out > 0)
+        src_box->out_free = start + bytes / r_out;
+    double due = start + t, in_next = b->in_free + (r_in > 0 ? bytes / r_in : 0);
+    if (due < in_next)
+        due = in_next;
+    b->in_free = due;
+    e->t_done = due;
+    e->next = NULL;
+    if (b->tail)
+        b->tail->next = e;
+    else
+        b->head = e;
+    b->tail = e;
+    if (due - b->self_time < b->wake_at) {
+        b->wake_at = due - b->self_time;
+        sg_sem_release(b->ring);
+    }
+    return 0;
+}
+
+/* the receiver takes its bypassing messages that are due; how many */
+static int take_due(sp_ctx *c)
+{
+    postbox *b = &U.box[c->rank];
+    double now = simgrid_get_clock();
+    int taken = 0;
+    while (b->head && b->head->t_done <= now) {
+        envelope *e = b->head;
+        if (!(b->head = e->next))
+            b->tail = NULL;
+        deliver(c, e);
+        taken++;
+    }
+    return taken;
+}
+
+/* rank r's postman: at each due date of its postbox, if the rank is
+ * blocked in a wait, it rings (puts the bell, which arrives at that date
+ * over the host's loopback, and waits until a get of the rank takes it) */
+static void postman_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sg_actor_daemonize(sg_actor_self());
+    postbox *b = sg_actor_self_get_data();
+    int r = (int)(b - U.box);
+    b->bell.src = -1;
+    b->bell.pooled = 1;
+    for (;;) {
+        const envelope *e = b->head;
+        while (e && e->t_done - b->self_time <= b->handled)
+            e = e->next;
+        if (!e) {
+            b->wake_at = INFINITY;
+            sg_sem_acquire(b->ring);
+            continue;
+        }
+        double at = e->t_done - b->self_time, now = simgrid_get_clock();
+        if (at > now) {
+            b->wake_at = at;
+            sg_sem_acquire_timeout(b->ring, at - now);
+            continue;
+        }
+        b->handled = now;
+        b->wake_at = INFINITY;
+        if (b->in_wait && !b->bell_out) {
+            b->bell_out = 1;
+            sg_comm_t cm = sg_mailbox_put_async(G.mbox[r], &b->bell, 0);
+            if (spg_wait_one(cm, NULL) != 0)
+                return; /* the run is ending */
+        }
+    }
 }
 
 static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
@@ -459,6 +622,15 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->peer = dst;
     r->tag = tag;
     r->result = (long long)bytes;
+    if (U.below > 0 && (double)bytes < U.below && unshared_ok(s, dst)) {
+        if (post_unshared(c, dst, e) != 0) {
+            env_free(e);
+            req_free(s, r);
+            return NULL;
+        }
+        r->done = 1;
+        return r;
+    }
     act_push(s, sg_mailbox_put_async(G.mbox[dst], e, (long)bytes), r, 0);
     return r;
 }
@@ -601,7 +773,17 @@ static void rank_actor(int argc, char **argv)
     (void)argv;
     sp_ctx *c = sg_actor_self_get_data();
     c->shim->rank_main(c, c->shim->rank_arg);
-    RS(c)->finished = 1;
+    sg_rank *s = RS(c);
+    /* with bypassing messages, gets posted for receives that a bypassing
+     * message met are left over: nothing else will come */
+    for (size_t i = s->nact; U.box && i-- > 0;)
+        if (s->act_is_get[i]) {
+            spg_comm_cancel(s->act[i]);
+            unlink_get(s, s->act_owner[i]);
+            s->ngets_pending--;
+            act_remove(s, i);
+        }
+    s->finished = 1;
     if (++G.nfinished == G.P && G.nbg) { /* other jobs' flows end with the run */
         G.stop_bg = 1;
         spg_bg_cancel_all();
@@ -1064,12 +1246,60 @@ static void free_all(void)
         sg_barrier_destroy(G.barrier);
     pool_drain(&G.free_env);
     spg_bg_cancel_all();
+    if (U.box) {
+        for (int r = 0; r < G.P; r++) {
+            postbox *b = &U.box[r];
+            while (b->head) {
+                envelope *e = b->head;
+                b->head = e->next;
+                env_free(e);
+            }
+            if (b->ring)
+                sg_sem_destroy(b->ring);
+        }
+        free(U.box);
+    }
+    memset(&U, 0, sizeof U);
     free(G.actors);
     free(G.bg_hosts);
     free(G.hosts);
     free(G.mbox);
     free(G.slots);
     memset(&G, 0, sizeof G);
+}
+
+/* --unshared-below: one postbox and postman per rank, after the ranks (whose
+ * actor ids must be contiguous) */
+static int start_postmen(double below, int piecewise, char *err, size_t errlen)
+{
+    if (spg_uncontended_init(piecewise) != 0) {
+        snprintf(err, errlen, "internal error: the network model's factors could not be read");
+        return -1;
+    }
+    U.box = calloc((size_t)G.P, sizeof *U.box);
+    if (!U.box) {
+        snprintf(err, errlen, "out of memory for %d postboxes", G.P);
+        return -1;
+    }
+    U.below = below;
+    char name[32];
+    for (int r = 0; r < G.P; r++) {
+        postbox *b = &U.box[r];
+        b->wake_at = INFINITY;
+        b->self_time = spg_uncontended_time(G.hosts[r], G.hosts[r], 0, NULL, NULL);
+        if (b->self_time < 0)
+            b->self_time = 0;
+        b->handled = -1;
+        if (!(b->ring = sg_sem_init(0))) {
+            snprintf(err, errlen, "out of memory for %d postboxes", G.P);
+            return -1;
+        }
+        snprintf(name, sizeof name, "postman-%d", r);
+        sg_actor_t a = sg_actor_init(name, G.hosts[r]);
+        sg_actor_set_data(a, b);
+        sg_actor_start(a, postman_actor, 0, NULL);
+    }
+    return 0;
 }
 
 /* crosstraffic: 0 as the model has it, 1 on, 2 off (sp_backend_config) */
@@ -1203,6 +1433,9 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
             goto out;
         }
     }
+    if (cfg->unshared_below > 0 && start_postmen(cfg->unshared_below, strcmp(cfg->network, "smpi") == 0, err,
+                                                 errlen) != 0)
+        goto out;
     char rerr[512] = "";
     /* after SimGrid's own SIGINT handler (which exits without cleaning up):
      * an interrupted run removes its .part outputs */

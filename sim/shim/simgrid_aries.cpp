@@ -58,6 +58,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <xbt/config.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -102,6 +103,7 @@ private:
   std::vector<Duplex> black_; /* [group][slot][a][b], a < b */
   std::vector<Duplex> blue_;  /* [a][b][j], a < b */
   std::vector<int> blue_router_a_, blue_router_b_; /* the routers (global index) at each end */
+  Link* loopback_ = nullptr; /* a node to itself, as SimGrid's zones have one */
 
   Duplex make(const std::string& name, double bw, double lat)
   {
@@ -133,6 +135,12 @@ void AriesZone::build()
   groups_  = (used + ROUTERS_PER_GROUP - 1) / ROUTERS_PER_GROUP;
   chassis_ = groups_ * CHASSIS_PER_GROUP;
   routers_ = chassis_ * ROUTERS_PER_CHASSIS;
+  /* SimGrid's own zones route a host to itself over the network model's
+   * loopback (network/loopback-bw and -lat, not shared); so does this one */
+  loopback_ = create_link("loopback", {simgrid::config::get_value<double>("network/loopback-bw")});
+  loopback_->set_sharing_policy(Link::SharingPolicy::FATPIPE);
+  loopback_->set_latency(simgrid::config::get_value<double>("network/loopback-lat"));
+  loopback_->seal();
   for (int n = 0; n < nodes_; n++) {
     auto* h = create_host("node-" + std::to_string(n), {1e9});
     h->seal();
@@ -233,8 +241,10 @@ void AriesZone::green_path(int c, int s1, int s2, int node_in_router, Route* int
 void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency)
 {
   int a = node_of_[src->id()], b = node_of_[dst->id()];
-  if (a == b)
-    return; /* SimGrid's loopback */
+  if (a == b) {
+    add(into, latency, loopback_);
+    return;
+  }
   add(into, latency, nic_[a].up);
   int ra = a / NODES_PER_ROUTER, rb = b / NODES_PER_ROUTER;
   bool black_1st = false;

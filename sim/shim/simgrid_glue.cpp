@@ -6,16 +6,25 @@
  * per-comm queries the SimGrid backend needs (the matched sender, used to keep
  * messages of one pair in order, and the exact completion time), flows between
  * hosts that no actor receives (other jobs' background traffic), and the
- * engine's signal that no actor can go on (a failed rank's run ends by it).
+ * engine's signal that no actor can go on (a failed rank's run ends by it),
+ * and the time a message takes alone on its route under the network model
+ * (for messages that bypass bandwidth sharing: --unshared-below).
  */
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <xbt/config.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -152,10 +161,123 @@ void spg_on_deadlock(void (*fn)(void))
   }
 }
 
+/* cancels a comm that will never complete and releases its reference */
+void spg_comm_cancel(sg_comm_t comm)
+{
+  simgrid::s4u::CommPtr c(comm, false);
+  try {
+    c->cancel();
+  } catch (...) {
+  }
+}
+
 /* pid of the actor whose send matched this receive, or -1 if not matched yet */
 long spg_comm_sender_pid(sg_comm_t comm)
 {
   const simgrid::s4u::Actor* a = comm->get_sender();
   return a ? static_cast<long>(a->get_pid()) : -1L;
+}
+
+/* ---- a message alone on its route, as the network model times it ----
+ *
+ * SimGrid 3.32's CM02 family (src/surf/network_cm02.cpp, comm_action_set_bounds
+ * and comm_action_set_variable): a flow of S bytes over links of latencies
+ * l_i and bandwidths b_i waits L * f_lat(S), L = sum l_i, then moves at
+ * f_bw(S) * min(min_i b_i, gamma / (2 L)) when nothing shares its links
+ * (gamma: network/TCP-gamma, the TCP window bound).  CM02 and LV08 have one
+ * factor each (network/latency-factor, network/bandwidth-factor: 1 and 1,
+ * 13.01 and 0.97); SMPI's are piecewise in S (smpi/lat-factor, smpi/bw-factor:
+ * "S0:f0;S1:f1;...", the factor of the largest threshold below S, 1 below
+ * the first).  tests/test_unshared.c holds this against SimGrid's own timing
+ * of a lone message for each model and for sizes across SMPI's pieces. */
+namespace {
+struct piece_table {
+  std::vector<std::pair<double, double>> pieces; /* threshold, factor; ascending */
+  double at(double size) const
+  {
+    double current = 1.0;
+    for (auto const& p : pieces) {
+      if (size <= p.first)
+        return current;
+      current = p.second;
+    }
+    return current;
+  }
+};
+struct uncontended_model {
+  bool piecewise = false;
+  double lat_factor = 1.0, bw_factor = 1.0, gamma = 0.0;
+  piece_table lat, bw;
+};
+uncontended_model um;
+
+piece_table parse_pieces(const std::string& text)
+{
+  piece_table t;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    size_t colon     = item.find(':');
+    if (colon != std::string::npos)
+      t.pieces.emplace_back(std::strtod(item.substr(0, colon).c_str(), nullptr),
+                            std::strtod(item.substr(colon + 1).c_str(), nullptr));
+    pos = end + 1;
+  }
+  std::sort(t.pieces.begin(), t.pieces.end());
+  return t;
+}
+} // namespace
+
+/* reads the network model's factors (after the model is chosen); -1 if
+ * SimGrid does not know one of them */
+int spg_uncontended_init(int piecewise)
+{
+  um           = uncontended_model();
+  um.piecewise = piecewise != 0;
+  try {
+    um.gamma = simgrid::config::get_value<double>("network/TCP-gamma");
+    if (um.piecewise) {
+      um.lat = parse_pieces(simgrid::config::get_value<std::string>("smpi/lat-factor"));
+      um.bw  = parse_pieces(simgrid::config::get_value<std::string>("smpi/bw-factor"));
+    } else {
+      um.lat_factor = simgrid::config::get_value<double>("network/latency-factor");
+      um.bw_factor  = simgrid::config::get_value<double>("network/bandwidth-factor");
+    }
+  } catch (...) {
+    return -1;
+  }
+  return 0;
+}
+
+/* seconds a message of `bytes` takes from `from` to `to` with nothing else
+ * on its links, and the rates (bytes/s, with the model's factor) of the
+ * route's first and last links: the sender's and the receiver's network
+ * interfaces.  -1 if there is no route. */
+double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double* first_rate, double* last_rate)
+{
+  std::vector<simgrid::s4u::Link*> links;
+  double lat = 0;
+  from->route_to(to, links, &lat);
+  if (links.empty() && lat <= 0)
+    return -1;
+  double bw = -1;
+  for (auto const* l : links)
+    if (l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::WIFI && (bw < 0 || l->get_bandwidth() < bw))
+      bw = l->get_bandwidth();
+  double lf = um.piecewise ? um.lat.at(bytes) : um.lat_factor;
+  double bf = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
+  if (lat > 0 && um.gamma > 0 && (bw < 0 || um.gamma / (2.0 * lat) < bw))
+    bw = um.gamma / (2.0 * lat);
+  if (first_rate)
+    *first_rate = links.empty() ? -1 : bf * links.front()->get_bandwidth();
+  if (last_rate)
+    *last_rate = links.empty() ? -1 : bf * links.back()->get_bandwidth();
+  double t = lat * lf;
+  if (bytes > 0 && bw > 0)
+    t += bytes / (bf * bw);
+  return t;
 }
 }

@@ -1,0 +1,136 @@
+/* test_unshared.c - --unshared-below: messages that skip SimGrid's bandwidth
+ * sharing.  A lone message takes exactly the time SimGrid gives it (for every
+ * network model, on the Aries wiring and on the Ethernet crossbar, for sizes
+ * across SMPI's piecewise factors); patterns without contention keep their
+ * times, volumes and exact results; bad values and combinations with link
+ * disturbances are refused with one line. */
+#include "helpers.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double t;             /* mean simulated seconds per iteration */
+    double messages, bytes;
+} outcome;
+
+static outcome run_summary(const char *const *args, const char *dir)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "status %d: %s", p.status, p.err);
+    t_proc_free(&p);
+    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
+    cr_assert_not_null(s);
+    cJSON *j = cJSON_Parse(s);
+    cr_assert_not_null(j);
+    outcome o = {cJSON_GetObjectItem(cJSON_GetObjectItem(j, "time_per_iter_s"), "mean")->valuedouble,
+                 cJSON_GetObjectItem(j, "messages")->valuedouble, cJSON_GetObjectItem(j, "bytes")->valuedouble};
+    cJSON_Delete(j);
+    free(s);
+    return o;
+}
+
+/* a ring of P = 2: each rank sends n/2 floats to the other, alone on its
+ * route (cross-traffic off: with it, the two directions share links) */
+static outcome pair(const char *platform, const char *network, const char *n, const char *below)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "2", "--n", n, "--payload", "size", "--platform",
+                          platform, "--network", network, "--crosstraffic", "off", "--unshared-below", below,
+                          "--no-trace", "--out", dir, "--quiet", NULL};
+    return run_summary(args, dir);
+}
+
+Test(unshared, a_lone_message_takes_the_models_time)
+{
+    const char *platforms[] = {"daint", "1gbe"};
+    const char *networks[] = {"cm02", "lv08", "smpi"};
+    /* 8 B to 400 KB per message: below, inside and above SMPI's pieces */
+    const char *sizes[] = {"4", "300", "2000", "9000", "200K"};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t b = 0; b < 3; b++)
+            for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+                outcome shared = pair(platforms[a], networks[b], sizes[c], "0");
+                outcome alone = pair(platforms[a], networks[b], sizes[c], "1G");
+                cr_assert(fabs(alone.t - shared.t) <= 1e-12 * shared.t, "%s %s n=%s: bypassing %.15g s, shared %.15g s",
+                          platforms[a], networks[b], sizes[c], alone.t, shared.t);
+                cr_assert_eq(alone.bytes, shared.bytes);
+            }
+}
+
+/* one message per rank per step, to a neighbour: nothing contends on the
+ * crossbar, so every step costs alpha + m beta either way */
+Test(unshared, a_ring_keeps_its_closed_form)
+{
+    outcome o[2];
+    const char *below[] = {"0", "1G"};
+    for (int i = 0; i < 2; i++) {
+        const char *dir = t_tmpdir();
+        const char *args[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "64K", "--payload", "size",
+                              "--network", "cm02", "--unshared-below", below[i], "--no-trace", "--out", dir, "--quiet",
+                              NULL};
+        o[i] = run_summary(args, dir);
+    }
+    /* 1gbe: alpha 100 us, beta 8 ns/B; 2(P-1) steps of 8K floats */
+    double closed = 2.0 * 7 * (100e-6 + 8192 * 4 * 8e-9);
+    cr_assert(fabs(o[0].t - closed) <= 1e-9 * closed, "shared %.12g s, closed form %.12g s", o[0].t, closed);
+    cr_assert(fabs(o[1].t - closed) <= 1e-9 * closed, "bypassing %.12g s, closed form %.12g s", o[1].t, closed);
+    cr_assert_eq(o[0].messages, o[1].messages);
+    cr_assert_eq(o[0].bytes, o[1].bytes);
+}
+
+/* exact payloads travel through the postbox as through the mailbox: the
+ * same messages, the same bytes, the same global result to the bit */
+Test(unshared, exact_results_are_unchanged)
+{
+    const char *algos[] = {"topkdsa", "oktopk", "gtopk"};
+    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+        char res[2][512];
+        outcome o[2];
+        const char *below[] = {"0", "1G"};
+        for (int i = 0; i < 2; i++) {
+            const char *dir = t_tmpdir();
+            snprintf(res[i], sizeof res[i], "%s", t_path(dir, "result.npy"));
+            const char *args[] = {"run", "--algo", algos[a], "--ranks", "8", "--n", "64K", "--payload", "exact",
+                                  "--platform", "daint", "--network", "smpi", "--iters", "3", "--unshared-below",
+                                  below[i], "--dump-result", res[i], "--no-trace", "--out", dir, "--quiet", NULL};
+            o[i] = run_summary(args, dir);
+        }
+        cr_assert_eq(o[0].messages, o[1].messages, "%s", algos[a]);
+        cr_assert_eq(o[0].bytes, o[1].bytes, "%s", algos[a]);
+        size_t l0 = 0, l1 = 0;
+        char *r0 = t_read_file(res[0], &l0), *r1 = t_read_file(res[1], &l1);
+        cr_assert(r0 && r1 && l0 == l1 && l0 > 0 && memcmp(r0, r1, l0) == 0, "%s: the global results differ",
+                  algos[a]);
+        free(r0);
+        free(r1);
+    }
+}
+
+static void refused(const char *const *args, const char *needle)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 2, "status %d: %s", p.status, p.err);
+    cr_assert(strstr(p.err, needle), "stderr: %s", p.err);
+    cr_assert_eq(t_count_lines(p.err), 1, "stderr: %s", p.err);
+    t_proc_free(&p);
+}
+
+Test(unshared, bad_values_and_link_disturbances_are_refused)
+{
+    const char *dir = t_tmpdir();
+    const char *neg[] = {"run", "--algo", "ring", "--ranks", "4", "--unshared-below", "-1", "--out", dir, NULL};
+    refused(neg, "--unshared-below");
+    const char *word[] = {"run", "--algo", "ring", "--ranks", "4", "--unshared-below", "small", "--out", dir, NULL};
+    refused(word, "--unshared-below");
+    const char *links[] = {"run", "--algo", "ring", "--ranks", "4", "--degrade-links", "nic", "--degrade-bw", "0.5",
+                           "--unshared-below", "4K", "--out", dir, NULL};
+    refused(links, "--unshared-below cannot go with degraded links");
+    const char *bg[] = {"run", "--algo", "ring", "--ranks", "4", "--bg-load", "0.2", "--unshared-below", "4K", "--out",
+                        dir, NULL};
+    refused(bg, "--unshared-below cannot go with background traffic");
+}
