@@ -24,10 +24,11 @@
  *    bench/README.md section 13).  Its send completes at once (an eager
  *    send, as MPI sends small messages); it waits in the receiver's postbox
  *    until it is due (post_unshared says when), and the receiver takes the
- *    due ones whenever it makes progress.  A receiver blocked in a wait is
- *    woken at a due date by its postman (one actor per rank, on its host),
- *    which puts a 0-byte bell into the rank's mailbox over the host's
- *    loopback; the bell completes one of the rank's gets like any message.
+ *    due ones whenever it makes progress, blocking at most until the first
+ *    one in its postbox is due.  A message that comes to a receiver already
+ *    blocked with an empty postbox has the receiver's postman (one actor
+ *    per rank, on its host) wake it then: the postman puts a 0-byte bell
+ *    into the rank's mailbox, which completes one of its gets.
  */
 #include "backend.h"
 #include "disturb.h"
@@ -58,6 +59,7 @@ int spg_build_aries(int nodes, char *err, size_t errlen); /* simgrid_aries.cpp *
 int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
+long spg_wait_any_for(sg_comm_t *comms, size_t count, double timeout, double *finish_time);
 long spg_comm_sender_pid(sg_comm_t comm);
 void spg_comm_cancel(sg_comm_t comm);
 void spg_bg_start(sg_host_t from, sg_host_t to, double bytes, int src, int dst);
@@ -151,15 +153,14 @@ struct rank_slot {
  * holds the date until the receiver's get overwrites it with the same) */
 typedef struct {
     envelope *head, *tail;
-    double out_free;  /* its interface sends the next message from then */
-    double in_free;   /* the last message due here has arrived by then */
-    double wake_at;   /* when the postman wakes anyway (INFINITY: only when rung) */
-    double handled;   /* the postman has seen to the messages due until then */
-    double self_time; /* its own put to the rank's mailbox (the host's loopback) */
-    int in_wait;      /* the rank is blocked in a SimGrid wait */
-    int bell_out;     /* a bell is on its way: no second one */
-    sg_sem_t ring;    /* a sender tells the postman of an earlier due date */
-    envelope bell;    /* what the postman puts: src -1 */
+    double out_free;   /* its interface sends the next message from then */
+    double in_free;    /* the last message due here has arrived by then */
+    double wait_until; /* the rank is blocked in a wait until then at the latest (-1: not blocked) */
+    double ring_at;    /* the postman is to ring then (armed) */
+    double self_time;  /* the bell's way to the rank's mailbox (the host's loopback) */
+    int armed, bell_out;
+    sg_sem_t ring;     /* a sender arms the postman */
+    envelope bell;     /* what the postman puts: src -1 */
 } postbox;
 
 static struct {
@@ -424,20 +425,35 @@ static int take_due(sp_ctx *c);
 static int progress(sp_ctx *c)
 {
     sg_rank *s = RS(c);
-    if (U.box && take_due(c) > 0)
+    postbox *b = U.box ? &U.box[c->rank] : NULL;
+    if (b && take_due(c) > 0)
         return 0;
-    if (s->nact == 0)
-        return -1;
     double fin = 0, *finp = c->shim->want_times ? &fin : NULL;
-    long pos = single_waitable(s);
-    if (U.box)
-        U.box[c->rank].in_wait = 1;
-    if (pos >= 0)
-        pos = spg_wait_one(s->act[pos], finp) == 0 ? pos : -1;
-    else
-        pos = spg_wait_any(s->act, s->nact, finp);
-    if (U.box)
-        U.box[c->rank].in_wait = 0;
+    long pos;
+    if (b && b->head) { /* a bypassing message is due later: wait at most until then */
+        double due = b->head->t_done;
+        if (s->nact == 0) {
+            sg_actor_sleep_until(due);
+            return 0;
+        }
+        b->wait_until = due;
+        pos = spg_wait_any_for(s->act, s->nact, due - simgrid_get_clock(), finp);
+        b->wait_until = -1;
+        if (pos == -3) /* it is due */
+            return 0;
+    } else {
+        if (s->nact == 0)
+            return -1;
+        pos = single_waitable(s);
+        if (b)
+            b->wait_until = INFINITY;
+        if (pos >= 0)
+            pos = spg_wait_one(s->act[pos], finp) == 0 ? pos : -1;
+        else
+            pos = spg_wait_any(s->act, s->nact, finp);
+        if (b)
+            b->wait_until = -1;
+    }
     if (pos < 0)
         return -2;
     void *owner = s->act_owner[pos];
@@ -523,8 +539,9 @@ static int post_unshared(sp_ctx *c, int dst, envelope *e)
     else
         b->head = e;
     b->tail = e;
-    if (due - b->self_time < b->wake_at) {
-        b->wake_at = due - b->self_time;
+    if (b->wait_until > due && !b->armed) { /* blocked, and nothing would wake it by then */
+        b->armed = 1;
+        b->ring_at = due - b->self_time;
         sg_sem_release(b->ring);
     }
     return 0;
@@ -546,9 +563,10 @@ static int take_due(sp_ctx *c)
     return taken;
 }
 
-/* rank r's postman: at each due date of its postbox, if the rank is
- * blocked in a wait, it rings (puts the bell, which arrives at that date
- * over the host's loopback, and waits until a get of the rank takes it) */
+/* rank r's postman: armed by a sender when the rank is blocked with nothing
+ * due to wake it, it rings at the message's due date (puts the bell, less
+ * the bell's own way, and waits until a get of the rank takes it) if the
+ * rank is still blocked until after then */
 static void postman_actor(int argc, char **argv)
 {
     (void)argc;
@@ -559,23 +577,17 @@ static void postman_actor(int argc, char **argv)
     b->bell.src = -1;
     b->bell.pooled = 1;
     for (;;) {
-        const envelope *e = b->head;
-        while (e && e->t_done - b->self_time <= b->handled)
-            e = e->next;
-        if (!e) {
-            b->wake_at = INFINITY;
+        if (!b->armed) {
             sg_sem_acquire(b->ring);
             continue;
         }
-        double at = e->t_done - b->self_time, now = simgrid_get_clock();
-        if (at > now) {
-            b->wake_at = at;
-            sg_sem_acquire_timeout(b->ring, at - now);
+        double now = simgrid_get_clock();
+        if (b->ring_at > now) {
+            sg_sem_acquire_timeout(b->ring, b->ring_at - now);
             continue;
         }
-        b->handled = now;
-        b->wake_at = INFINITY;
-        if (b->in_wait && !b->bell_out) {
+        b->armed = 0;
+        if (b->wait_until > now && !b->bell_out) {
             b->bell_out = 1;
             sg_comm_t cm = sg_mailbox_put_async(G.mbox[r], &b->bell, 0);
             if (spg_wait_one(cm, NULL) != 0)
@@ -1285,11 +1297,10 @@ static int start_postmen(double below, int piecewise, char *err, size_t errlen)
     char name[32];
     for (int r = 0; r < G.P; r++) {
         postbox *b = &U.box[r];
-        b->wake_at = INFINITY;
         b->self_time = spg_uncontended_time(G.hosts[r], G.hosts[r], 0, NULL, NULL);
         if (b->self_time < 0)
             b->self_time = 0;
-        b->handled = -1;
+        b->wait_until = -1;
         if (!(b->ring = sg_sem_init(0))) {
             snprintf(err, errlen, "out of memory for %d postboxes", G.P);
             return -1;

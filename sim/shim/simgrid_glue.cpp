@@ -78,6 +78,29 @@ long spg_wait_any(sg_comm_t* comms, size_t count, double* finish_time)
   return pos;
 }
 
+/* spg_wait_any with a timeout: -3 when it passed with no comm finished
+ * (every comm keeps its reference) */
+long spg_wait_any_for(sg_comm_t* comms, size_t count, double timeout, double* finish_time)
+{
+  std::vector<simgrid::s4u::CommPtr> v;
+  v.reserve(count);
+  for (size_t i = 0; i < count; i++)
+    v.emplace_back(comms[i], false);
+  ssize_t pos = -1;
+  bool failed = false;
+  try {
+    pos = simgrid::s4u::Comm::wait_any_for(v, timeout > 0 ? timeout : 0);
+  } catch (...) {
+    failed = true;
+  }
+  if (pos >= 0 && finish_time)
+    *finish_time = v[pos]->get_finish_time();
+  for (size_t i = 0; i < count; i++)
+    if (pos < 0 || static_cast<size_t>(pos) != i)
+      v[i]->add_ref();
+  return failed ? -1 : pos < 0 ? -3 : pos;
+}
+
 /* Waits for one comm (releasing its reference, as sg_comm_wait does);
  * returns 0, or -1 if it failed. */
 long spg_wait_one(sg_comm_t comm, double* finish_time)
