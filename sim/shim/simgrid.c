@@ -68,6 +68,8 @@ void spg_bg_cancel_all(void);
 void spg_on_deadlock(void (*fn)(void));
 int spg_uncontended_init(int piecewise);
 double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double *first_rate, double *last_rate);
+double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double start);
+void spg_unshared_reset(void);
 
 typedef struct envelope {
     int src, tag, iter, phase;
@@ -153,7 +155,6 @@ struct rank_slot {
  * holds the date until the receiver's get overwrites it with the same) */
 typedef struct {
     envelope *head, *tail;
-    double out_free;   /* its interface sends the next message from then */
     double in_free;    /* the last message due here has arrived by then */
     double wait_until; /* the rank is blocked in a wait until then at the latest (-1: not blocked) */
     double ring_at;    /* the postman is to ring then (armed) */
@@ -503,34 +504,22 @@ static int unshared_ok(const sg_rank *s, int dst)
     return 1;
 }
 
-/* When a bypassing message arrives, LogGP's way (Alexandrov, Ionescu,
- * Schauser, Scheiman, SPAA 1995: a gap G per byte at each end): the sender's
- * interface sends its bypassing messages one after another at its rate, the
- * message then takes its route's time alone, and the receiver's interface
- * takes them in one after another at its rate:
- *   start  = max(now, out_free[src]),    out_free[src] = start + S / r_out
- *   arrive = max(start + T(S), in_free[dst] + S / r_in),  in_free[dst] = arrive
- * with T(S) the route's time alone (spg_uncontended_time).  A lone message
- * takes exactly T(S), as it would sharing links with nobody; messages to one
- * rank arrive in the order they were sent, which keeps every pair's order.
- * What this leaves out is sharing inside the network (links between
- * routers), which bench/README.md section 13 measures. */
+/* A bypassing message is due when spg_unshared_arrival says: alone on its
+ * route it takes exactly SimGrid's time, and each link of the route serves
+ * the bypassing messages in the order they were posted (the gap per byte
+ * of LogGP at the ends, Alexandrov, Ionescu, Schauser, Scheiman, SPAA 1995,
+ * applied to every link).  Messages to one rank arrive in the order they
+ * were sent, which keeps every pair's order. */
 static int post_unshared(sp_ctx *c, int dst, envelope *e)
 {
-    postbox *src_box = &U.box[c->rank], *b = &U.box[dst];
-    double r_out = 0, r_in = 0, bytes = (double)e->bytes;
-    double t = spg_uncontended_time(G.hosts[c->rank], G.hosts[dst], bytes, &r_out, &r_in);
-    if (t < 0) {
+    postbox *b = &U.box[dst];
+    double due = spg_unshared_arrival(G.hosts[c->rank], G.hosts[dst], (double)e->bytes, simgrid_get_clock());
+    if (due < 0) {
         sp_fail(c->shim, "no route from rank %d to rank %d", c->rank, dst);
         return -1;
     }
-    double now = simgrid_get_clock();
-    double start = src_box->out_free > now ? src_box->out_free : now;
-    if (r_out > 0)
-        src_box->out_free = start + bytes / r_out;
-    double due = start + t, in_next = b->in_free + (r_in > 0 ? bytes / r_in : 0);
-    if (due < in_next)
-        due = in_next;
+    if (due < b->in_free)
+        due = b->in_free;
     b->in_free = due;
     e->t_done = due;
     e->next = NULL;
@@ -1288,6 +1277,7 @@ static int start_postmen(double below, int piecewise, char *err, size_t errlen)
         snprintf(err, errlen, "internal error: the network model's factors could not be read");
         return -1;
     }
+    spg_unshared_reset();
     U.box = calloc((size_t)G.P, sizeof *U.box);
     if (!U.box) {
         snprintf(err, errlen, "out of memory for %d postboxes", G.P);

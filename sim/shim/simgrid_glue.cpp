@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -302,5 +303,52 @@ double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double* 
   if (bytes > 0 && bw > 0)
     t += bytes / (bf * bw);
   return t;
+}
+
+/* ---- messages that bypass the sharing: each link serves them in turn ----
+ *
+ * A message of S bytes posted at `start` occupies each link l of its route
+ * for S / r_l (r_l: the link's bandwidth times the model's factor) from when
+ * the link has finished the bypassing messages posted before it, all links
+ * at once (cut-through: a message streams through its route); it arrives
+ * when the last of them is done, and not before its time alone T(S):
+ *   begin_l = max(start, free_l),  free_l = begin_l + S / r_l,
+ *   arrive  = max(start + T(S), max_l free_l).
+ * Alone, every begin_l is start and it arrives at start + T(S), exactly as
+ * SimGrid would have it.  N equal messages through one link end at
+ * start + N S / r, as under max-min sharing; they end one after another
+ * instead of together, which a phase that waits for all of them does not
+ * see.  What it leaves out: a message's rate does not change while it is
+ * under way, and links serve in the order of posting. */
+namespace {
+std::unordered_map<const simgrid::s4u::Link*, double> link_free;
+}
+
+double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double start)
+{
+  std::vector<simgrid::s4u::Link*> links;
+  double lat = 0;
+  from->route_to(to, links, &lat);
+  if (links.empty() && lat <= 0)
+    return -1;
+  double bf = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
+  double t = spg_uncontended_time(from, to, bytes, nullptr, nullptr), arrive = start + t;
+  for (auto const* l : links) {
+    double rate = bf * l->get_bandwidth();
+    if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE || rate <= 0)
+      continue; /* not shared */
+    double& f   = link_free[l];
+    double begin = f > start ? f : start;
+    f            = begin + bytes / rate;
+    if (f > arrive)
+      arrive = f;
+  }
+  return arrive;
+}
+
+/* a new run: every link idle */
+void spg_unshared_reset(void)
+{
+  link_free.clear();
 }
 }
