@@ -25,7 +25,7 @@ t_recompute the slower of the two iterations (time_per_iter_max_s) and
 t_reuse = 2 mean - max.  Only rows of 2 iterations are changed.
 
 Used by notebooks/scaling.ipynb and runnable on its own:
-  /usr/bin/python3 notebooks/plot_scaling.py SWEEP.csv --out DIR
+  /usr/bin/python3 notebooks/plot_scaling.py SWEEP.csv [MORE.csv ...] --out DIR
 """
 import argparse
 import os
@@ -45,11 +45,13 @@ COLORS = {
 
 
 def load(path):
-    """The finished rows of a sweep CSV, with phase times split into a dict."""
-    df = pd.read_csv(path)
+    """The finished rows of a sweep CSV (or of several, given as a list: sweeps of one study kept in
+    separate files, such as one per rank count), with phase times split into a dict."""
+    paths = [path] if isinstance(path, str) else list(path)
+    df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     df = df[df["status"] == "ok"].copy()
     if df.empty:
-        raise ValueError("%s has no finished run" % path)
+        raise ValueError("%s has no finished run" % ", ".join(paths))
 
     def phases(text):
         out = {}
@@ -295,7 +297,7 @@ def plot_all(csv_path, out, steady=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv", help="a sweep CSV (sparsim sweep --out)")
+    ap.add_argument("csv", nargs="+", help="a sweep CSV (sparsim sweep --out), or several plotted together")
     ap.add_argument("--out", default=".", help="folder for the PNG files (default: here)")
     ap.add_argument("--oktopk-steady", action="store_true",
                     help="Ok-Topk's 2-iteration rows as their steady state over tau' (see above)")
