@@ -67,7 +67,7 @@ void spg_bg_reap(void (*done)(void *arg, int src, int dst, double bytes, double 
 void spg_bg_cancel_all(void);
 void spg_on_deadlock(void (*fn)(void));
 int spg_uncontended_init(int piecewise);
-double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double *first_rate, double *last_rate);
+double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes);
 double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double start);
 void spg_unshared_reset(void);
 
@@ -150,9 +150,8 @@ struct rank_slot {
     sg_rank s;
 };
 
-/* --unshared-below: a rank's network interface as the bypassing messages
- * see it, and the messages due at it, in the order they arrive (e->t_done
- * holds the date until the receiver's get overwrites it with the same) */
+/* --unshared-below: a rank's postbox, the bypassing messages due at it in
+ * the order they arrive (e->t_done holds the date), and its postman's state */
 typedef struct {
     envelope *head, *tail;
     double in_free;    /* the last message due here has arrived by then */
@@ -1287,7 +1286,7 @@ static int start_postmen(double below, int piecewise, char *err, size_t errlen)
     char name[32];
     for (int r = 0; r < G.P; r++) {
         postbox *b = &U.box[r];
-        b->self_time = spg_uncontended_time(G.hosts[r], G.hosts[r], 0, NULL, NULL);
+        b->self_time = spg_uncontended_time(G.hosts[r], G.hosts[r], 0);
         if (b->self_time < 0)
             b->self_time = 0;
         b->wait_until = -1;

@@ -277,10 +277,8 @@ int spg_uncontended_init(int piecewise)
 }
 
 /* seconds a message of `bytes` takes from `from` to `to` with nothing else
- * on its links, and the rates (bytes/s, with the model's factor) of the
- * route's first and last links: the sender's and the receiver's network
- * interfaces.  -1 if there is no route. */
-double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double* first_rate, double* last_rate)
+ * on its links; -1 if there is no route */
+double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes)
 {
   std::vector<simgrid::s4u::Link*> links;
   double lat = 0;
@@ -295,10 +293,6 @@ double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes, double* 
   double bf = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
   if (lat > 0 && um.gamma > 0 && (bw < 0 || um.gamma / (2.0 * lat) < bw))
     bw = um.gamma / (2.0 * lat);
-  if (first_rate)
-    *first_rate = links.empty() ? -1 : bf * links.front()->get_bandwidth();
-  if (last_rate)
-    *last_rate = links.empty() ? -1 : bf * links.back()->get_bandwidth();
   double t = lat * lf;
   if (bytes > 0 && bw > 0)
     t += bytes / (bf * bw);
@@ -332,7 +326,7 @@ double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double s
   if (links.empty() && lat <= 0)
     return -1;
   double bf = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
-  double t = spg_uncontended_time(from, to, bytes, nullptr, nullptr), arrive = start + t;
+  double t = spg_uncontended_time(from, to, bytes), arrive = start + t;
   for (auto const* l : links) {
     double rate = bf * l->get_bandwidth();
     if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE || rate <= 0)
