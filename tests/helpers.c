@@ -108,6 +108,15 @@ int t_count_lines(const char *s)
     return n;
 }
 
+void t_refused(const char *const *args, const char *needle)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 2, "exit %d: %s", p.status, p.err);
+    cr_assert_eq(t_count_lines(p.err), 1, "%s", p.err);
+    cr_assert(strstr(p.err, needle), "%s", p.err);
+    t_proc_free(&p);
+}
+
 void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density)
 {
     sp_plan_defaults(p);

@@ -30,6 +30,10 @@ int t_write_file(const char *path, const char *text);
 /* number of '\n' in s */
 int t_count_lines(const char *s);
 
+/* Runs SPARSIM_BIN with args and fails the test unless it is refused as bad
+ * input: it exits with status 2 and one line on stderr that holds needle. */
+void t_refused(const char *const *args, const char *needle);
+
 #include "../sim/driver/run.h"
 
 /* A plan for an in-process run: exact payloads, the cm02 network, no output

@@ -220,31 +220,22 @@ Test(training, speedup_over_fastest_dense)
     t_proc_free(&r);
 }
 
-static void refused(const char *const *args, const char *needle)
-{
-    t_proc r = t_run(args);
-    cr_assert_eq(r.status, 2, "exit %d: %s", r.status, r.err);
-    cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
-    cr_assert(strstr(r.err, needle), "%s", r.err);
-    t_proc_free(&r);
-}
-
 Test(training, bad_input_one_line)
 {
     const char *dir = t_tmpdir();
     const char *a1[] = {"run", "--algo", "ring", "--ranks", "2", "--overlap", "--out", dir, NULL};
-    refused(a1, "--overlap needs training iterations");
+    t_refused(a1, "--overlap needs training iterations");
     const char *a2[] = {"run", "--algo", "ring", "--ranks", "2", "--train-model", "vgg16", "--out", dir, NULL};
-    refused(a2, "has no compute time");
+    t_refused(a2, "has no compute time");
     const char *a3[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "0.1", "--out", dir, NULL};
-    refused(a3, "needs --batch");
+    t_refused(a3, "needs --batch");
     const char *a4[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "0.1", "--batch", "2",
                         "--compute", "0.1", "--out", dir, NULL};
-    refused(a4, "give one");
+    t_refused(a4, "give one");
     const char *a5[] = {"run", "--algo", "ring", "--ranks", "2", "--train-model", "resnet", "--out", dir, NULL};
-    refused(a5, "--train-model must be");
+    t_refused(a5, "--train-model must be");
     const char *a6[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "-1", "--out", dir, NULL};
-    refused(a6, "--train-compute must be");
+    t_refused(a6, "--train-compute must be");
 }
 
 /* a sweep's rows carry the iteration, samples/s and the speedup over the

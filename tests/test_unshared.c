@@ -121,26 +121,17 @@ Test(unshared, exact_results_are_unchanged)
         }
 }
 
-static void refused(const char *const *args, const char *needle)
-{
-    t_proc p = t_run(args);
-    cr_assert(p.exited && p.status == 2, "status %d: %s", p.status, p.err);
-    cr_assert(strstr(p.err, needle), "stderr: %s", p.err);
-    cr_assert_eq(t_count_lines(p.err), 1, "stderr: %s", p.err);
-    t_proc_free(&p);
-}
-
 Test(unshared, bad_values_and_link_disturbances_are_refused)
 {
     const char *dir = t_tmpdir();
     const char *neg[] = {"run", "--algo", "ring", "--ranks", "4", "--unshared-below", "-1", "--out", dir, NULL};
-    refused(neg, "--unshared-below");
+    t_refused(neg, "--unshared-below");
     const char *word[] = {"run", "--algo", "ring", "--ranks", "4", "--unshared-below", "small", "--out", dir, NULL};
-    refused(word, "--unshared-below");
+    t_refused(word, "--unshared-below");
     const char *links[] = {"run", "--algo", "ring", "--ranks", "4", "--degrade-links", "nic", "--degrade-bw", "0.5",
                            "--unshared-below", "4K", "--out", dir, NULL};
-    refused(links, "--unshared-below cannot go with degraded links");
+    t_refused(links, "--unshared-below cannot go with degraded links");
     const char *bg[] = {"run", "--algo", "ring", "--ranks", "4", "--bg-load", "0.2", "--unshared-below", "4K", "--out",
                         dir, NULL};
-    refused(bg, "--unshared-below cannot go with background traffic");
+    t_refused(bg, "--unshared-below cannot go with background traffic");
 }

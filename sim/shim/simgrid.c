@@ -437,7 +437,8 @@ static int progress(sp_ctx *c)
             return 0;
         }
         b->wait_until = due;
-        pos = spg_wait_any_for(s->act, s->nact, due - simgrid_get_clock(), finp);
+        double left = due - simgrid_get_clock();
+        pos = spg_wait_any_for(s->act, s->nact, left > 0 ? left : 0, finp);
         b->wait_until = -1;
         if (pos == -3) /* it is due */
             return 0;

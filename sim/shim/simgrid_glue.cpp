@@ -56,41 +56,29 @@ int spg_run(char* err, size_t errlen)
   return -1;
 }
 
+long spg_wait_any_for(sg_comm_t* comms, size_t count, double timeout, double* finish_time);
+
 /* Like sg_comm_wait_any (same ownership rules: the finished comm's reference
  * is released, the others keep theirs), and also returns when the finished
  * comm completed, which can be earlier than now. */
 long spg_wait_any(sg_comm_t* comms, size_t count, double* finish_time)
 {
-  std::vector<simgrid::s4u::CommPtr> v; /* not static: the actor blocks inside wait_any */
-  v.reserve(count);
-  for (size_t i = 0; i < count; i++)
-    v.emplace_back(comms[i], false);
-  ssize_t pos = -1;
-  try {
-    pos = simgrid::s4u::Comm::wait_any(v);
-  } catch (...) {
-    pos = -1;
-  }
-  if (pos >= 0 && finish_time)
-    *finish_time = v[pos]->get_finish_time();
-  for (size_t i = 0; i < count; i++)
-    if (pos < 0 || static_cast<size_t>(pos) != i)
-      v[i]->add_ref();
-  return pos;
+  long pos = spg_wait_any_for(comms, count, -1, finish_time);
+  return pos == -3 ? -1 : pos;
 }
 
-/* spg_wait_any with a timeout: -3 when it passed with no comm finished
- * (every comm keeps its reference) */
+/* spg_wait_any with a timeout (< 0: none): -3 when it passed with no comm
+ * finished (every comm keeps its reference), -1 if the wait failed */
 long spg_wait_any_for(sg_comm_t* comms, size_t count, double timeout, double* finish_time)
 {
-  std::vector<simgrid::s4u::CommPtr> v;
+  std::vector<simgrid::s4u::CommPtr> v; /* not static: the actor blocks inside wait_any_for */
   v.reserve(count);
   for (size_t i = 0; i < count; i++)
     v.emplace_back(comms[i], false);
   ssize_t pos = -1;
   bool failed = false;
   try {
-    pos = simgrid::s4u::Comm::wait_any_for(v, timeout > 0 ? timeout : 0);
+    pos = simgrid::s4u::Comm::wait_any_for(v, timeout);
   } catch (...) {
     failed = true;
   }
@@ -276,15 +264,10 @@ int spg_uncontended_init(int piecewise)
   return 0;
 }
 
-/* seconds a message of `bytes` takes from `from` to `to` with nothing else
- * on its links; -1 if there is no route */
-double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes)
+namespace {
+/* the time alone over a route of these links and total latency */
+double alone_time(const std::vector<simgrid::s4u::Link*>& links, double lat, double bytes)
 {
-  std::vector<simgrid::s4u::Link*> links;
-  double lat = 0;
-  from->route_to(to, links, &lat);
-  if (links.empty() && lat <= 0)
-    return -1;
   double bw = -1;
   for (auto const* l : links)
     if (l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::WIFI && (bw < 0 || l->get_bandwidth() < bw))
@@ -297,6 +280,19 @@ double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes)
   if (bytes > 0 && bw > 0)
     t += bytes / (bf * bw);
   return t;
+}
+} // namespace
+
+/* seconds a message of `bytes` takes from `from` to `to` with nothing else
+ * on its links; -1 if there is no route */
+double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes)
+{
+  std::vector<simgrid::s4u::Link*> links;
+  double lat = 0;
+  from->route_to(to, links, &lat);
+  if (links.empty() && lat <= 0)
+    return -1;
+  return alone_time(links, lat, bytes);
 }
 
 /* ---- messages that bypass the sharing: each link serves them in turn ----
@@ -326,7 +322,7 @@ double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double s
   if (links.empty() && lat <= 0)
     return -1;
   double bf = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
-  double t = spg_uncontended_time(from, to, bytes), arrive = start + t;
+  double arrive = start + alone_time(links, lat, bytes);
   for (auto const* l : links) {
     double rate = bf * l->get_bandwidth();
     if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE || rate <= 0)
