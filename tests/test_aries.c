@@ -1,29 +1,41 @@
-/* test_aries.c - the daint platform, wired as Aries is (sim/shim/simgrid_aries.cpp):
- * its link counts and routes equal hand-computed ones, and the CLI runs it
- * and refuses what it cannot hold. */
+/* test_aries.c - the daint platforms, wired as Aries is (sim/shim/simgrid_aries.cpp):
+ * their link counts and routes equal hand-computed ones, flows between two
+ * groups share the summed bandwidth of their global links on daint (spread)
+ * and take one global link each on daint-static, and the CLI runs them and
+ * refuses what they cannot hold. */
 #include "helpers.h"
 
 #include <criterion/criterion.h>
+#include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
+#include <simgrid/mailbox.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xbt/config.h>
 #include <xbt/dynar.h>
 #include <xbt/log.h>
 
-int spg_build_aries(int nodes, char *err, size_t errlen);
+int spg_build_aries(int nodes, int spread, char *err, size_t errlen);
 
-static void build(int nodes)
+/* spread: daint's routing between groups, else daint-static's; with the
+ * pure alpha-beta model (cm02, no reverse traffic), so that times have
+ * closed forms */
+static void build_as(int nodes, int spread)
 {
     int argc = 1;
     char *argv[] = {"test", NULL};
     xbt_log_control_set("root.thresh:critical");
     simgrid_init(&argc, argv);
+    sg_cfg_set_string("network/model", "CM02");
+    sg_cfg_set_boolean("network/crosstraffic", "no");
     char err[300] = "";
-    cr_assert_eq(spg_build_aries(nodes, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(spg_build_aries(nodes, spread, err, sizeof err), 0, "%s", err);
 }
+
+static void build(int nodes) { build_as(nodes, 0); }
 
 /* the full-duplex links whose names start with `prefix` (each is two
  * SimGrid links, _UP and _DOWN) */
@@ -54,6 +66,20 @@ Test(aries, link_counts_two_groups)
     cr_assert_eq(count("green_link_"), 12 * 120);
     cr_assert_eq(count("black_link_"), 2 * 16 * 15);
     cr_assert_eq(count("blue_link_"), 50);
+}
+
+/* daint (spread) has the same links, and one aggregate per pair of groups */
+Test(aries, link_counts_spread)
+{
+    build_as(1152, 1);
+    cr_assert_eq(count("aries_nic_"), 1152);
+    cr_assert_eq(count("green_link_"), 18 * 120);
+    cr_assert_eq(count("black_link_"), 3 * 16 * 15);
+    cr_assert_eq(count("blue_link_"), 3 * 50);
+    cr_assert_eq(count("__blue_pair_"), 3);
+    sg_link_t agg = sg_link_by_name("__blue_pair_0_2_UP");
+    cr_assert(agg);
+    cr_assert_float_eq(sg_link_get_bandwidth(agg), 50 * 3 * 12.5e9 / 8, 1e-3);
 }
 
 /* P = 64: one group is still built whole (its routers switch traffic) */
@@ -120,6 +146,133 @@ Test(aries, routes_by_hand)
              1.4e-6);
 }
 
+/* daint (spread): within a group the same routes as daint-static; between
+ * groups the NICs and the pair's aggregate, with the latency of the minimal
+ * path through the global link daint-static picks */
+Test(aries, routes_by_hand_spread)
+{
+    build_as(800, 1);
+    route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
+    route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
+    route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
+    route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6);
+    route_is(500, 1, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_1_DOWN", 1.4e-6);
+}
+
+/* a degraded global link takes its lost bandwidth off its pair's aggregate,
+ * in its own direction, and its latency adds 1/50 of the extra to the
+ * pair's routes */
+Test(aries, degraded_global_link_spread)
+{
+    build_as(800, 1);
+    const double blue = 3 * 12.5e9 / 8;
+    sg_link_t one = sg_link_by_name("blue_link_0_1_7_UP");
+    cr_assert(one);
+    sg_link_set_bandwidth(one, 0.25 * blue);
+    sg_link_set_latency(one, 100e-9 + 50e-6);
+    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_UP")), 49.25 * blue, 1e-3);
+    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_DOWN")), 50 * blue, 1e-3);
+    route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6 + 1e-6);
+}
+
+/* FLOWS flows of FLOW_BYTES at once from group 0 to group 1, node i to node
+ * 384 + i */
+enum { FLOWS = 64 };
+static const double FLOW_BYTES = 1e8;
+static double flow_end[FLOWS];
+
+static int token; /* SimGrid sends no null payload */
+
+static void flow_recv(int argc, char **argv)
+{
+    char box[32];
+    snprintf(box, sizeof box, "to-%s", argv[1]);
+    sg_mailbox_get(sg_mailbox_by_name(box));
+    flow_end[atoi(argv[1])] = simgrid_get_clock();
+    (void)argc;
+}
+
+static void flow_send(int argc, char **argv)
+{
+    char box[32];
+    snprintf(box, sizeof box, "to-%s", argv[1]);
+    sg_mailbox_put(sg_mailbox_by_name(box), &token, (long)FLOW_BYTES);
+    (void)argc;
+}
+
+static void flows_between_groups(int spread)
+{
+    build_as(768, spread);
+    for (int i = 0; i < FLOWS; i++) {
+        char name[32], arg[16];
+        snprintf(arg, sizeof arg, "%d", i);
+        char *av[] = {name, arg, NULL};
+        snprintf(name, sizeof name, "node-%d", i);
+        sg_actor_create("send", sg_host_by_name(name), flow_send, 2, av);
+        snprintf(name, sizeof name, "node-%d", 384 + i);
+        sg_actor_create("recv", sg_host_by_name(name), flow_recv, 2, av);
+    }
+    simgrid_run();
+}
+
+static double latency_of(int a, int b)
+{
+    char na[32], nb[32];
+    snprintf(na, sizeof na, "node-%d", a);
+    snprintf(nb, sizeof nb, "node-%d", b);
+    return sg_host_get_route_latency(sg_host_by_name(na), sg_host_by_name(nb));
+}
+
+/* daint: the 64 flows share the pair's 50 x 4.69 GB/s (3.66 GB/s each on
+ * average, under the NICs' 10).  cm02 shares a link in inverse proportion
+ * to each flow's route latency (1.2 to 1.5 us here: TCP's RTT bias), so the
+ * flows end at different times, but the aggregate stays full until the
+ * last: it ends at 64 S / 234 GB/s after the longest latency (tolerance:
+ * the 0.3 us over which the flows start, in 27 ms) */
+Test(aries, flows_between_groups_spread)
+{
+    flows_between_groups(1);
+    const double agg = 50 * 3 * 12.5e9 / 8;
+    double last = 0, lat = 0;
+    for (int i = 0; i < FLOWS; i++) {
+        last = flow_end[i] > last ? flow_end[i] : last;
+        lat  = latency_of(i, 384 + i) > lat ? latency_of(i, 384 + i) : lat;
+        cr_assert(flow_end[i] > FLOW_BYTES / agg * FLOWS / 2, "flow %d: %.9g", i, flow_end[i]);
+    }
+    double want = lat + FLOWS * FLOW_BYTES / agg;
+    cr_assert_float_eq(last, want, 1e-5 * want, "last flow at %.9g, want %.9g", last, want);
+}
+
+/* daint-static: flow i takes global link (i + 2 (384 + i)) mod 50 = (3i +
+ * 18) mod 50, so 14 of the 50 links carry two of the 64 flows and 36 carry
+ * one: a flow ends no sooner than S / 4.69 GB/s after its latency, the
+ * later of two on a link no sooner than 2 S / 4.69 GB/s (the paths within
+ * the groups to and from the routers that hold the links are shared too,
+ * and slow some flows further), so the last ends at least 1.5x later than
+ * all 64 do on daint */
+Test(aries, flows_between_groups_static)
+{
+    flows_between_groups(0);
+    const double blue = 3 * 12.5e9 / 8, agg = 50 * blue;
+    int on_link[50] = {0};
+    double end[50] = {0}, last = 0;
+    for (int i = 0; i < FLOWS; i++) {
+        int l = (3 * i + 18) % 50;
+        on_link[l]++;
+        end[l] = flow_end[i] > end[l] ? flow_end[i] : end[l];
+        last   = flow_end[i] > last ? flow_end[i] : last;
+        cr_assert(flow_end[i] >= latency_of(i, 384 + i) + FLOW_BYTES / blue, "flow %d: %.9g", i, flow_end[i]);
+    }
+    int alone = 0;
+    for (int l = 0; l < 50; l++) {
+        cr_assert(on_link[l] == 1 || on_link[l] == 2, "link %d: %d flows", l, on_link[l]);
+        alone += on_link[l] == 1;
+        cr_assert(end[l] >= on_link[l] * FLOW_BYTES / blue, "link %d (%d flows): %.9g", l, on_link[l], end[l]);
+    }
+    cr_assert_eq(alone, 36);
+    cr_assert(last > 1.5 * FLOWS * FLOW_BYTES / agg, "last flow at %.9g", last);
+}
+
 Test(aries, cli)
 {
     const char *dir = t_tmpdir();
@@ -134,7 +287,12 @@ Test(aries, cli)
     cr_assert_eq(t_count_lines(r.err), 1, "%s", r.err);
     cr_assert(strstr(r.err, "daint holds 1 to 7680 ranks"), "%s", r.err);
     t_proc_free(&r);
-    /* its earlier name is the same platform */
+    /* the static routing, under its name and its first one */
+    const char *stat[] = {"run", "--algo", "ring", "--ranks", "7681", "--platform", "daint-static", "--out", dir, NULL};
+    r = t_run(stat);
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "daint-static holds 1 to 7680 ranks"), "%s", r.err);
+    t_proc_free(&r);
     const char *alias[] = {"run", "--algo", "ring", "--ranks", "7681", "--platform", "daint-aries", "--out", dir, NULL};
     r = t_run(alias);
     cr_assert_eq(r.status, 2);

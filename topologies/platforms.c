@@ -14,11 +14,16 @@
  *          its switch.  Routes keep alpha = 100 us and 125 MB/s.
  *   daint  Piz Daint wired as Aries is: 4 nodes per router, 16 routers
  *          per chassis, 6 chassis per group, global links spread over every
- *          router, 50 between each pair of groups, and a route per pair of
- *          nodes over them (sim/shim/simgrid_aries.cpp says how and where the
- *          numbers come from).  SimGrid's XML cannot express its routing, so
- *          the simulated backend builds it in code; up to the machine's 20
- *          groups (7680 ranks).  `daint-aries` is its earlier name.
+ *          router, 50 between each pair of groups, and traffic between two
+ *          groups spread over all 50 as adaptive routing spreads it (their
+ *          summed bandwidth shared by the flows between the two groups).
+ *          sim/shim/simgrid_aries.cpp says how and where the numbers come
+ *          from.  SimGrid's XML cannot express its routing, so the simulated
+ *          backend builds it in code; up to the machine's 20 groups (7680
+ *          ranks).
+ *   daint-static  the same wiring with one global link per pair of nodes
+ *          between groups (what `daint` was from the Aries wiring until the
+ *          spread routing; `daint-aries` is its first name).
  *
  *   daint-simgrid  SimGrid 3.32's own DRAGONFLY cluster with Piz Daint's
  *          sizes (what `daint` was before the Aries wiring; kept to compare
@@ -63,12 +68,16 @@
 #define DAINT_NODES_PER_GROUP (DAINT_NODES_PER_CHASSIS * DAINT_CHASSIS_PER_GROUP)
 
 #define DAINT_SG "daint-simgrid" /* SimGrid's own dragonfly, `daint` until the Aries wiring */
-#define ARIES_ALIAS "daint-aries" /* the Aries wiring's first name, still accepted */
+#define ARIES_STATIC "daint-static" /* the Aries wiring with one global link per pair of nodes */
+#define ARIES_ALIAS "daint-aries"   /* the first name of daint-static, still accepted */
 #define ARIES_MAX_NODES (20 * 384) /* sim/shim/simgrid_aries.cpp: 20 groups of 384 nodes */
 #define GBE_SWITCH "1gbe-switch"
 #define GBE_SWITCH_DEFAULT_GBPS 8.0
 
-static int is_aries(const char *name) { return strcmp(name, "daint") == 0 || strcmp(name, ARIES_ALIAS) == 0; }
+static int is_aries(const char *name)
+{
+    return strcmp(name, "daint") == 0 || strcmp(name, ARIES_STATIC) == 0 || strcmp(name, ARIES_ALIAS) == 0;
+}
 
 int sp_platform_is_builtin(const char *name)
 {
@@ -732,7 +741,7 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 {
     FILE *f = fopen(path, "rb"); /* a name that is no file may have meant a built-in */
     if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-simgrid)", path,
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid)", path,
                  strerror(errno));
         return -1;
     }
@@ -803,7 +812,7 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
                      ARIES_MAX_NODES);
             return -1;
         }
-        snprintf(out->builder, sizeof out->builder, "aries");
+        snprintf(out->builder, sizeof out->builder, "%s", strcmp(name, "daint") == 0 ? "aries" : "aries-static");
         snprintf(out->host_prefix, sizeof out->host_prefix, "node-");
         return 0;
     }

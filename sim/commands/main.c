@@ -78,13 +78,15 @@ static int cmd_list(void)
     for (int i = 0; i < n; i++)
         printf("  %-14s %s\n", a[i].name, a[i].summary);
     printf("platforms:\n"
-           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
+           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
            "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
            "1gbe-switch", "the same behind one switch with a backplane of G Gbps shared by all flows\n"
            "                 (1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
            "daint", "Piz Daint's Cray Aries dragonfly wired as Aries is: groups of 384 nodes, global links\n"
-           "                 on every router, 50 per pair of groups, a route per pair of nodes over them;\n"
-           "                 up to 7680 ranks (daint-aries: the same)",
+           "                 on every router, 50 per pair of groups; traffic between two groups spread\n"
+           "                 over their 50 (adaptive routing's fluid limit); up to 7680 ranks",
+           "daint-static", "the same wiring, one global link picked per pair of nodes (static routing;\n"
+           "                 daint-aries: the same)",
            "daint-simgrid", "SimGrid 3.32's own dragonfly with Daint's sizes (the earlier daint): one link\n"
            "                 per pair of groups on one router (pessimistic past 384); up to 6144 ranks",
            "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");

@@ -107,7 +107,7 @@ static const sp_opt sweep_rows[] = {
      NULL, NULL},
     {"density", SP_OT_STRING, S(density), 0, 0, "0.01", NULL, SP_OPT_LIST, "LIST", NULL, "densities", NULL, NULL},
     {"platform", SP_OT_STRING, S(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "LIST", NULL,
-     "1gbe, 1gbe-switch[:G], daint, daint-simgrid or platform files", NULL, NULL},
+     "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid or platform files", NULL, NULL},
     {"disturb", SP_OT_STRING, S(disturb), 0, 0, "", NULL, 0, "NAME=LIST", NULL,
      "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or noise=0,0.01",
      NULL, NULL},

@@ -55,7 +55,9 @@ static const sp_opt run_options[] = {
     {"platform", SP_OT_STRING, F(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "NAME",
      NULL,
      "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz Daint's "
-     "Cray Aries dragonfly, wired as Aries is, up to 7680 ranks), daint-simgrid (SimGrid's own dragonfly with "
+     "Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their global links, up to 7680 "
+     "ranks), daint-static (the same wiring, one global link per pair of nodes), daint-simgrid (SimGrid's own "
+     "dragonfly with "
      "Daint's sizes, the earlier daint, up to 6144 ranks), or a SimGrid platform XML file (rank i on its i-th host)",
      NULL, NULL},
     {"network", SP_OT_CHOICE, F(network), 0, 0, "lv08", network_choices, 0, "MODEL", NULL,

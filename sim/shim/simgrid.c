@@ -55,7 +55,7 @@
 #include <unistd.h>
 
 int spg_load_platform(const char *path, char *err, size_t errlen);
-int spg_build_aries(int nodes, char *err, size_t errlen); /* simgrid_aries.cpp */
+int spg_build_aries(int nodes, int spread, char *err, size_t errlen); /* simgrid_aries.cpp */
 int spg_run(char *err, size_t errlen);
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
@@ -1372,7 +1372,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
-    int rc = plat.builder[0] ? spg_build_aries(P, perr, sizeof perr) /* daint: built in code */
+    int rc = plat.builder[0] ? spg_build_aries(P, !strcmp(plat.builder, "aries"), perr, sizeof perr) /* in code */
                              : spg_load_platform(plat.xml_path, perr, sizeof perr);
     sp_platform_release(&plat);
     if (rc != 0) {

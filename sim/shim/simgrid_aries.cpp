@@ -26,15 +26,38 @@
  *   [M]; 100 ns per router hop and 0.5 us per NIC [M: about 1-1.5 us MPI
  *   latency between neighbours].
  *
- * Routing, a static stand-in for Aries' adaptive routing (minimal paths
- * only, no non-minimal detours): within a chassis, the green link; within a
- * group, green to the destination's slot in the source chassis, then black
- * (dimension order: a hashed choice between the two minimal paths made two
- * ring neighbours share a link at P = 256); between groups, the global link
- * that the (source, destination) pair picks, (a + 2b) mod 50, among the 50 between
- * the two groups, with minimal paths within each group to and from the
- * routers that hold it.  So flows between two groups spread over every
- * global link between them and over the routers that hold those links.
+ * Routing within a group, a static stand-in for Aries' adaptive routing
+ * (minimal paths only, no non-minimal detours): within a chassis, the green
+ * link; within a group, green to the destination's slot in the source
+ * chassis, then black (dimension order: a hashed choice between the two
+ * minimal paths made two ring neighbours share a link at P = 256).
+ *
+ * Between groups, two stand-ins (two platforms):
+ *
+ *   daint         spread: Aries chooses a packet's path at injection among
+ *                 the minimal ones by load, so a stream of packets between
+ *                 two groups spreads over all 50 global links between them.
+ *                 Its fluid limit is what this routing models: the 50
+ *                 links of a pair act as one link of their summed bandwidth
+ *                 (50 x 4.69 = 234 GB/s each way), shared by every flow
+ *                 between the two groups, and the hops within the groups to
+ *                 and from the routers that hold them, spread the same way
+ *                 over many routers, are not a bottleneck and add only their
+ *                 latency.  A route between groups is then the two NICs and
+ *                 the pair's aggregate; its latency is that of the minimal
+ *                 path through the global link the static rule below picks,
+ *                 with the global hop at the mean latency of the pair's 50
+ *                 links.  A degraded global link (disturbances) takes its
+ *                 lost bandwidth off the aggregate.  Flows between two groups
+ *                 then share the same links at the same rates, which keeps
+ *                 SimGrid's max-min solver from re-solving at each of
+ *                 thousands of distinct ends (bench/README.md section 11).
+ *   daint-static  per pair: the (source, destination) pair picks one global
+ *                 link, (a + 2b) mod 50, among the 50 between the two groups,
+ *                 with minimal paths within each group to and from the
+ *                 routers that hold it.  Flows between two groups spread over
+ *                 every global link and router that holds one, each flow
+ *                 capped by one global link.  `daint-aries` is its first name.
  * Within a chassis, what adaptive routing does when a direct link is busy
  * (detours over a third router) is stood in for statically: of the 4 nodes
  * of a router, node 0 takes the direct green link to another router of its
@@ -64,6 +87,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -91,12 +115,13 @@ struct Duplex {
 
 class AriesZone : public simgrid::kernel::routing::NetZoneImpl {
 public:
-  AriesZone(const std::string& name, int nodes) : NetZoneImpl(name), nodes_(nodes) {}
+  AriesZone(const std::string& name, int nodes, bool spread) : NetZoneImpl(name), nodes_(nodes), spread_(spread) {}
   void build();
   void get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) override;
 
 private:
   int nodes_, routers_ = 0, chassis_ = 0, groups_ = 0;
+  bool spread_;
   std::vector<int> node_of_;  /* netpoint id -> node */
   std::vector<Duplex> nic_;   /* per node */
   std::vector<Duplex> green_; /* [chassis][i][j], i < j */
@@ -104,6 +129,12 @@ private:
   std::vector<Duplex> blue_;  /* [a][b][j], a < b */
   std::vector<int> blue_router_a_, blue_router_b_; /* the routers (global index) at each end */
   Link* loopback_ = nullptr; /* a node to itself, as SimGrid's zones have one */
+  /* spread: per pair of groups [a][b], a < b, the aggregate of its global
+   * links, the mean latency of those links (< 0 until a route needs it),
+   * and which pair each global link belongs to */
+  std::vector<Duplex> pair_;
+  std::vector<double> pair_lat_;
+  std::unordered_map<const Link*, size_t> pair_of_;
 
   Duplex make(const std::string& name, double bw, double lat)
   {
@@ -112,9 +143,11 @@ private:
     l->seal();
     return {l->get_link_up(), l->get_link_down()};
   }
+  /* into == nullptr: the latency only */
   static void add(Route* into, double* latency, Link* l)
   {
-    into->link_list_.push_back(l->get_impl());
+    if (into)
+      into->link_list_.push_back(l->get_impl());
     if (latency)
       *latency += l->get_latency();
   }
@@ -125,6 +158,8 @@ private:
   static int pick(int a, int b) { return static_cast<int>((static_cast<long>(a) + 2L * b) % LINKS_PER_GROUP_PAIR); }
   void intra_group(int r1, int r2, bool black_first, Route* into, double* latency) const;
   void green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const;
+  void resum(size_t pair);
+  double pair_latency(size_t pair);
 };
 
 void AriesZone::build()
@@ -183,6 +218,56 @@ void AriesZone::build()
         blue_[at] = make("blue_link_" + std::to_string(a) + "_" + std::to_string(b) + "_" + std::to_string(j), BLUE_BW,
                          HOP_LAT);
       }
+  if (!spread_)
+    return;
+  /* the aggregates: named with the "__" of SimGrid's internal links, which
+   * the disturbances never pick (they degrade the global links, and the
+   * aggregate follows their sum) */
+  pair_.resize(static_cast<size_t>(groups_) * groups_);
+  pair_lat_.assign(pair_.size(), -1.0);
+  for (int a = 0; a < groups_; a++)
+    for (int b = a + 1; b < groups_; b++) {
+      size_t pair = static_cast<size_t>(a) * groups_ + b;
+      pair_[pair] = make("__blue_pair_" + std::to_string(a) + "_" + std::to_string(b),
+                         LINKS_PER_GROUP_PAIR * BLUE_BW, 0.0);
+      for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++) {
+        pair_of_[blue_[pair * LINKS_PER_GROUP_PAIR + j].up]   = pair;
+        pair_of_[blue_[pair * LINKS_PER_GROUP_PAIR + j].down] = pair;
+      }
+    }
+  Link::on_bandwidth_change_cb([this](Link const& l) {
+    auto it = pair_of_.find(&l);
+    if (it != pair_of_.end())
+      resum(it->second);
+  });
+}
+
+/* spread: a pair's aggregate carries, each way, the sum of its global
+ * links' bandwidths in that direction */
+void AriesZone::resum(size_t pair)
+{
+  double up = 0, down = 0;
+  for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++) {
+    up += blue_[pair * LINKS_PER_GROUP_PAIR + j].up->get_bandwidth();
+    down += blue_[pair * LINKS_PER_GROUP_PAIR + j].down->get_bandwidth();
+  }
+  if (pair_[pair].up->get_bandwidth() != up)
+    pair_[pair].up->set_bandwidth(up);
+  if (pair_[pair].down->get_bandwidth() != down)
+    pair_[pair].down->set_bandwidth(down);
+}
+
+/* spread: the mean latency of a pair's global links, read at the first
+ * route that crosses them (the disturbances degrade links before any) */
+double AriesZone::pair_latency(size_t pair)
+{
+  if (pair_lat_[pair] < 0) {
+    double sum = 0;
+    for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++)
+      sum += blue_[pair * LINKS_PER_GROUP_PAIR + j].up->get_latency();
+    pair_lat_[pair] = sum / LINKS_PER_GROUP_PAIR;
+  }
+  return pair_lat_[pair];
 }
 
 /* from router r1 to router r2 of the same group, minimally */
@@ -256,12 +341,21 @@ void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route*
     intra_group(ra, rb, black_1st, into, latency);
   } else {
     int lo = ga < gb ? ga : gb, hi = ga < gb ? gb : ga;
-    size_t at   = (static_cast<size_t>(lo) * groups_ + hi) * LINKS_PER_GROUP_PAIR + pick(a, b);
+    size_t pair = static_cast<size_t>(lo) * groups_ + hi;
+    size_t at   = pair * LINKS_PER_GROUP_PAIR + pick(a, b);
     int from_rt = ga < gb ? blue_router_a_[at] : blue_router_b_[at];
     int to_rt   = ga < gb ? blue_router_b_[at] : blue_router_a_[at];
-    intra_group(ra, from_rt, black_1st, into, latency);
-    add(into, latency, ga < gb ? blue_[at].up : blue_[at].down);
-    intra_group(to_rt, rb, black_1st, into, latency);
+    /* spread: the hops within the groups add their latency only */
+    Route* local = spread_ ? nullptr : into;
+    intra_group(ra, from_rt, black_1st, local, latency);
+    if (spread_) {
+      add(into, nullptr, ga < gb ? pair_[pair].up : pair_[pair].down);
+      if (latency)
+        *latency += pair_latency(pair);
+    } else {
+      add(into, latency, ga < gb ? blue_[at].up : blue_[at].down);
+    }
+    intra_group(to_rt, rb, black_1st, local, latency);
   }
   add(into, latency, nic_[b].down);
 }
@@ -274,11 +368,13 @@ extern "C" {
 int spg_aries_max_nodes(void) { return MACHINE_GROUPS * ROUTERS_PER_GROUP * NODES_PER_ROUTER; }
 
 /* Builds the platform of `nodes` hosts node-0 .. node-(nodes-1) as the root
- * zone (instead of loading a file).  0, or -1 with a message. */
-int spg_build_aries(int nodes, char* err, size_t errlen)
+ * zone (instead of loading a file); spread: the routing between groups of
+ * `daint`, else that of `daint-static` (see the top of the file).  0, or -1
+ * with a message. */
+int spg_build_aries(int nodes, int spread, char* err, size_t errlen)
 {
   try {
-    auto* zone = new AriesZone("daint", nodes);
+    auto* zone = new AriesZone("daint", nodes, spread != 0);
     zone->build();
     zone->seal();
     simgrid::s4u::Engine::on_platform_created();
