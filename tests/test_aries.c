@@ -161,7 +161,7 @@ Test(aries, routes_by_hand_spread)
 
 /* a degraded global link takes its lost bandwidth off its pair's aggregate,
  * in its own direction, and its latency adds 1/50 of the extra to the
- * pair's routes */
+ * pair's routes in that direction */
 Test(aries, degraded_global_link_spread)
 {
     build_as(800, 1);
@@ -173,6 +173,7 @@ Test(aries, degraded_global_link_spread)
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_UP")), 49.25 * blue, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_DOWN")), 50 * blue, 1e-3);
     route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6 + 1e-6);
+    route_is(500, 0, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_0_DOWN", 1.3e-6);
 }
 
 /* FLOWS flows of FLOW_BYTES at once from group 0 to group 1, node i to node

@@ -130,8 +130,9 @@ private:
   std::vector<int> blue_router_a_, blue_router_b_; /* the routers (global index) at each end */
   Link* loopback_ = nullptr; /* a node to itself, as SimGrid's zones have one */
   /* spread: per pair of groups [a][b], a < b, the aggregate of its global
-   * links, the mean latency of those links (< 0 until a route needs it),
-   * and which pair each global link belongs to */
+   * links, the mean latency of those links per direction ([2 pair + 1]:
+   * from b to a; < 0 until a route needs it), and which pair each global
+   * link belongs to */
   std::vector<Duplex> pair_;
   std::vector<double> pair_lat_;
   std::unordered_map<const Link*, size_t> pair_of_;
@@ -159,7 +160,7 @@ private:
   void intra_group(int r1, int r2, bool black_first, Route* into, double* latency) const;
   void green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const;
   void resum(size_t pair);
-  double pair_latency(size_t pair);
+  double pair_latency(size_t pair, bool up);
 };
 
 void AriesZone::build()
@@ -224,7 +225,7 @@ void AriesZone::build()
    * the disturbances never pick (they degrade the global links, and the
    * aggregate follows their sum) */
   pair_.resize(static_cast<size_t>(groups_) * groups_);
-  pair_lat_.assign(pair_.size(), -1.0);
+  pair_lat_.assign(2 * pair_.size(), -1.0);
   for (int a = 0; a < groups_; a++)
     for (int b = a + 1; b < groups_; b++) {
       size_t pair = static_cast<size_t>(a) * groups_ + b;
@@ -257,17 +258,21 @@ void AriesZone::resum(size_t pair)
     pair_[pair].down->set_bandwidth(down);
 }
 
-/* spread: the mean latency of a pair's global links, read at the first
- * route that crosses them (the disturbances degrade links before any) */
-double AriesZone::pair_latency(size_t pair)
+/* spread: the mean latency of a pair's global links in one direction,
+ * read at the first route that takes it (the disturbances degrade links
+ * before the first message) */
+double AriesZone::pair_latency(size_t pair, bool up)
 {
-  if (pair_lat_[pair] < 0) {
+  double& lat = pair_lat_[2 * pair + (up ? 0 : 1)];
+  if (lat < 0) {
     double sum = 0;
-    for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++)
-      sum += blue_[pair * LINKS_PER_GROUP_PAIR + j].up->get_latency();
-    pair_lat_[pair] = sum / LINKS_PER_GROUP_PAIR;
+    for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++) {
+      const Duplex& d = blue_[pair * LINKS_PER_GROUP_PAIR + j];
+      sum += (up ? d.up : d.down)->get_latency();
+    }
+    lat = sum / LINKS_PER_GROUP_PAIR;
   }
-  return pair_lat_[pair];
+  return lat;
 }
 
 /* from router r1 to router r2 of the same group, minimally */
@@ -351,7 +356,7 @@ void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route*
     if (spread_) {
       add(into, nullptr, ga < gb ? pair_[pair].up : pair_[pair].down);
       if (latency)
-        *latency += pair_latency(pair);
+        *latency += pair_latency(pair, ga < gb);
     } else {
       add(into, latency, ga < gb ? blue_[at].up : blue_[at].down);
     }
