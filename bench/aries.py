@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""daint-simgrid (SimGrid's dragonfly, the earlier daint) against daint (wired as Aries is): dense ring and Rabenseifner
-allreduce across group boundaries, simulated time and wall time (fidelity issue, part 1).
+"""daint-simgrid (SimGrid's dragonfly, the earlier daint) against the Aries wiring, daint-static (one global link
+per pair of nodes) and daint (traffic between groups spread over their global links): dense ring and Rabenseifner
+allreduce across group boundaries, and TopkA, simulated time and wall time (fidelity issue, part 1).
 
-Both platforms, cm02 (alpha-beta with max-min sharing), device none, size-only payloads, n = 16M floats
-(64 MiB), one iteration; the ring up to --ring-max (its 2(P-1) steps of P messages grow as P^2),
-Rabenseifner at every P.  Prints one markdown table: per P and algorithm the simulated time on each
-platform, their ratio, and each run's wall time.
+Each platform, cm02 (alpha-beta with max-min sharing), device none, size-only payloads, n = 16M floats
+(64 MiB; TopkA at density 0.01), one iteration; the ring up to --ring-max (its 2(P-1) steps of P messages
+grow as P^2), the others at every P.  Prints one markdown table: per P and algorithm the simulated time on
+each platform, daint's over daint-simgrid's, and each run's wall time.
 
 usage: bench/aries.py [--build build] [--ranks 64,256,384,385,512,1024,2048] [--ring-max 1024]
+                      [--algos ring,rabenseifner,topka] [--platforms daint-simgrid,daint-static,daint]
 """
 import argparse
 import json
@@ -19,7 +21,8 @@ import time
 
 
 def run(B, algo, P, platform, out):
-    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", "16M", "--platform", platform, "--network", "cm02",
+    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", "16M", "--density", "0.01", "--platform", platform,
+           "--network", "cm02",
            "--device", "none", "--payload", "size", "--out", out, "--no-csv", "--no-trace", "--quiet"]
     t0 = time.time()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -35,18 +38,25 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--ranks", default="64,256,384,385,512,1024,2048")
     ap.add_argument("--ring-max", type=int, default=1024)
+    ap.add_argument("--algos", default="ring,rabenseifner,topka")
+    ap.add_argument("--platforms", default="daint-simgrid,daint-static,daint")
     a = ap.parse_args()
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
-    print("| P | algorithm | daint-simgrid (s) | daint (s) | daint / daint-simgrid | wall daint-simgrid (s) | wall daint (s) |")
-    print("|---|---|---|---|---|---|---|")
+    plats = a.platforms.split(",")
+    print("| P | algorithm | " + " | ".join("%s (s)" % p for p in plats) +
+          (" | daint / daint-simgrid" if "daint" in plats and "daint-simgrid" in plats else "") + " | " +
+          " | ".join("wall %s (s)" % p for p in plats) + " |")
+    print("|---|---|" + "---|" * (2 * len(plats) + ("daint" in plats and "daint-simgrid" in plats)))
     with tempfile.TemporaryDirectory() as tmp:
         for P in [int(x) for x in a.ranks.split(",")]:
-            for algo in ("ring", "rabenseifner"):
+            for algo in a.algos.split(","):
                 if algo == "ring" and P > a.ring_max:
                     continue
-                t0, w0 = run(B, algo, P, "daint-simgrid", os.path.join(tmp, "d"))
-                t1, w1 = run(B, algo, P, "daint", os.path.join(tmp, "a"))
-                print("| %d | %s | %.4g | %.4g | %.3f | %.2f | %.2f |" % (P, algo, t0, t1, t1 / t0, w0, w1))
+                got = {p: run(B, algo, P, p, os.path.join(tmp, p)) for p in plats}
+                row = "| %d | %s | " % (P, algo) + " | ".join("%.4g" % got[p][0] for p in plats)
+                if "daint" in plats and "daint-simgrid" in plats:
+                    row += " | %.3f" % (got["daint"][0] / got["daint-simgrid"][0])
+                print(row + " | " + " | ".join("%.2f" % got[p][1] for p in plats) + " |")
                 sys.stdout.flush()
 
 

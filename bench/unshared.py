@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """--unshared-below against full bandwidth sharing: per phase, simulated time, and wall time (paper-scale issue).
 
-Section 9's settings (BERT's layer table as a model workload, density 0.01, Ok-Topk's BERT preset, daint wired as
-Aries, SMPI's network model without cross-traffic, the P100 profile, 100 settled iterations, then 2 simulated).
+Section 9's settings (BERT's layer table as a model workload, density 0.01, Ok-Topk's BERT preset, the Aries wiring
+with one global link per pair of nodes (daint-static, where section 13's numbers were measured; --platform daint for
+the spread routing), SMPI's network model without cross-traffic, the P100 profile, 100 settled iterations, then 2
+simulated).
 
   check: each algorithm at each --ranks with n chosen so that a message of the P^2 pattern (k / P pairs of 8 bytes)
          has the size it has for BERT at --at-ranks, run twice (every message shared; messages below --below
@@ -26,8 +28,11 @@ BERT_N = 133547324
 DENSITY = 0.01
 
 
+PLATFORM = "daint-static"
+
+
 def run(B, algo, P, n, below, out):
-    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", str(n), "--platform", "daint", "--workload", "bert",
+    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", str(n), "--platform", PLATFORM, "--workload", "bert",
            "--density", str(DENSITY), "--oktopk-preset", "bert", "--warmup", "0", "--payload", "model", "--settle",
            "100", "--iters", "2", "--network", "smpi", "--crosstraffic", "off", "--device", "p100",
            "--unshared-below", str(below), "--out", out, "--no-csv", "--no-trace", "--quiet"]
@@ -86,6 +91,7 @@ def scale(B, a, tmp):
 
 
 def main():
+    global PLATFORM
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["check", "scale"])
     ap.add_argument("--build", default="build")
@@ -93,7 +99,9 @@ def main():
     ap.add_argument("--at-ranks", type=int, default=4096)
     ap.add_argument("--algos", default="topkdsa,oktopk")
     ap.add_argument("--below", default="4K")
+    ap.add_argument("--platform", default=PLATFORM)
     a = ap.parse_args()
+    PLATFORM = a.platform
     a.ranks = [int(x) for x in (a.ranks or ("256,512" if a.what == "check" else "1024,2048,4096")).split(",")]
     a.algos = a.algos.split(",")
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
