@@ -43,10 +43,10 @@ def main():
     a = ap.parse_args()
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
     plats = a.platforms.split(",")
+    ratio = "daint" in plats and "daint-simgrid" in plats  # a column of daint's time over daint-simgrid's
     print("| P | algorithm | " + " | ".join("%s (s)" % p for p in plats) +
-          (" | daint / daint-simgrid" if "daint" in plats and "daint-simgrid" in plats else "") + " | " +
-          " | ".join("wall %s (s)" % p for p in plats) + " |")
-    print("|---|---|" + "---|" * (2 * len(plats) + ("daint" in plats and "daint-simgrid" in plats)))
+          (" | daint / daint-simgrid" if ratio else "") + " | " + " | ".join("wall %s (s)" % p for p in plats) + " |")
+    print("|---|---|" + "---|" * (2 * len(plats) + ratio))
     with tempfile.TemporaryDirectory() as tmp:
         for P in [int(x) for x in a.ranks.split(",")]:
             for algo in a.algos.split(","):
@@ -54,7 +54,7 @@ def main():
                     continue
                 got = {p: run(B, algo, P, p, os.path.join(tmp, p)) for p in plats}
                 row = "| %d | %s | " % (P, algo) + " | ".join("%.4g" % got[p][0] for p in plats)
-                if "daint" in plats and "daint-simgrid" in plats:
+                if ratio:
                     row += " | %.3f" % (got["daint"][0] / got["daint-simgrid"][0])
                 print(row + " | " + " | ".join("%.2f" % got[p][1] for p in plats) + " |")
                 sys.stdout.flush()

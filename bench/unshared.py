@@ -28,11 +28,8 @@ BERT_N = 133547324
 DENSITY = 0.01
 
 
-PLATFORM = "daint-static"
-
-
-def run(B, algo, P, n, below, out):
-    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", str(n), "--platform", PLATFORM, "--workload", "bert",
+def run(B, platform, algo, P, n, below, out):
+    cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", str(n), "--platform", platform, "--workload", "bert",
            "--density", str(DENSITY), "--oktopk-preset", "bert", "--warmup", "0", "--payload", "model", "--settle",
            "100", "--iters", "2", "--network", "smpi", "--crosstraffic", "off", "--device", "p100",
            "--unshared-below", str(below), "--out", out, "--no-csv", "--no-trace", "--quiet"]
@@ -57,8 +54,8 @@ def check(B, a, tmp):
     for P in a.ranks:
         n = BERT_N * P // a.at_ranks  # k / P pairs per message, as BERT's at --at-ranks
         for algo in a.algos:
-            s0, w0, _ = run(B, algo, P, n, 0, os.path.join(tmp, "s"))
-            s1, w1, _ = run(B, algo, P, n, a.below, os.path.join(tmp, "u"))
+            s0, w0, _ = run(B, a.platform, algo, P, n, 0, os.path.join(tmp, "s"))
+            s1, w1, _ = run(B, a.platform, algo, P, n, a.below, os.path.join(tmp, "u"))
             for it in range(len(s0["iterations"])):
                 for ph in s0["phases"]:
                     t0 = s0["iterations"][it]["phases"][ph]["time_s"]
@@ -83,7 +80,7 @@ def scale(B, a, tmp):
     print("|---|---|---|---|---|---|---|")
     for P in a.ranks:
         for algo in a.algos:
-            s, wall, peak = run(B, algo, P, BERT_N, a.below, os.path.join(tmp, "x"))
+            s, wall, peak = run(B, a.platform, algo, P, BERT_N, a.below, os.path.join(tmp, "x"))
             print("| %d | %s | %.1f | %s | %d | %.0f | %s |" % (
                 P, algo, wall, "%.0f" % (peak / 1024), s["messages"], s["messages"] / wall,
                 " / ".join("%.4g" % it["time_s"] for it in s["iterations"])))
@@ -91,7 +88,6 @@ def scale(B, a, tmp):
 
 
 def main():
-    global PLATFORM
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["check", "scale"])
     ap.add_argument("--build", default="build")
@@ -99,9 +95,8 @@ def main():
     ap.add_argument("--at-ranks", type=int, default=4096)
     ap.add_argument("--algos", default="topkdsa,oktopk")
     ap.add_argument("--below", default="4K")
-    ap.add_argument("--platform", default=PLATFORM)
+    ap.add_argument("--platform", default="daint-static")
     a = ap.parse_args()
-    PLATFORM = a.platform
     a.ranks = [int(x) for x in (a.ranks or ("256,512" if a.what == "check" else "1024,2048,4096")).split(",")]
     a.algos = a.algos.split(",")
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
