@@ -16,7 +16,7 @@
 #ifndef SPARSIM_ALGORITHM_H
 #define SPARSIM_ALGORITHM_H
 
-#include "../sim/shim/shim.h"
+#include "sim/shim/shim.h"
 #include <stdint.h>
 
 /* Options of individual algorithms (flags of sparsim run; their defaults and

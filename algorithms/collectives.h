@@ -9,7 +9,7 @@
 #ifndef SPARSIM_COLLECTIVES_H
 #define SPARSIM_COLLECTIVES_H
 
-#include "../sim/shim/shim.h"
+#include "sim/shim/shim.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -11,7 +11,7 @@
 #define SPARSIM_ROTATION_H
 
 #include "select.h"
-#include "../sim/shim/shim.h"
+#include "sim/shim/shim.h"
 
 typedef void (*sp_consume_fn)(const sp_pair *pairs, uint64_t count, int src, void *arg);
 

@@ -14,9 +14,9 @@
  */
 #include "analyze.h"
 #include "bounds.h"
-#include "../traces/summary_keys.h"
-#include "../traces/trace.h"
-#include "../algorithms/algorithm.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
+#include "algorithms/algorithm.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

@@ -14,8 +14,8 @@
  * printed.
  */
 #include "analyze.h"
-#include "../traces/summary_keys.h"
-#include "../traces/trace.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

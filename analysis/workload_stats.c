@@ -19,7 +19,7 @@
  */
 #include "workload_stats.h"
 
-#include "../algorithms/select.h"
+#include "algorithms/select.h"
 
 #include <cjson/cJSON.h>
 #include <gsl/gsl_statistics_float.h>

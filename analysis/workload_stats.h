@@ -12,7 +12,7 @@
 #ifndef SPARSIM_WORKLOAD_STATS_H
 #define SPARSIM_WORKLOAD_STATS_H
 
-#include "../traces/gradients.h"
+#include "traces/gradients.h"
 
 #include <stddef.h>
 #include <stdint.h>

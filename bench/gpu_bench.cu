@@ -23,8 +23,8 @@
  * Prints a markdown table on stdout.  usage: gpu_bench [--sizes 20,24,27]
  * [--densities 0.001,0.01,0.1] [--reps R] [--no-cpu]  (sizes as log2 n)
  */
-#include "../algorithms/select.h"
-#include "../algorithms/select_cuda.h"
+#include "algorithms/select.h"
+#include "algorithms/select_cuda.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>

@@ -12,8 +12,8 @@
  *
  *   selection [--n 1M,16M,128M] [--density 0.01] [--reps 3] [--no-sort]
  */
-#include "../algorithms/select.h"
-#include "../sim/workload/generator.h"
+#include "algorithms/select.h"
+#include "sim/workload/generator.h"
 
 #include <math.h>
 #include <stdio.h>

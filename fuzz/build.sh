@@ -24,7 +24,7 @@ if ! "$cc" -fsanitize=fuzzer "$probe.c" -o "$probe" 2>/dev/null; then
 fi
 version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
-       -DSPARSIM_VERSION="\"$version\"" -I/usr/include/cjson -Werror=implicit-function-declaration -Werror=int-conversion)
+       -DSPARSIM_VERSION="\"$version\"" -I"$root" -I/usr/include/cjson -Werror=implicit-function-declaration -Werror=int-conversion)
 # (undefined behaviour is recoverable at build time so that a run can
 # suppress a known case, regressions/open/ubsan.supp; the runners set
 # halt_on_error=1, so that any other one ends the run as a crash)

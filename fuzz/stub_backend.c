@@ -1,6 +1,6 @@
 /* stub_backend.c - the harnesses link the driver (the readers of options and
  * workloads live beside it) but never run ranks: a backend that refuses. */
-#include "../sim/shim/backend.h"
+#include "sim/shim/backend.h"
 
 #include <stdio.h>
 

@@ -15,7 +15,7 @@ objs=()
 for s in "${srcs[@]}"; do
     o="$out/smpi/$(echo "$s" | tr / _).o"
     if [ ! -e "$o" ] || [ "$s" -nt "$o" ]; then
-        smpicc -std=gnu11 -O2 -w -DSPARSIM_SMPI -DSPARSIM_VERSION="\"$version\"" -c "$s" -o "$o"
+        smpicc -std=gnu11 -O2 -w -I. -DSPARSIM_SMPI -DSPARSIM_VERSION="\"$version\"" -c "$s" -o "$o"
     fi
     objs+=("$o")
 done

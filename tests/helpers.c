@@ -1,7 +1,7 @@
 /* helpers.c - running the real binary and small file helpers for tests. */
 #define _GNU_SOURCE
 #include "helpers.h"
-#include "../sim/workload/generator.h"
+#include "sim/workload/generator.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

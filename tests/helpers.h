@@ -34,7 +34,7 @@ int t_count_lines(const char *s);
  * input: it exits with status 2 and one line on stderr that holds needle. */
 void t_refused(const char *const *args, const char *needle);
 
-#include "../sim/driver/run.h"
+#include "sim/driver/run.h"
 
 /* A plan for an in-process run: exact payloads, the cm02 network, no output
  * files. */

@@ -10,8 +10,8 @@
  * mirrored, the copies checked equal at the end.  The kernels themselves are
  * tested on a GPU (test_cuda.c); this tests the plumbing, on any machine.
  */
-#include "../algorithms/select.h"
-#include "../algorithms/select_cuda.h"
+#include "algorithms/select.h"
+#include "algorithms/select_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>

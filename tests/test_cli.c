@@ -2,7 +2,7 @@
  * config files, gradient files, and bad input (one clear line, exit 2, no
  * crash, no output that looks complete). */
 #include "helpers.h"
-#include "../traces/npy.h"
+#include "traces/npy.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -12,8 +12,8 @@
  * skipped, and why, on stderr and exits 77 (ctest's SKIP_RETURN_CODE).
  * usage: test_cuda [--quick]   (--quick: n up to 2^20)
  */
-#include "../algorithms/select.h"
-#include "../algorithms/select_cuda.h"
+#include "algorithms/select.h"
+#include "algorithms/select_cuda.h"
 
 #include <math.h>
 #include <stdio.h>

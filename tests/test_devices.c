@@ -3,9 +3,9 @@
  * memory bandwidth, and the newer GPUs are faster where their bandwidth says
  * so. */
 #include "helpers.h"
-#include "../topologies/device.h"
-#include "../traces/summary_keys.h"
-#include "../traces/trace.h"
+#include "topologies/device.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 

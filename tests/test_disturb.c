@@ -7,9 +7,9 @@
  * shares its links; a failed rank ends the run in one line with nothing
  * written; bad values get one clear line. */
 #include "helpers.h"
-#include "../algorithms/algorithm.h"
-#include "../topologies/device.h"
-#include "../traces/trace.h"
+#include "algorithms/algorithm.h"
+#include "topologies/device.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

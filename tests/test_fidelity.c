@@ -4,8 +4,8 @@
  * wait), and the finite-backplane switch of 1gbe-switch against its
  * closed form (topologies/platforms.c). */
 #include "helpers.h"
-#include "../traces/trace.h"
-#include "../traces/summary_keys.h"
+#include "traces/trace.h"
+#include "traces/summary_keys.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -4,8 +4,11 @@
 1. Nothing under algorithms/ includes a SimGrid or MPI header: algorithms see
    the shim header (sim/shim/shim.h) and their own headers, nothing else.
 2. Rooms depend downward only: each folder includes files of the folders it
-   may use (the table below, which README.md's layout map states in words),
+   may use (the table below, which docs/architecture.md states in words),
    and that table has no cycle.
+3. Project headers are named from the repository root ("sim/driver/plan.h",
+   one include directory in CMake) or, in the same folder, by their bare
+   name; never by a "../" path.
 
 usage: test_layout.py REPO_ROOT        (exit 0: the rules hold)
        test_layout.py --self-test      (the checker catches what it must)
@@ -88,7 +91,13 @@ def check(root, counted=None):
                     m = INCLUDE.match(line)
                     if not m:
                         continue
-                    target = os.path.normpath(os.path.join(os.path.dirname(rel), m.group(1)))
+                    name = m.group(1)
+                    if name.startswith("../") or "/../" in name:
+                        problems.append("%s:%d: names a header by a ../ path; name it from the root: %s"
+                                        % (rel, lineno, line.strip()))
+                        continue
+                    # a bare name is in the file's own folder; a path is from the root
+                    target = os.path.normpath(os.path.join(os.path.dirname(rel), name) if "/" not in name else name)
                     other = room_of(target)
                     if other is None or other == room:
                         if other is None and not os.path.exists(os.path.join(root, target)):
@@ -109,11 +118,12 @@ def self_test():
     cases = {
         "mpi in algorithms": ("algorithms/a.c", "#include <mpi.h>\n"),
         "simgrid in algorithms": ("algorithms/a.c", "#include <simgrid/actor.h>\n"),
-        "algorithms use the driver": ("algorithms/a.c", '#include "../sim/driver/run.h"\n'),
-        "algorithms use the backend": ("algorithms/a.c", '#include "../sim/shim/backend.h"\n'),
-        "traces use the driver": ("traces/t.c", '#include "../sim/driver/plan.h"\n'),
-        "the shim uses the driver": ("sim/shim/s.c", '#include "../driver/run.h"\n'),
-        "topologies use algorithms": ("topologies/p.c", '#include "../algorithms/algorithm.h"\n'),
+        "algorithms use the driver": ("algorithms/a.c", '#include "sim/driver/run.h"\n'),
+        "algorithms use the backend": ("algorithms/a.c", '#include "sim/shim/backend.h"\n'),
+        "traces use the driver": ("traces/t.c", '#include "sim/driver/plan.h"\n'),
+        "the shim uses the driver": ("sim/shim/s.c", '#include "sim/driver/run.h"\n'),
+        "topologies use algorithms": ("topologies/p.c", '#include "algorithms/algorithm.h"\n'),
+        "a ../ include": ("sim/driver/d.c", '#include "../shim/backend.h"\n'),
     }
     failures = 0
     for what, (rel, text) in cases.items():
@@ -132,7 +142,7 @@ def self_test():
         os.makedirs(os.path.join(d, "sim/shim"))
         open(os.path.join(d, "sim/shim/shim.h"), "w").close()
         with open(os.path.join(d, "algorithms/a.c"), "w") as f:
-            f.write('#include "../sim/shim/shim.h"\n#include <stdlib.h>\n')
+            f.write('#include "sim/shim/shim.h"\n#include <stdlib.h>\n')
         if check(d):
             print("FAIL self-test: a clean tree is refused: %s" % check(d))
             failures += 1
@@ -149,7 +159,7 @@ def main():
         print("FAIL " + p)
     bad = failures + len(problems)
     print("layout: %d source files in rooms checked" % counted[0])
-    print("%d passed, %d failed" % (counted[0] + 8 - bad if not problems else 8 - failures, bad))
+    print("%d passed, %d failed" % (counted[0] + 9 - bad if not problems else 9 - failures, bad))
     sys.exit(1 if bad else 0)
 
 

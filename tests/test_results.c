@@ -3,8 +3,8 @@
  * iterations with error feedback.  Each test is its own process (Criterion
  * forks), so each gets a fresh SimGrid engine. */
 #include "helpers.h"
-#include "../sim/driver/run.h"
-#include "../sim/workload/generator.h"
+#include "sim/driver/run.h"
+#include "sim/workload/generator.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

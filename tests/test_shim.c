@@ -3,10 +3,10 @@
  * pair, unexpected messages, truncation, concurrent arrivals sharing links,
  * a receive that can never be matched, and the collectives built on top. */
 #include "helpers.h"
-#include "../algorithms/algorithm.h"
-#include "../algorithms/collectives.h"
-#include "../sim/driver/run.h"
-#include "../traces/trace.h"
+#include "algorithms/algorithm.h"
+#include "algorithms/collectives.h"
+#include "sim/driver/run.h"
+#include "traces/trace.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

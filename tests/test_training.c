@@ -5,11 +5,11 @@
  * parameter counts, a short run of each gTop-k model, the speedup over the
  * fastest dense allreduce run alongside, and bad input. */
 #include "helpers.h"
-#include "../sim/driver/run.h"
-#include "../sim/driver/training.h"
-#include "../sim/workload/paper_models.h"
-#include "../traces/trace.h"
-#include "../traces/summary_keys.h"
+#include "sim/driver/run.h"
+#include "sim/driver/training.h"
+#include "sim/workload/paper_models.h"
+#include "traces/trace.h"
+#include "traces/summary_keys.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

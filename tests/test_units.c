@@ -2,11 +2,11 @@
 /* test_units.c - the pieces on their own: exact top-k against a sort,
  * .npy round trips, the CSV time format and reader, closed-form bounds. */
 #include "helpers.h"
-#include "../algorithms/select.h"
-#include "../analysis/bounds.h"
-#include "../traces/npy.h"
-#include "../topologies/device.h"
-#include "../traces/trace.h"
+#include "algorithms/select.h"
+#include "analysis/bounds.h"
+#include "traces/npy.h"
+#include "topologies/device.h"
+#include "traces/trace.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * CM02 without contention the simulated ring time equals the alpha-beta
  * formula 2(P-1)(alpha + 4(n/P) beta). */
 #include "helpers.h"
-#include "../sim/driver/run.h"
+#include "sim/driver/run.h"
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>

@@ -5,7 +5,7 @@
  * are wrong get one line, --settle is echoed and settles the drift, and
  * `sparsim profile` recovers what it fits. */
 #include "helpers.h"
-#include "../traces/npy.h"
+#include "traces/npy.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -4,7 +4,7 @@
  * sets, +-1 vectors with a few spikes, Laplace and normal samples, a
  * constant gradient under error feedback, a layer table with a spiky layer,
  * and bad input. */
-#include "../analysis/workload_stats.h"
+#include "analysis/workload_stats.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

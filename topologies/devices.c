@@ -5,7 +5,7 @@
  * where one is published.  Sources sit next to the numbers.
  */
 #include "device.h"
-#include "../traces/trace.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

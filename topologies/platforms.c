@@ -50,7 +50,7 @@
  * SimGrid's own parser, whose errors the backend turns into one line.
  */
 #include "platform.h"
-#include "../traces/trace.h"
+#include "traces/trace.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* analyze_cmd.c - `sparsim analyze` and `sparsim compare`: the command lines
  * around the analysis of finished runs (analysis/analyze.c, compare.c). */
 #include "cli.h"
-#include "../../analysis/analyze.h"
+#include "analysis/analyze.h"
 
 #include <stdio.h>
 #include <string.h>

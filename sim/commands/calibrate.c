@@ -23,10 +23,10 @@
  */
 #include "cli.h"
 #include "mpi_cmd.h"
-#include "../../algorithms/select.h"
-#include "../../algorithms/select_cuda.h"
-#include "../../topologies/device.h"
-#include "../../topologies/platform.h"
+#include "algorithms/select.h"
+#include "algorithms/select_cuda.h"
+#include "topologies/device.h"
+#include "topologies/platform.h"
 
 #include <math.h>
 #include <mpi.h>

@@ -19,8 +19,8 @@
  * said last.  A sanitizer's report passes whole.
  */
 #include "cli.h"
-#include "../../traces/trace.h"
-#include "../driver/progress.h"
+#include "traces/trace.h"
+#include "sim/driver/progress.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,8 +2,8 @@
 #ifndef SPARSIM_CLI_H
 #define SPARSIM_CLI_H
 
-#include "../driver/plan.h"
-#include "../driver/run.h"
+#include "sim/driver/plan.h"
+#include "sim/driver/run.h"
 
 #include <cjson/cJSON.h>
 

@@ -4,9 +4,9 @@
  * then doubling on, to report a later P where it wins again.
  */
 #include "cli.h"
-#include "../../algorithms/algorithm.h"
-#include "../../traces/summary_keys.h"
-#include "../../traces/trace.h"
+#include "algorithms/algorithm.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,10 +9,10 @@
  * one line on stderr (README.md, "Reliability", states the whole contract).
  */
 #include "cli.h"
-#include "../../algorithms/algorithm.h"
-#include "../../topologies/device.h"
-#include "../../topologies/platform.h"
-#include "../../traces/trace.h"
+#include "algorithms/algorithm.h"
+#include "topologies/device.h"
+#include "topologies/platform.h"
+#include "traces/trace.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * it is not complete.
  */
 #include "cli.h"
-#include "../../traces/trace.h"
+#include "traces/trace.h"
 
 #include <errno.h>
 #include <stdio.h>

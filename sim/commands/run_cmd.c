@@ -7,10 +7,10 @@
  * signal ends the command, the outputs of those before it go too.
  */
 #include "cli.h"
-#include "../driver/training.h"
-#include "../../traces/summary_keys.h"
-#include "../../traces/trace.h"
-#include "../driver/progress.h"
+#include "sim/driver/training.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
+#include "sim/driver/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
  */
 #include "cli.h"
 #include "sweep_pool.h"
-#include "../../algorithms/algorithm.h"
-#include "../../traces/summary_keys.h"
-#include "../../traces/trace.h"
+#include "algorithms/algorithm.h"
+#include "traces/summary_keys.h"
+#include "traces/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #ifndef SPARSIM_SWEEP_POOL_H
 #define SPARSIM_SWEEP_POOL_H
 
-#include "../driver/plan.h"
+#include "sim/driver/plan.h"
 
 #include <stddef.h>
 

@@ -10,11 +10,11 @@
  * it as JSON, for --workload.
  */
 #include "cli.h"
-#include "../../analysis/workload_stats.h"
-#include "../../traces/trace.h"
-#include "../workload/fit.h"
-#include "../workload/generator.h"
-#include "../workload/model.h"
+#include "analysis/workload_stats.h"
+#include "traces/trace.h"
+#include "sim/workload/fit.h"
+#include "sim/workload/generator.h"
+#include "sim/workload/model.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #ifndef SPARSIM_ACCOUNTING_H
 #define SPARSIM_ACCOUNTING_H
 
-#include "../shim/backend.h"
+#include "sim/shim/backend.h"
 
 typedef struct sp_acct sp_acct;
 

@@ -1,6 +1,6 @@
 /* options.c - parsing, help and echo driven by option tables (options.h). */
 #include "options.h"
-#include "../../traces/trace.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -7,9 +7,9 @@
  */
 #include "plan.h"
 #include "training.h"
-#include "../../topologies/device.h"
-#include "../../topologies/platform.h"
-#include "../workload/profile.h"
+#include "topologies/device.h"
+#include "topologies/platform.h"
+#include "sim/workload/profile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

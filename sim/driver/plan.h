@@ -9,8 +9,8 @@
 #define SPARSIM_PLAN_H
 
 #include "options.h"
-#include "../shim/disturb.h"
-#include "../../algorithms/algorithm.h"
+#include "sim/shim/disturb.h"
+#include "algorithms/algorithm.h"
 #include <stddef.h>
 #include <stdint.h>
 

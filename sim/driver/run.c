@@ -11,13 +11,13 @@
 #include "select_device.h"
 #include "progress.h"
 #include "training.h"
-#include "../shim/backend.h"
-#include "../workload/generator.h"
-#include "../workload/model.h"
-#include "../../algorithms/select.h"
-#include "../../analysis/bounds.h"
-#include "../../traces/gradients.h"
-#include "../../traces/npy.h"
+#include "sim/shim/backend.h"
+#include "sim/workload/generator.h"
+#include "sim/workload/model.h"
+#include "algorithms/select.h"
+#include "analysis/bounds.h"
+#include "traces/gradients.h"
+#include "traces/npy.h"
 
 #include <errno.h>
 #include <float.h>

@@ -9,7 +9,7 @@
 #define SPARSIM_RUN_H
 
 #include "plan.h"
-#include "../../traces/report.h"
+#include "traces/report.h"
 
 /* Runs the plan (a single algorithm).  Writes outputs under plan->out
  * unless out is empty.  Returns 0, 2 for bad input found on the way (a

@@ -8,9 +8,9 @@
  * selection, and the iteration's end turns that into the run's failure.
  */
 #include "select_device.h"
-#include "../shim/backend.h"
-#include "../../algorithms/select.h"
-#include "../../algorithms/select_cuda.h"
+#include "sim/shim/backend.h"
+#include "algorithms/select.h"
+#include "algorithms/select_cuda.h"
 
 #include <math.h>
 #include <stdio.h>

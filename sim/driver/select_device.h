@@ -14,8 +14,8 @@
 #ifndef SPARSIM_SELECT_DEVICE_H
 #define SPARSIM_SELECT_DEVICE_H
 
-#include "../shim/shim.h"
-#include "../../traces/gradients.h"
+#include "sim/shim/shim.h"
+#include "traces/gradients.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -31,9 +31,9 @@
  * to have finished: it does not overlap (iteration = compute + allreduce).
  */
 #include "training.h"
-#include "../../topologies/device.h"
-#include "../workload/paper_models.h"
-#include "../workload/profile.h"
+#include "topologies/device.h"
+#include "sim/workload/paper_models.h"
+#include "sim/workload/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

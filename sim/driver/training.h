@@ -12,7 +12,7 @@
 #define SPARSIM_TRAINING_H
 
 #include "plan.h"
-#include "../../traces/report.h"
+#include "traces/report.h"
 
 /* Whether the plan asks for whole training iterations (--train-model or
  * --train-compute). */

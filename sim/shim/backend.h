@@ -15,8 +15,8 @@
 #define SPARSIM_BACKEND_H
 
 #include "shim.h"
-#include "../../topologies/device.h"
-#include "../../traces/trace.h"
+#include "topologies/device.h"
+#include "traces/trace.h"
 
 /* Where events go. */
 typedef struct {

@@ -40,7 +40,7 @@
 #define SPARSIM_DISTURB_H
 
 #include "shim.h"
-#include "../../traces/trace.h"
+#include "traces/trace.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -32,7 +32,7 @@
  */
 #include "backend.h"
 #include "disturb.h"
-#include "../../topologies/platform.h"
+#include "topologies/platform.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>

@@ -28,7 +28,7 @@
  */
 #include "fit.h"
 #include "generator.h"
-#include "../../algorithms/select.h"
+#include "algorithms/select.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #define SPARSIM_GENERATOR_H
 
 #include "profile.h"
-#include "../../traces/gradients.h"
+#include "traces/gradients.h"
 
 typedef struct sp_generator sp_generator;
 

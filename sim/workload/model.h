@@ -5,7 +5,7 @@
 #define SPARSIM_MODEL_H
 
 #include "profile.h"
-#include "../shim/backend.h"
+#include "sim/shim/backend.h"
 
 typedef struct sp_model sp_model;
 

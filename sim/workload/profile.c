@@ -16,7 +16,7 @@
 #include "profile.h"
 #include "hash.h"
 #include "paper_models.h"
-#include "../../traces/trace.h"
+#include "traces/trace.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
