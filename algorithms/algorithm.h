@@ -56,11 +56,16 @@ typedef struct {
     const sp_algo_opts *opts; /* never NULL */
 } sp_algo_io;
 
+/* What an algorithm is, for every command that compares: a dense allreduce
+ * (the baseline every speedup is over), a sparse one (selects k entries per
+ * rank; needs k >= 1), or a compressed one (quantised or low-rank). */
+typedef enum { SP_ALGO_DENSE = 0, SP_ALGO_SPARSE, SP_ALGO_COMPRESSED } sp_algo_class;
+
 typedef struct sp_algorithm_s {
     const char *name;
     const char *summary;
     int (*run)(sp_ctx *c, sp_algo_io *io);
-    int sparse;       /* selects k = floor(n * density) entries per rank (needs k >= 1) */
+    sp_algo_class cls; /* SP_ALGO_SPARSE: selects k = floor(n * density) entries per rank (needs k >= 1) */
     int size_only_ok; /* can run with size-only payloads (message sizes do not depend on data) */
     int model_ok;     /* reads its data through sparse_set.h: runs on a model workload too */
     /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
@@ -69,6 +74,9 @@ typedef struct sp_algorithm_s {
 
 const sp_algorithm *sp_algorithm_find(const char *name);
 const sp_algorithm *sp_algorithm_list(int *count);
+
+/* The class's name as outputs write it: "dense", "sparse", "compressed". */
+const char *sp_algo_class_name(sp_algo_class cls);
 
 /* the algorithms */
 int sp_ring_allreduce(sp_ctx *c, sp_algo_io *io);

@@ -24,19 +24,28 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
     return 2.0 * (double)P * (double)P * (double)k * 8.0;
 }
 
+#define DENSE .cls = SP_ALGO_DENSE
+#define SPARSE .cls = SP_ALGO_SPARSE
+
 static const sp_algorithm algorithms[] = {
-    {"ring", "dense ring allreduce (reduce-scatter + allgather)", sp_ring_allreduce, 0, 1, 1, no_extra},
-    {"recdoubling", "dense recursive-doubling allreduce", sp_recdoubling_allreduce, 0, 1, 1, dense_extra},
-    {"rabenseifner", "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
-     sp_rabenseifner_allreduce, 0, 1, 1, dense_extra},
-    {"topka", "TopkA: allgather of local exact top-k, summed locally", sp_topka, 1, 1, 1, topka_extra},
-    {"gtopk", "gTop-k: tree reduction keeping the top k at each merge, then broadcast", sp_gtopk, 1, 1, 1, no_extra},
-    {"gaussiank", "Gaussian-k: threshold from a normal fit, allgatherv of the selections", sp_gaussiank, 1, 0, 1,
-     topka_extra},
-    {"topkdsa", "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
-     sp_topkdsa, 1, 0, 1, dense_extra},
-    {"oktopk", "Ok-Topk (Li & Hoefler): balanced split-and-reduce, balancing, allgatherv, threshold reuse", sp_oktopk,
-     1, 0, 1, topka_extra},
+    {.name = "ring", .summary = "dense ring allreduce (reduce-scatter + allgather)", .run = sp_ring_allreduce, DENSE,
+     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
+    {.name = "recdoubling", .summary = "dense recursive-doubling allreduce", .run = sp_recdoubling_allreduce, DENSE,
+     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = dense_extra},
+    {.name = "rabenseifner", .summary = "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
+     .run = sp_rabenseifner_allreduce, DENSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = dense_extra},
+    {.name = "topka", .summary = "TopkA: allgather of local exact top-k, summed locally", .run = sp_topka, SPARSE,
+     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = topka_extra},
+    {.name = "gtopk", .summary = "gTop-k: tree reduction keeping the top k at each merge, then broadcast",
+     .run = sp_gtopk, SPARSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
+    {.name = "gaussiank", .summary = "Gaussian-k: threshold from a normal fit, allgatherv of the selections",
+     .run = sp_gaussiank, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = topka_extra},
+    {.name = "topkdsa",
+     .summary = "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
+     .run = sp_topkdsa, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = dense_extra},
+    {.name = "oktopk",
+     .summary = "Ok-Topk (Li & Hoefler): balanced split-and-reduce, balancing, allgatherv, threshold reuse",
+     .run = sp_oktopk, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = topka_extra},
 };
 
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
@@ -53,8 +62,8 @@ static int selftest_unmatched(sp_ctx *c, sp_algo_io *io)
 }
 
 static const sp_algorithm hidden[] = {
-    {"selftest-unmatched", "diagnostic: rank 0 waits for a message nobody sends", selftest_unmatched, 0, 1, 1,
-     no_extra},
+    {.name = "selftest-unmatched", .summary = "diagnostic: rank 0 waits for a message nobody sends",
+     .run = selftest_unmatched, DENSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
 };
 
 const sp_algorithm *sp_algorithm_find(const char *name)
@@ -72,4 +81,11 @@ const sp_algorithm *sp_algorithm_list(int *count)
 {
     *count = (int)(sizeof algorithms / sizeof algorithms[0]);
     return algorithms;
+}
+
+const char *sp_algo_class_name(sp_algo_class cls)
+{
+    static const char *const names[] = {[SP_ALGO_DENSE] = "dense", [SP_ALGO_SPARSE] = "sparse",
+                                        [SP_ALGO_COMPRESSED] = "compressed"};
+    return cls >= SP_ALGO_DENSE && cls <= SP_ALGO_COMPRESSED ? names[cls] : "unknown";
 }

@@ -406,7 +406,7 @@ static void print_training(const rows *rs)
 static int is_sparse(const char *algo)
 {
     const sp_algorithm *a = sp_algorithm_find(algo);
-    return a && a->sparse;
+    return a && a->cls == SP_ALGO_SPARSE;
 }
 
 /* the figures nccl-tests prints, per run (report.h: sp_nccl_figures_of) */

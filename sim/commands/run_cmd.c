@@ -77,7 +77,7 @@ static int dense_speedups(const sp_plan *base, char names[][64], int count, doub
     *dense_iter = 0;
     for (int i = 0; i < count; i++) {
         const sp_algorithm *a = sp_algorithm_find(names[i]);
-        if (!a || a->sparse)
+        if (!a || a->cls != SP_ALGO_DENSE)
             continue;
         char path[2200];
         snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);

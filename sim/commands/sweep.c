@@ -338,7 +338,7 @@ static double dense_reference(dense_best *d, const sp_plan *p, const cJSON *s)
             at = i;
     const sp_algorithm *a = sp_algorithm_find(p->algo);
     double it = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1;
-    if (a && !a->sparse && it > 0) {
+    if (a && a->cls == SP_ALGO_DENSE && it > 0) {
         if (at < 0) {
             char **k = realloc(d->keys, (size_t)(d->count + 1) * sizeof *k);
             if (k)

@@ -504,7 +504,7 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
         const sp_algorithm *a = sp_algorithm_find(names[i]);
         if (!a)
             return unknown_algorithm(names[i], err, errlen);
-        any_sparse |= a->sparse;
+        any_sparse |= a->cls == SP_ALGO_SPARSE;
         /* every algorithm of a list, before the first one runs */
         if (p->payload == SP_PAYLOAD_SIZE && !a->size_only_ok) {
             snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "

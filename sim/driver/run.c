@@ -162,7 +162,7 @@ static void rank_main(sp_ctx *c, void *arg)
             goto out;
         }
     }
-    if (acc && p->settle > 0 && rs->algo->sparse) {
+    if (acc && p->settle > 0 && rs->algo->cls == SP_ALGO_SPARSE) {
         sp_pair *top = malloc((rep->k ? rep->k : 1) * sizeof *top);
         if (!top) {
             sp_fail(&rs->shim, "out of memory settling the residual of rank %d", c->rank);
@@ -336,7 +336,7 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
     rep->exact = exact;
     rep->model = plan->payload == SP_PAYLOAD_MODEL;
     const sp_algorithm *a = sp_algorithm_find(plan->algo);
-    rep->sparse = a && a->sparse;
+    rep->sparse = a && a->cls == SP_ALGO_SPARSE;
     rep->predicted_s = -1;
     rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
@@ -658,7 +658,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
         goto out;
     }
     uint64_t k = sp_plan_k(plan);
-    if (k < 1 && algo->sparse) {
+    if (k < 1 && algo->cls == SP_ALGO_SPARSE) {
         snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density",
                  (double)plan->n * plan->density);
         goto out;
@@ -738,7 +738,7 @@ int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report
             goto out;
         }
     }
-    if (mode == SP_PAYLOAD_MODEL && algo->sparse) { /* dense algorithms never ask the model */
+    if (mode == SP_PAYLOAD_MODEL && algo->cls == SP_ALGO_SPARSE) { /* dense algorithms never ask the model */
         sp_profile prof;
         if (sp_plan_profile(plan, &prof, err, errlen) != 0)
             goto out;

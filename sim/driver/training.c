@@ -105,7 +105,7 @@ double sp_training_overlapped(const uint64_t *sizes, int nl, double fwd_s, doubl
 static int dense_algorithm(const char *algo)
 {
     const sp_algorithm *a = sp_algorithm_find(algo);
-    return a && !a->sparse;
+    return a && a->cls == SP_ALGO_DENSE;
 }
 
 int sp_training_eval(const sp_plan *p, const char *algo, double comm_s, sp_report_training *t, char *err,
