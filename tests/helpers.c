@@ -132,9 +132,9 @@ void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density)
 sp_report t_run_ok(const sp_plan *p)
 {
     sp_report rep;
-    char err[512] = "";
-    int rc = sp_run(p, &rep, err, sizeof err);
-    cr_assert_eq(rc, 0, "%s P=%d: run failed: %s", p->algo, p->ranks, err);
+    sp_error e;
+    int rc = sp_run(p, &rep, &e);
+    cr_assert_eq(rc, 0, "%s P=%d: run failed: %s", p->algo, p->ranks, e.msg);
     return rep;
 }
 

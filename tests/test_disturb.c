@@ -269,8 +269,9 @@ static sp_msg_list run_shift(int P, const char *links, int nic, double bw, doubl
     p.disturb.baseline = 0;
     sp_report rep;
     char err[400] = "";
-    int rc = sp_run_algorithm(&p, &a, &rep, err, sizeof err);
-    cr_assert_eq(rc, 0, "%s", err);
+    sp_error e;
+    int rc = sp_run_algorithm(&p, &a, &rep, &e);
+    cr_assert_eq(rc, 0, "%s", e.msg);
     sp_report_free(&rep);
     sp_msg_list l;
     cr_assert_eq(sp_csv_read(t_path(dir, "messages.csv"), &l, err, sizeof err), 0, "%s", err);

@@ -44,7 +44,10 @@ static int run_algo(int P, algo_fn fn, const char *out, sp_report *rep, char *er
     snprintf(p.out, sizeof p.out, "%s", out ? out : "");
     p.write_trace = 0;
     g_failures = 0;
-    return sp_run_algorithm(&p, &a, rep, err, errlen);
+    sp_error e;
+    int rc = sp_run_algorithm(&p, &a, rep, &e);
+    snprintf(err, errlen, "%.200s", rc ? e.msg : "");
+    return rc;
 }
 
 /* ---- ordering and matching ---------------------------------------------- */

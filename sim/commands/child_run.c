@@ -194,7 +194,10 @@ int sp_cli_run_one(const sp_plan *p)
     char err[600] = "";
     sp_part_hold(); /* every output stays NAME.part until the run has succeeded */
     sp_progress_start(p->iters);
-    int rc = sp_run(p, &rep, err, sizeof err);
+    sp_error e;
+    int rc = sp_run(p, &rep, &e);
+    if (rc != 0)
+        snprintf(err, sizeof err, "%s", e.msg);
     sp_progress_end();
     if (rc == 0 && !p->quiet) {
         /* the summary is part of what was asked: a stdout that cannot take

@@ -67,7 +67,9 @@ static int cmd_run(int argc, char **argv)
             snprintf(q.out, sizeof q.out, "%.900s/%.63s", p.out, names[i]);
         sp_report rep;
         sp_mpi_run_begin();
-        rc = sp_run(&q, &rep, err, sizeof err);
+        sp_error e;
+        rc = sp_run(&q, &rep, &e);
+        snprintf(err, sizeof err, "%s", rc ? e.msg : "");
         /* a run that failed in the backend failed on every rank, for one
          * reason; otherwise the ranks tell each other how they stand: one
          * that could not start it (the others wait at its start), or rank 0

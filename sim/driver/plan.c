@@ -6,6 +6,7 @@
  * allowed; cross-field checks follow in sp_plan_validate.
  */
 #include "plan.h"
+#include "resolve.h"
 #include "training.h"
 #include "topologies/device.h"
 #include "topologies/platform.h"
@@ -400,7 +401,7 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
     return o;
 }
 
-int sp_plan_profile(const sp_plan *p, void *out, char *err, size_t errlen)
+int sp_plan_profile(const sp_plan *p, sp_profile *out, char *err, size_t errlen)
 {
     sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     if (sp_plan_given(p, "grad-tail"))
@@ -428,7 +429,7 @@ int sp_plan_profile(const sp_plan *p, void *out, char *err, size_t errlen)
     return sp_profile_get(p->workload, n, p->seed, &k, out, err, errlen);
 }
 
-cJSON *sp_plan_echo(const sp_plan *p)
+cJSON *sp_plan_echo(const sp_plan *p, const sp_profile *prof)
 {
     sp_plan q = *p;
     q.opts = sp_plan_algo_opts(p); /* what the run used */
@@ -443,9 +444,7 @@ cJSON *sp_plan_echo(const sp_plan *p)
         if (strcmp(p->workload, "generic") != 0 || p->grad_file[0])
             cJSON_DeleteItemFromObjectCaseSensitive(o, generic_only[i]);
     }
-    sp_profile prof;
-    char err[300];
-    if (p->grad_file[0] || sp_plan_profile(p, &prof, err, sizeof err) != 0) {
+    if (p->grad_file[0] || !prof) {
         static const char *const knobs[] = {"grad-shared", "grad-mean", "grad-refresh", "grad-persistence",
                                             "grad-spikes", "grad-spike-scale", "grad-scale-sd", "grad-scale-corr"};
         for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
@@ -455,38 +454,24 @@ cJSON *sp_plan_echo(const sp_plan *p)
     const struct {
         const char *name;
         double v;
-    } eff[] = {{"grad-shared", prof.common},   {"grad-mean", prof.mean},
-               {"grad-refresh", prof.refresh}, {"grad-persistence", prof.keep},
-               {"grad-spikes", prof.spikes},   {"grad-spike-scale", prof.spike_scale},
-               {"grad-scale-sd", prof.scale_sd}, {"grad-scale-corr", prof.scale_corr}};
+    } eff[] = {{"grad-shared", prof->common},   {"grad-mean", prof->mean},
+               {"grad-refresh", prof->refresh}, {"grad-persistence", prof->keep},
+               {"grad-spikes", prof->spikes},   {"grad-spike-scale", prof->spike_scale},
+               {"grad-scale-sd", prof->scale_sd}, {"grad-scale-corr", prof->scale_corr}};
     for (size_t i = 0; i < sizeof eff / sizeof eff[0]; i++)
         cJSON_ReplaceItemInObjectCaseSensitive(o, eff[i].name, cJSON_CreateNumber(eff[i].v));
     cJSON *w = cJSON_AddObjectToObject(o, "workload-profile");
     if (w) {
-        cJSON_AddStringToObject(w, "name", prof.name);
-        cJSON_AddStringToObject(w, "source", prof.source);
-        cJSON_AddNumberToObject(w, "layers", prof.nlayers);
+        cJSON_AddStringToObject(w, "name", prof->name);
+        cJSON_AddStringToObject(w, "source", prof->source);
+        cJSON_AddNumberToObject(w, "layers", prof->nlayers);
     }
-    sp_profile_free(&prof);
     return o;
 }
 
-static int unknown_algorithm(const char *name, char *err, size_t errlen)
+static int plan_validate(sp_plan *p, sp_error *e)
 {
-    int cnt;
-    const sp_algorithm *list = sp_algorithm_list(&cnt);
-    char known[256] = "", shown[160];
-    for (int j = 0; j < cnt; j++) {
-        strncat(known, list[j].name, sizeof known - strlen(known) - 1);
-        strncat(known, j + 1 < cnt ? ", " : "", sizeof known - strlen(known) - 1);
-    }
-    snprintf(err, errlen, "unknown algorithm '%s' (known: %s, all)", sp_opts_printable(name, shown, sizeof shown),
-             known);
-    return -1;
-}
-
-int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
-{
+    char err[600];
     if (sp_plan_given(p, "oktopk-preset")) { /* a named preset brings its density and warm-up, unless given */
         const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
         if (!sp_plan_given(p, "density"))
@@ -495,74 +480,46 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
             p->warmup = pre->warmup;
     }
     char names[32][64];
-    int count = sp_plan_algorithms(p, names, 32), any_sparse = 0;
-    if (count == 0) {
-        snprintf(err, errlen, "--algo names no algorithm");
-        return -1;
-    }
-    for (int i = 0; i < count; i++) {
-        const sp_algorithm *a = sp_algorithm_find(names[i]);
-        if (!a)
-            return unknown_algorithm(names[i], err, errlen);
-        any_sparse |= a->cls == SP_ALGO_SPARSE;
-        /* every algorithm of a list, before the first one runs */
-        if (p->payload == SP_PAYLOAD_SIZE && !a->size_only_ok) {
-            snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "
-                                  "use --payload model",
-                     a->name);
+    int count = sp_plan_algorithms(p, names, 32);
+    if (count == 0)
+        return sp_error_set(e, SP_STATUS_USAGE, "--algo names no algorithm");
+    const sp_algorithm *algos[32];
+    for (int i = 0; i < count; i++)
+        if (!(algos[i] = sp_resolve_algorithm(names[i], e)))
             return -1;
-        }
-        if (p->payload == SP_PAYLOAD_MODEL && !a->model_ok) {
-            snprintf(err, errlen, "%s cannot run on a model workload; use --payload exact", a->name);
-            return -1;
-        }
-    }
-    if (!sp_device_find(p->device) && !sp_device_load(p->device, err, errlen))
-        return -1;
-    /* a platform file is read for what SimGrid would abort or crash on; a
-     * built-in one is made for P ranks (daint and daint-simgrid have a largest P) */
+    /* a built-in platform is made for P ranks (daint and daint-simgrid have
+     * a largest P); a file is read for what SimGrid would abort or crash on */
     sp_platform plat;
-    if (sp_platform_prepare(p->platform, p->ranks, &plat, err, errlen) != 0)
-        return -1;
+    if (sp_platform_prepare(p->platform, p->ranks, &plat, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
     sp_platform_release(&plat);
-    if (!p->out[0]) {
-        snprintf(err, errlen, "--out must name a folder");
-        return -1;
-    }
+    if (!p->out[0])
+        return sp_error_set(e, SP_STATUS_USAGE, "--out must name a folder");
     p->at_given = 0;
     if (sp_plan_given(p, "iters-at")) {
-        if (sp_plan_given(p, "iters")) {
-            snprintf(err, errlen, "--iters and --iters-at both say which iterations run: give one");
-            return -1;
-        }
-        if (parse_iters_at(p, err, errlen) != 0)
-            return -1;
+        if (sp_plan_given(p, "iters"))
+            return sp_error_set(e, SP_STATUS_USAGE, "--iters and --iters-at both say which iterations run: give one");
+        if (parse_iters_at(p, err, sizeof err) != 0)
+            return sp_error_from(e, SP_STATUS_USAGE, err);
         const char *why = p->grad_file[0]      ? "--grad-file"
                           : p->dump_grads[0]   ? "--dump-grads"
                           : p->dump_result[0]  ? "--dump-result"
                           : p->payload == SP_PAYLOAD_EXACT ? "--payload exact"
                                                            : NULL;
-        if (why) {
-            snprintf(err, errlen, "--iters-at cannot go with %s: exact data needs every iteration computed (use --iters)",
-                     why);
+        if (why)
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--iters-at cannot go with %s: exact data needs every iteration computed (use --iters)",
+                                why);
+    }
+    const sp_device *dev = NULL;
+    for (int i = 0; i < count; i++) {
+        sp_resolved r;
+        if (sp_resolve(p, algos[i], SP_RESOLVE_CHECK, &r, e) != 0)
             return -1;
-        }
-    }
-    if (!p->grad_file[0]) {
-        sp_profile prof;
-        if (sp_plan_profile(p, &prof, err, errlen) != 0)
-            return -1;
-        p->n = prof.n;
-        sp_profile_free(&prof);
-    }
-    if (any_sparse && !p->grad_file[0] && sp_plan_k(p) < 1) {
-        snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density", (double)p->n * p->density);
-        return -1;
-    }
-    if (p->grad_file[0] && (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL)) {
-        snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data; not --payload %s)",
-                 p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
-        return -1;
+        if (!p->grad_file[0])
+            p->n = r.plan.n; /* the workload's own n where it has one */
+        dev = r.dev;
+        sp_resolved_free(&r);
     }
     if (p->unshared_below > 0) {
         const sp_disturb_opts *d = &p->disturb;
@@ -570,24 +527,28 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
                            : sp_disturb_background_on(d) ? "background traffic"
                            : sp_disturb_failure_on(d)    ? "a failed rank"
                                                          : NULL;
-        if (what) {
-            snprintf(err, errlen, "--unshared-below cannot go with %s: messages that skip the links' sharing would "
-                                  "not feel it",
-                     what);
-            return -1;
-        }
+        if (what)
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--unshared-below cannot go with %s: messages that skip the links' sharing would "
+                                "not feel it",
+                                what);
     }
-    if (p->dump_result[0] && (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL)) {
-        snprintf(err, errlen, "--dump-result needs exact payloads (not --payload %s)",
-                 p->payload == SP_PAYLOAD_SIZE ? "size" : "model");
-        return -1;
-    }
-    if (sp_training_validate(p, err, errlen) != 0)
-        return -1;
-    if (sp_disturb_check(&p->disturb, p->ranks, p->platform, strcmp(p->device, "none") != 0 || p->disturb.compute > 0,
-                         err, errlen) != 0)
-        return -1;
+    if (sp_training_validate(p, dev, err, sizeof err) != 0 ||
+        sp_disturb_check(&p->disturb, p->ranks, p->platform, strcmp(p->device, "none") != 0 || p->disturb.compute > 0,
+                         err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
     return 0;
+}
+
+/* The plan-wide checks, then every algorithm of the list resolved
+ * (resolve.c) as its run will resolve it, before the first one runs. */
+int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
+{
+    sp_error e = {0, ""};
+    int rc = plan_validate(p, &e);
+    if (rc != 0)
+        snprintf(err, errlen, "%s", e.msg);
+    return rc;
 }
 
 void sp_plan_print_help(const char *prog, FILE *f)

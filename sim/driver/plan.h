@@ -104,10 +104,11 @@ int sp_plan_iter_index(const sp_plan *p, int slot);
 /* The workload's profile for this plan (n from the plan).  0, or -1 with a
  * message. */
 struct sp_profile_s;
-int sp_plan_profile(const sp_plan *p, void *profile /* sp_profile* */, char *err, size_t errlen);
+int sp_plan_profile(const sp_plan *p, struct sp_profile_s *profile, char *err, size_t errlen);
 
-/* The configuration echoed into summary.json. */
-struct cJSON *sp_plan_echo(const sp_plan *p);
+/* The configuration echoed into summary.json; `profile` (an sp_profile, or
+ * NULL with a gradient file) is the workload's, as the run resolved it. */
+struct cJSON *sp_plan_echo(const sp_plan *p, const struct sp_profile_s *profile);
 
 /* `sparsim run --help` (prog names the program). */
 void sp_plan_print_help(const char *prog, FILE *f);

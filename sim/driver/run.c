@@ -1,12 +1,17 @@
-/* run.c - the run driver: plan in, P ranks of one algorithm, report out.
+/* run.c - the run driver: a resolved plan in, P ranks of one algorithm,
+ * report out.
  *
- * It resolves the plan (gradient file, payload mode), opens the writers and
- * the accounting, lets the backend start the ranks, and each rank runs
- * rank_main: per iteration the gradient added to the residual, a free
- * synchronisation (as the reference codes' barrier after each allreduce),
- * then the algorithm.  Everything the run keeps is in one sp_runstate.
+ * The plan comes resolved (resolve.c: algorithm, device, payload, data); the
+ * run opens the writers and the accounting, lets the backend start the
+ * ranks, and each rank runs rank_main: per iteration the gradient added to
+ * the residual, a free synchronisation (as the reference codes' barrier after
+ * each allreduce), then the algorithm.  After the ranks: the undisturbed
+ * baseline, the writers closed, the analysis, the summary.  Everything the
+ * run keeps is in one sp_runstate; every failure fills one sp_error with the
+ * status it asks for.
  */
 #include "run.h"
+#include <cjson/cJSON.h>
 #include "accounting.h"
 #include "select_device.h"
 #include "progress.h"
@@ -33,23 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EXACT_MEMORY_BUDGET (6.0 * 1024 * 1024 * 1024) /* bytes, all ranks together */
-/* what a run holds besides its payloads, measured with sparsim sweep's
- * peak_rss_bytes (bench/README.md has the method): the process, SimGrid and
- * the writers' buffers; SimGrid's actor and the shim's state per rank (12 to
- * 15 KiB); per rank pair, the per-peer counts and bounds that the algorithms
- * whose sizes depend on data keep on every rank in model and size payloads
- * (up to 70 bytes) */
-#define RUN_BASE_BYTES (16.0 * 1024 * 1024)
-#define RANK_BYTES (16.0 * 1024)
-#define RANK_PAIR_BYTES 80.0
-
 /* Everything one run keeps. */
 typedef struct {
-    sp_plan plan;                /* the effective plan (n and iters may come from the gradient file) */
-    const sp_algorithm *algo;
-    sp_algo_opts opts;           /* with the preset's values resolved */
-    sp_grad_source *source;      /* the gradients: a trace or the generator */
+    const sp_resolved *res;
+    const sp_plan *plan; /* &res->plan: the effective plan */
     sp_report *rep;
     sp_shim shim;
     int first_result_rank;
@@ -89,7 +81,7 @@ int sp_mkdirs(const char *path, char *err, size_t errlen)
 static void add_gradient(sp_runstate *rs, const sp_ctx *c, int it, float *acc)
 {
     char err[300];
-    if (rs->source->fill(rs->source, rs->plan.settle + it, c->rank, acc, 1, err, sizeof err) != 0)
+    if (rs->res->source->fill(rs->res->source, rs->plan->settle + it, c->rank, acc, 1, err, sizeof err) != 0)
         sp_fail(&rs->shim, "%s", err);
 }
 
@@ -98,13 +90,13 @@ static void add_gradient(sp_runstate *rs, const sp_ctx *c, int it, float *acc)
  * generator's shared part is computed once per iteration */
 static void settle(sp_runstate *rs, sp_ctx *c, float *acc, sp_pair *top)
 {
-    for (int s = 0; s < rs->plan.settle && !rs->shim.failed; s++) {
+    for (int s = 0; s < rs->plan->settle && !rs->shim.failed; s++) {
         char err[300];
-        if (rs->source->fill(rs->source, s, c->rank, acc, 1, err, sizeof err) != 0) {
+        if (rs->res->source->fill(rs->res->source, s, c->rank, acc, 1, err, sizeof err) != 0) {
             sp_fail(&rs->shim, "%s", err);
             break;
         }
-        uint64_t m = sp_topk_exact(acc, rs->plan.n, rs->rep->k, top);
+        uint64_t m = sp_topk_exact(acc, rs->plan->n, rs->rep->k, top);
         for (uint64_t j = 0; j < m; j++)
             acc[top[j].idx] = 0.0f;
         sp_shim_sync(c, NULL, NULL);
@@ -149,7 +141,7 @@ static void rank_main(sp_ctx *c, void *arg)
 {
     sp_runstate *rs = arg;
     sp_report *rep = rs->rep;
-    const sp_plan *p = &rs->plan;
+    const sp_plan *p = rs->plan;
     uint64_t n = p->n;
     float *acc = NULL, *result = NULL;
     sp_seldev *gpu = NULL; /* --select cuda */
@@ -162,7 +154,7 @@ static void rank_main(sp_ctx *c, void *arg)
             goto out;
         }
     }
-    if (acc && p->settle > 0 && rs->algo->cls == SP_ALGO_SPARSE) {
+    if (acc && p->settle > 0 && rs->res->algo->cls == SP_ALGO_SPARSE) {
         sp_pair *top = malloc((rep->k ? rep->k : 1) * sizeof *top);
         if (!top) {
             sp_fail(&rs->shim, "out of memory settling the residual of rank %d", c->rank);
@@ -184,7 +176,7 @@ static void rank_main(sp_ctx *c, void *arg)
          * the backward pass, which no allreduce time includes */
         c->iter = ti;
         if (gpu) {
-            if (sp_seldev_gradient(gpu, rs->source, rs->plan.settle + it, c->rank, gerr, sizeof gerr) != 0)
+            if (sp_seldev_gradient(gpu, rs->res->source, p->settle + it, c->rank, gerr, sizeof gerr) != 0)
                 sp_fail(&rs->shim, "%s", gerr);
         } else if (acc)
             add_gradient(rs, c, it, acc);
@@ -196,10 +188,10 @@ static void rank_main(sp_ctx *c, void *arg)
             sp_phase(c, "compute");
             sp_shim_compute_seconds(c, p->disturb.compute);
         }
-        sp_algo_io io = {n, rep->k, acc, result, &rs->opts};
+        sp_algo_io io = {n, rep->k, acc, result, &rs->res->opts};
         /* dense warm-up, as the reference codes do before sparsifying */
         int warm = rep->iters[it].dense_warmup;
-        int rc = warm ? sp_ring_allreduce(c, &io) : rs->algo->run(c, &io);
+        int rc = warm ? sp_ring_allreduce(c, &io) : rs->res->algo->run(c, &io);
         if (warm && rs->shim.model)
             sp_model_consume(c, -1.0, -1.0); /* a dense allreduce delivers every entry */
         if (gpu && sp_seldev_iteration_done(gpu, c, gerr, sizeof gerr) != 0) {
@@ -208,7 +200,7 @@ static void rank_main(sp_ctx *c, void *arg)
         }
         if (rc != SP_OK) {
             sp_fail(&rs->shim, "%s failed on rank %d in iteration %d (error %d)",
-                    warm ? "ring (warm-up)" : rs->algo->name, c->rank, it, rc);
+                    warm ? "ring (warm-up)" : rs->res->algo->name, c->rank, it, rc);
             break;
         }
         sp_shim_iteration_end(c);
@@ -242,62 +234,10 @@ static double now_wall(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen)
-{
-    const sp_algorithm *a = sp_algorithm_find(plan->algo);
-    if (!a) {
-        memset(rep, 0, sizeof *rep);
-        snprintf(err, errlen, "unknown algorithm '%s'", plan->algo);
-        return 2;
-    }
-    return sp_run_algorithm(plan, a, rep, err, errlen);
-}
-
-/* The gradients: --grad-file's trace, checked against the plan (n and the
- * iterations may come from it), or the generator on the plan's profile.
- * 2 with a message for a trace that does not fit. */
-static int open_source(sp_runstate *rs, char *err, size_t errlen)
-{
-    sp_plan *plan = &rs->plan;
-    if (!plan->grad_file[0]) {
-        /* the generator comes later, and only where values are needed */
-        sp_profile prof;
-        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
-            return 2;
-        plan->n = prof.n;
-        sp_profile_free(&prof);
-        return 0;
-    }
-    sp_grad_source *src = sp_trace_open(plan->grad_file, err, errlen);
-    if (!src)
-        return 2;
-    rs->source = src;
-    char why[200] = "";
-    if (src->ranks < plan->ranks)
-        snprintf(why, sizeof why, "has %d ranks, --ranks is %d", src->ranks, plan->ranks);
-    else if (sp_plan_given(plan, "n") && src->n != plan->n)
-        snprintf(why, sizeof why, "has n = %llu, --n is %llu", (unsigned long long)src->n,
-                 (unsigned long long)plan->n);
-    else if (src->iters <= plan->settle)
-        snprintf(why, sizeof why, "holds %d iteration(s), --settle uses %d before the run", src->iters, plan->settle);
-    else if (sp_plan_given(plan, "iters") && plan->settle + plan->iters > src->iters)
-        snprintf(why, sizeof why, "holds %d iteration(s), --iters asks for %d%s", src->iters, plan->iters,
-                 plan->settle ? " after the settling ones" : "");
-    if (why[0]) {
-        snprintf(err, errlen, "gradient file %s %s", plan->grad_file, why);
-        return 2;
-    }
-    /* ranks 0..P-1 use the trace's first P workers */
-    plan->n = src->n;
-    if (!sp_plan_given(plan, "iters"))
-        plan->iters = src->iters - plan->settle;
-    return 0;
-}
-
 /* --dump-grads: every gradient the run used, (I, P, n), streamed */
-static int dump_gradients(sp_runstate *rs, char *err, size_t errlen)
+static int dump_gradients(const sp_resolved *res, char *err, size_t errlen)
 {
-    const sp_plan *plan = &rs->plan;
+    const sp_plan *plan = &res->plan;
     uint64_t shape[3] = {(uint64_t)plan->iters, (uint64_t)plan->ranks, plan->n};
     float *g = malloc(plan->n * sizeof *g);
     sp_npy_stream st;
@@ -312,7 +252,7 @@ static int dump_gradients(sp_runstate *rs, char *err, size_t errlen)
     int ok = 1;
     for (int it = 0; it < plan->iters && ok; it++)
         for (int r = 0; r < plan->ranks && ok; r++) {
-            ok = rs->source->fill(rs->source, plan->settle + it, r, g, 0, err, errlen) == 0;
+            ok = res->source->fill(res->source, plan->settle + it, r, g, 0, err, errlen) == 0;
             if (ok)
                 sp_npy_stream_write(&st, g, plan->n);
         }
@@ -325,9 +265,12 @@ static int dump_gradients(sp_runstate *rs, char *err, size_t errlen)
     return ok ? 0 : -1;
 }
 
-/* the report's arrays for the plan; -1 if memory runs out */
-static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exact)
+/* the report's arrays for the run; -1 if memory runs out */
+static int report_alloc(sp_report *rep, const sp_resolved *res)
 {
+    const sp_plan *plan = &res->plan;
+    uint64_t k = res->k;
+    int exact = plan->payload == SP_PAYLOAD_EXACT;
     int P = plan->ranks;
     rep->nranks = P;
     rep->niters = plan->iters;
@@ -335,8 +278,7 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
     rep->k = k;
     rep->exact = exact;
     rep->model = plan->payload == SP_PAYLOAD_MODEL;
-    const sp_algorithm *a = sp_algorithm_find(plan->algo);
-    rep->sparse = a && a->cls == SP_ALGO_SPARSE;
+    rep->sparse = res->algo->cls == SP_ALGO_SPARSE;
     rep->predicted_s = -1;
     rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
@@ -357,143 +299,14 @@ static int report_alloc(sp_report *rep, const sp_plan *plan, uint64_t k, int exa
 }
 
 /* what the analysis says of this run: bound and alpha-beta time */
-static void add_analysis(sp_report *rep, const sp_plan *plan)
+static void add_analysis(sp_report *rep, const sp_resolved *res)
 {
+    const sp_plan *plan = &res->plan;
     sp_bound b;
     if (sp_bound_volume(plan->algo, plan->ranks, plan->n, rep->k, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
     rep->predicted_s = sp_predict_time(plan->algo, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
-}
-
-/* the memory this process may still take, in bytes (-1: unknown): what the
- * kernel says it can give without swapping, lowered by a limit on the
- * address space or the data segment, and by a memory cgroup's room */
-static double memory_limit(void)
-{
-    double avail = -1;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f) {
-        char line[256];
-        unsigned long long kb;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-                avail = (double)kb * 1024.0;
-        fclose(f);
-    }
-    if (avail < 0) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && psz > 0)
-            avail = (double)pages * (double)psz;
-    }
-    const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
-    for (int i = 0; i < 2; i++) {
-        struct rlimit rl;
-        if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (avail < 0 || (double)rl.rlim_cur < avail))
-            avail = (double)rl.rlim_cur;
-    }
-    f = fopen("/sys/fs/cgroup/memory.max", "r");
-    if (f) {
-        unsigned long long max, cur;
-        FILE *g = fopen("/sys/fs/cgroup/memory.current", "r");
-        if (fscanf(f, "%llu", &max) == 1 && g && fscanf(g, "%llu", &cur) == 1) {
-            double room = max > cur ? (double)(max - cur) : 0.0;
-            if (avail < 0 || room < avail)
-                avail = room;
-        }
-        if (g)
-            fclose(g);
-        fclose(f);
-    }
-    return avail;
-}
-
-/* bytes a run of `mode` needs: exact payloads hold P x n floats of gradient
- * and result (8 bytes per entry and rank), the algorithm's extras, the
- * report's sums and the generator's shared arrays (28 bytes per entry);
- * model and size payloads only the per-rank and per-pair state */
-static double memory_needed(const sp_plan *plan, const sp_algorithm *algo, uint64_t k, int mode)
-{
-    double P = plan->ranks, n = (double)plan->n;
-    double need = RUN_BASE_BYTES + P * RANK_BYTES;
-    if (mode == SP_PAYLOAD_EXACT)
-        return need + P * n * 8.0 + 28.0 * n + (algo->exact_extra_bytes ? algo->exact_extra_bytes(plan->ranks, plan->n, k) : 0.0);
-    return need + (algo->size_only_ok ? 0.0 : RANK_PAIR_BYTES * P * P);
-}
-
-double sp_run_memory_estimate(const sp_plan *plan, double *limit)
-{
-    double lim = memory_limit();
-    if (limit)
-        *limit = lim;
-    const sp_algorithm *algo = sp_algorithm_find(plan->algo);
-    if (!algo)
-        return RUN_BASE_BYTES;
-    uint64_t k = sp_plan_k(plan);
-    double exact = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT);
-    int mode = plan->payload;
-    if (mode == SP_PAYLOAD_AUTO) /* as the run decides it, alone on the machine */
-        mode = !plan->at_given && exact <= EXACT_MEMORY_BUDGET && (lim < 0 || exact <= lim) ? SP_PAYLOAD_EXACT
-               : algo->model_ok                                                         ? SP_PAYLOAD_MODEL
-                                                                                        : SP_PAYLOAD_SIZE;
-    return memory_needed(plan, algo, k, mode);
-}
-
-static const char *gib(double bytes, char *buf, size_t n)
-{
-    if (bytes >= 1024.0 * 1024 * 1024)
-        snprintf(buf, n, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else
-        snprintf(buf, n, "%.0f MiB", ceil(bytes / (1024.0 * 1024)));
-    return buf;
-}
-
-/* Generated gradients are float32: the largest entry the generator can draw
- * (every normal it draws lies within 8.3 standard deviations: the inverse
- * normal of 2^-54), summed over the ranks and accumulated by error feedback
- * over the iterations, must stay below FLT_MAX.  -1 with a message naming
- * the knobs when it would not. */
-static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, char *err, size_t errlen)
-{
-    const double z = 8.3;
-    double top = -INFINITY;
-    for (int l = 0; l < prof->nlayers; l++) {
-        double t = prof->layers[l].log10_scale + prof->layers[l].log10_spread * z;
-        top = t > top ? t : top;
-    }
-    double spike = prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0;
-    double noise = z * (sqrt(prof->common) + sqrt(prof->mean) +
-                        sqrt(1.0 - prof->common - prof->mean) * sp_profile_noise_base(prof) * spike);
-    double log10_entry = top + prof->scale_sd * z / log(10.0) + log10(noise);
-    double log10_total = log10_entry + log10((double)plan->ranks) + log10((double)plan->settle + plan->iters);
-    if (log10_total < log10(FLT_MAX))
-        return 0;
-    snprintf(err, errlen,
-             "the workload's scales let a gradient entry reach 1e%.0f and a sum over %d ranks and %d iterations "
-             "1e%.0f, beyond float32 (3.4e38): lower --grad-spread, --grad-tail, --grad-scale-sd or --grad-spike-scale "
-             "(or the profile's log10_scale), or use --payload model",
-             floor(log10_entry), plan->ranks, plan->settle + plan->iters, floor(log10_total));
-    return -1;
-}
-
-/* A gradient file is bad input when any value the run will read is not
- * finite: every one is read once before the run (one pass over the used
- * part of the trace), so that the run does not fail halfway through.  -1
- * with the reader's message naming the iteration, rank and index. */
-static int check_trace(sp_runstate *rs, char *err, size_t errlen)
-{
-    const sp_plan *plan = &rs->plan;
-    float *g = malloc((plan->n ? plan->n : 1) * sizeof *g);
-    if (!g) {
-        snprintf(err, errlen, "out of memory checking %s", plan->grad_file);
-        return -1;
-    }
-    int rc = 0;
-    for (int it = 0; it < plan->settle + plan->iters && rc == 0; it++)
-        for (int r = 0; r < plan->ranks && rc == 0; r++)
-            rc = rs->source->fill(rs->source, it, r, g, 0, err, errlen);
-    free(g);
-    return rc ? -1 : 0;
 }
 
 /* ---- a disturbed run's baseline: the same plan undisturbed, same seed ----
@@ -508,13 +321,13 @@ typedef struct {
 
 static void slice_to_trace(void *to, const sp_slice_event *e) { sp_chrome_slice(to, e); }
 
-static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, size_t errlen)
+static int baseline_fork(const sp_resolved *res, baseline_child *b, sp_error *e)
 {
-    int go[2], res[2];
+    int go[2], back[2];
     b->pid = -1;
     if (pipe(go) != 0)
         goto fail;
-    if (pipe(res) != 0) {
+    if (pipe(back) != 0) {
         close(go[0]);
         close(go[1]);
         goto fail;
@@ -525,13 +338,13 @@ static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, si
     if (b->pid < 0) {
         close(go[0]);
         close(go[1]);
-        close(res[0]);
-        close(res[1]);
+        close(back[0]);
+        close(back[1]);
         goto fail;
     }
     if (b->pid == 0) {
         close(go[1]);
-        close(res[0]);
+        close(back[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* it goes with the run */
         sp_progress_disable();            /* the run's line is the run's own */
         const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -540,19 +353,20 @@ static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, si
         char x;
         if (getppid() != parent || read(go[0], &x, 1) != 1 || x != 'g')
             _exit(0);
-        sp_plan q = rs->plan;
-        sp_disturb_clear(&q.disturb);
-        q.out[0] = q.dump_result[0] = q.dump_grads[0] = '\0';
-        q.write_csv = q.write_trace = 0;
-        q.quiet = 1;
+        /* the forked copy of the resolved plan, its sources not yet read */
+        sp_resolved q = *res;
+        sp_disturb_clear(&q.plan.disturb);
+        q.plan.out[0] = q.plan.dump_result[0] = q.plan.dump_grads[0] = '\0';
+        q.plan.write_csv = q.plan.write_trace = 0;
+        q.plan.quiet = 1;
         sp_report r;
-        char e[600] = "";
-        int rc = sp_run_algorithm(&q, rs->algo, &r, e, sizeof e);
-        FILE *f = fdopen(res[1], "w");
+        sp_error err = {0, ""};
+        int rc = sp_run_resolved(&q, &r, &err);
+        FILE *f = fdopen(back[1], "w");
         if (!f)
             _exit(1);
         if (rc != 0) {
-            fprintf(f, "error\t%s\n", e);
+            fprintf(f, "error\t%s\n", err.msg);
         } else {
             for (int it = 0; it < r.niters; it++) {
                 fprintf(f, "i\t%d\t%.17g\n", it, r.iters[it].t_end - r.iters[it].t_start);
@@ -565,17 +379,16 @@ static int baseline_fork(const sp_runstate *rs, baseline_child *b, char *err, si
         _exit(rc ? 1 : 0);
     }
     close(go[0]);
-    close(res[1]);
+    close(back[1]);
     b->go = go[1];
-    b->results = res[0];
+    b->results = back[0];
     return 0;
 fail:
-    snprintf(err, errlen, "cannot start the undisturbed run: %s", strerror(errno));
-    return -1;
+    return sp_error_set(e, SP_STATUS_FAILED, "cannot start the undisturbed run: %s", strerror(errno));
 }
 
 /* the disturbed run is over: the child runs the baseline (go) or leaves */
-static int baseline_collect(baseline_child *b, int go, sp_report *rep, char *err, size_t errlen)
+static int baseline_collect(baseline_child *b, int go, sp_report *rep, sp_error *e)
 {
     if (b->pid < 0)
         return 0;
@@ -617,262 +430,188 @@ static int baseline_collect(baseline_child *b, int go, sp_report *rep, char *err
         d->have_baseline = 1;
         return 0;
     }
-    snprintf(err, errlen, "the undisturbed run (for the slowdowns; --no-disturb-baseline leaves it out) failed: %s",
-             msg[0] ? msg : "it ended without its figures");
-    return -1;
+    return sp_error_set(e, SP_STATUS_FAILED,
+                        "the undisturbed run (for the slowdowns; --no-disturb-baseline leaves it out) failed: %s",
+                        msg[0] ? msg : "it ended without its figures");
 }
 
-int sp_run_algorithm(const sp_plan *plan_in, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen)
+/* What a run opens and must close, whatever happens. */
+typedef struct {
+    sp_acct *acct;
+    sp_csv_writer *csv;
+    sp_chrome_writer *chrome;
+    sp_disturb *disturb;
+    baseline_child base;
+    int write_outputs; /* this process writes the outputs under --out */
+} run_outputs;
+
+/* a previous run's files must not pass for this run's; then the writers */
+static int open_writers(sp_runstate *rs, run_outputs *o, sp_error *e)
 {
-    memset(rep, 0, sizeof *rep);
-    sp_runstate *rs = calloc(1, sizeof *rs);
-    if (!rs) {
-        snprintf(err, errlen, "out of memory");
-        return 1;
+    const sp_plan *plan = rs->plan;
+    char path[1200], err[600];
+    if (sp_mkdirs(plan->out, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
+    const char *names[] = {"messages.csv", "summary.json", "trace.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", plan->out, names[i]);
+        remove(path);
     }
-    sp_plan *plan = &rs->plan;
-    *plan = *plan_in;
-    rs->algo = algo;
-    rs->opts = sp_plan_algo_opts(plan);
-    rs->rep = rep;
-    sp_acct *acct = NULL;
-    sp_model *model = NULL;
-    sp_csv_writer *csv = NULL;
-    sp_chrome_writer *chrome = NULL;
-    sp_disturb *disturb = NULL;
-    baseline_child base = {-1, -1, -1};
-    int rc = 2;
-    char path[1200], werr[300] = "";
+    if (plan->write_csv) {
+        snprintf(path, sizeof path, "%s/messages.csv", plan->out);
+        if (!(o->csv = sp_csv_open(path, rs->rep->phase_names, err, sizeof err)))
+            return sp_error_from(e, SP_STATUS_USAGE, err);
+    }
+    if (plan->write_trace) {
+        snprintf(path, sizeof path, "%s/trace.json", plan->out);
+        if (!(o->chrome = sp_chrome_open(path, plan->ranks, rs->rep->phase_names, plan->trace_msgs, err, sizeof err)))
+            return sp_error_from(e, SP_STATUS_USAGE, err);
+    }
+    return 0;
+}
 
-    rs->shim.rep = rep;
-    rs->shim.dev = sp_device_find(plan->device);
-    if (!rs->shim.dev && !(rs->shim.dev = sp_device_load(plan->device, err, errlen)))
-        goto out;
-    if ((rc = open_source(rs, err, errlen)) != 0)
-        goto out;
-    rc = 2;
-    int disturbed = sp_disturb_any(&plan->disturb);
-    if ((disturbed || plan->disturb.compute > 0) && strcmp(sp_backend_name(), "simgrid") != 0) {
-        snprintf(err, errlen, "disturbances and --compute are simulated: the %s backend runs real processes",
-                 sp_backend_name());
-        goto out;
+/* the report, the disturbances (and the baseline's child, forked before any
+ * output is open so that it holds none), the writers, the accounting */
+static int prepare_run(sp_runstate *rs, run_outputs *o, sp_error *e)
+{
+    const sp_plan *plan = rs->plan;
+    char err[600];
+    if (report_alloc(rs->rep, rs->res) != 0)
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+    if (sp_disturb_any(&plan->disturb)) {
+        if (!(o->disturb = sp_disturb_new(&plan->disturb, plan->seed, rs->rep, err, sizeof err)))
+            return sp_error_from(e, SP_STATUS_FAILED, err);
+        rs->shim.disturb = o->disturb;
+        if (plan->disturb.baseline && !sp_disturb_failure_on(&plan->disturb) && baseline_fork(rs->res, &o->base, e) != 0)
+            return -1;
     }
-    uint64_t k = sp_plan_k(plan);
-    if (k < 1 && algo->cls == SP_ALGO_SPARSE) {
-        snprintf(err, errlen, "n x density = %g selects no entry: raise --n or --density",
-                 (double)plan->n * plan->density);
-        goto out;
-    }
-    int P = plan->ranks;
-    double need = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT), limit = memory_limit();
-    int mode = plan->payload;
-    if (mode == SP_PAYLOAD_AUTO && plan->at_given) /* skipped iterations: the model's state between them */
-        mode = algo->model_ok ? SP_PAYLOAD_MODEL : SP_PAYLOAD_SIZE;
-    /* a real-MPI process holds one rank of the P */
-    double share = strcmp(sp_backend_name(), "simgrid") != 0 ? 1.0 / P : 1.0;
-    int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || RUN_BASE_BYTES + (need - RUN_BASE_BYTES) * share <= limit);
-    if (mode == SP_PAYLOAD_AUTO)
-        mode = fits || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT
-               : algo->model_ok                                   ? SP_PAYLOAD_MODEL
-                                                                  : SP_PAYLOAD_SIZE;
-    if (mode == SP_PAYLOAD_SIZE && !algo->size_only_ok) {
-        snprintf(err, errlen, "%s needs exact payloads or a model workload (its message sizes depend on the data); "
-                              "use --payload model",
-                 algo->name);
-        goto out;
-    }
-    if (mode == SP_PAYLOAD_MODEL && !algo->model_ok) {
-        snprintf(err, errlen, "%s cannot run on a model workload; use --payload exact", algo->name);
-        goto out;
-    }
-    if (mode == SP_PAYLOAD_MODEL && plan->grad_file[0]) {
-        snprintf(err, errlen, "--grad-file needs exact payloads (a gradient file is exact data)");
-        goto out;
-    }
-    int no_gpu = plan->select_dev ? sp_seldev_check(mode == SP_PAYLOAD_EXACT, sp_backend_name(), err, errlen) : 0;
-    if (no_gpu) {
-        rc = no_gpu == -2 ? 1 : 2; /* no GPU here: the run fails; a plan it cannot run: bad input */
-        goto out;
-    }
-    if (mode == SP_PAYLOAD_EXACT && plan->at_given) {
-        snprintf(err, errlen, "--iters-at cannot go with exact payloads: they need every iteration computed");
-        goto out;
-    }
-    /* every mode, before anything is allocated: refused when it cannot fit */
-    double mine = RUN_BASE_BYTES + (memory_needed(plan, algo, k, mode) - RUN_BASE_BYTES) * share;
-    if (limit >= 0 && mine > limit) {
-        char a[32], b[32], asked[64];
-        const char *names[] = {"auto", "exact", "size", "model"};
-        if (plan->payload != mode)
-            snprintf(asked, sizeof asked, "--payload %s (here %s)", names[plan->payload], names[mode]);
-        else
-            snprintf(asked, sizeof asked, "--payload %s", names[mode]);
-        snprintf(err, errlen,
-                 "%s needs about %s for %d ranks and n = %llu (%s), more than the %s this machine has available: "
-                 "lower --ranks%s%s",
-                 asked, gib(mine, a, sizeof a), P, (unsigned long long)plan->n,
-                 mode == SP_PAYLOAD_EXACT ? "8 bytes per entry and rank, and the algorithm's buffers"
-                                          : "the state of every rank and rank pair",
-                 gib(limit, b, sizeof b), mode == SP_PAYLOAD_EXACT ? " or --n" : "",
-                 mode == SP_PAYLOAD_EXACT && algo->model_ok && !plan->grad_file[0] && !plan->dump_result[0]
-                     ? ", or use --payload model"
-                     : "");
-        goto out;
-    }
-    if (rs->source && check_trace(rs, err, errlen) != 0)
-        goto out;
-    int exact = mode == SP_PAYLOAD_EXACT;
-    plan->payload = mode; /* what the run does, as summary.json says */
-    if (!rs->source && (exact || plan->dump_grads[0])) {
-        sp_profile prof;
-        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
-            goto out;
-        if (check_magnitudes(plan, &prof, err, errlen) != 0) {
-            sp_profile_free(&prof);
-            goto out;
-        }
-        rs->source = sp_generator_source(&prof, plan->seed, plan->ranks, plan->settle + plan->iters, err, errlen);
-        sp_profile_free(&prof);
-        if (!rs->source) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (mode == SP_PAYLOAD_MODEL && algo->cls == SP_ALGO_SPARSE) { /* dense algorithms never ask the model */
-        sp_profile prof;
-        if (sp_plan_profile(plan, &prof, err, errlen) != 0)
-            goto out;
-        model = sp_model_new(&prof, plan->seed, P, plan->settle, plan->warmup, plan->density,
-                             (sp_model_ablation)plan->model_ablation, err, errlen);
-        sp_profile_free(&prof);
-        if (!model) {
-            rc = 1;
-            goto out;
-        }
+    o->write_outputs = plan->out[0] != '\0' && sp_backend_is_root();
+    if (o->write_outputs && open_writers(rs, o, e) != 0)
+        return -1;
+    if (!(o->acct = sp_acct_open(rs->rep, o->csv, o->chrome)))
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+    rs->shim.rep = rs->rep;
+    rs->shim.dev = rs->res->dev;
+    if (rs->res->model) {
         rs->shim.model = sp_model_ops_table();
-        rs->shim.model_state = model;
+        rs->shim.model_state = rs->res->model;
     }
-    rc = 1;
-    if (report_alloc(rep, plan, k, exact) != 0) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    if (disturbed) {
-        if (!(disturb = sp_disturb_new(&plan->disturb, plan->seed, rep, err, errlen)))
-            goto out;
-        rs->shim.disturb = disturb;
-        /* before any output is open: the child that runs the baseline holds none */
-        if (plan->disturb.baseline && !sp_disturb_failure_on(&plan->disturb) &&
-            baseline_fork(rs, &base, err, errlen) != 0)
-            goto out;
-    }
-
-    int write_outputs = plan->out[0] != '\0' && sp_backend_is_root();
-    if (write_outputs) {
-        rc = 2;
-        if (sp_mkdirs(plan->out, err, errlen) != 0)
-            goto out;
-        /* a previous run's files must not pass for this run's */
-        const char *names[] = {"messages.csv", "summary.json", "trace.json"};
-        for (int i = 0; i < 3; i++) {
-            snprintf(path, sizeof path, "%s/%s", plan->out, names[i]);
-            remove(path);
-        }
-        if (plan->write_csv) {
-            snprintf(path, sizeof path, "%s/messages.csv", plan->out);
-            if (!(csv = sp_csv_open(path, rep->phase_names, err, errlen)))
-                goto out;
-        }
-        if (plan->write_trace) {
-            snprintf(path, sizeof path, "%s/trace.json", plan->out);
-            if (!(chrome = sp_chrome_open(path, P, rep->phase_names, plan->trace_msgs, err, errlen)))
-                goto out;
-        }
-        rc = 1;
-    }
-    if (!(acct = sp_acct_open(rep, csv, chrome))) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    rs->shim.sink = sp_acct_sink(acct);
-    rs->shim.want_times = csv || chrome || disturb; /* a disturbed run follows its critical path by them */
-    if (disturb && chrome)
-        sp_disturb_set_slices(disturb, slice_to_trace, chrome);
+    rs->shim.sink = sp_acct_sink(o->acct);
+    rs->shim.want_times = o->csv || o->chrome || o->disturb; /* a disturbed run follows its critical path by them */
+    if (o->disturb && o->chrome)
+        sp_disturb_set_slices(o->disturb, slice_to_trace, o->chrome);
     rs->shim.rank_main = rank_main;
     rs->shim.rank_arg = rs;
+    return 0;
+}
 
+/* the P ranks on the backend */
+static int run_ranks(sp_runstate *rs, sp_error *e)
+{
+    const sp_plan *plan = rs->plan;
     double w0 = now_wall();
-    sp_backend_config cfg = {P, plan->platform, plan->network, plan->watchdog, plan->seed,
-                             plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2, (double)plan->unshared_below};
+    sp_backend_config cfg = {plan->ranks,
+                             plan->platform,
+                             plan->network,
+                             plan->watchdog,
+                             plan->seed,
+                             plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2,
+                             (double)plan->unshared_below};
     char rerr[512] = "";
-    rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
-    rep->wall_seconds = now_wall() - w0;
+    int rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
+    rs->rep->wall_seconds = now_wall() - w0;
     if (rc == 0 && rs->shim.failed)
-        rc = 1;
-    if (rc != 0) {
-        snprintf(err, errlen, "%s", rerr[0] ? rerr : rs->shim.errmsg);
-        goto out;
-    }
-    if (baseline_collect(&base, 1, rep, err, errlen) != 0) {
-        rc = 1;
-        goto out;
-    }
-    sp_csv_writer *c2 = csv;
-    sp_chrome_writer *t2 = chrome;
-    csv = NULL;
-    chrome = NULL;
-    int csv_rc = c2 ? sp_csv_close(c2, 1, werr, sizeof werr) : 0;
-    if (t2 && sp_chrome_close(t2, csv_rc == 0, &rep->trace_dropped, werr, sizeof werr) != 0 && csv_rc == 0)
-        csv_rc = -1;
-    if (csv_rc != 0) {
-        snprintf(err, errlen, "%s", werr);
-        rc = 1;
-        goto out;
-    }
-    add_analysis(rep, plan);
-    {
-        sp_report_figures tf; /* a whole training iteration around this allreduce (training.h) */
-        sp_report_figures_of(rep, &tf);
-        if (sp_training_eval(plan, plan->algo, tf.t_mean, &rep->training, err, errlen) != 0) {
-            rc = 1;
-            goto out;
-        }
-    }
-    if (write_outputs) {
+        rc = SP_STATUS_FAILED;
+    if (rc != 0)
+        return sp_error_set(e, rc, "%s", rerr[0] ? rerr : rs->shim.errmsg);
+    return 0;
+}
+
+/* the writers closed whole (a failure leaves neither file behind) */
+static int close_writers(run_outputs *o, sp_report *rep, sp_error *e)
+{
+    char werr[300] = "";
+    sp_csv_writer *c2 = o->csv;
+    sp_chrome_writer *t2 = o->chrome;
+    o->csv = NULL;
+    o->chrome = NULL;
+    int rc = c2 ? sp_csv_close(c2, 1, werr, sizeof werr) : 0;
+    if (t2 && sp_chrome_close(t2, rc == 0, &rep->trace_dropped, werr, sizeof werr) != 0 && rc == 0)
+        rc = -1;
+    return rc != 0 ? sp_error_from(e, SP_STATUS_FAILED, werr) : 0;
+}
+
+/* after the ranks: the baseline, the writers, the analysis, the training
+ * iteration, summary.json and the dumps */
+static int finish_run(sp_runstate *rs, run_outputs *o, sp_error *e)
+{
+    const sp_resolved *res = rs->res;
+    const sp_plan *plan = rs->plan;
+    sp_report *rep = rs->rep;
+    char path[1200], err[600];
+    if (baseline_collect(&o->base, 1, rep, e) != 0 || close_writers(o, rep, e) != 0)
+        return -1;
+    add_analysis(rep, res);
+    sp_report_figures tf; /* a whole training iteration around this allreduce (training.h) */
+    sp_report_figures_of(rep, &tf);
+    if (sp_training_eval(res, tf.t_mean, &rep->training) != 0)
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+    if (o->write_outputs) {
         snprintf(path, sizeof path, "%s/summary.json", plan->out);
-        if (sp_summary_write(path, SPARSIM_VERSION, sp_backend_name(), sp_plan_echo(plan), rep, err, errlen) != 0) {
-            rc = 1;
-            goto out;
-        }
+        cJSON *echo = sp_plan_echo(plan, res->have_profile ? &res->profile : NULL);
+        if (sp_summary_write(path, SPARSIM_VERSION, sp_backend_name(), echo, rep, err, sizeof err) != 0)
+            return sp_error_from(e, SP_STATUS_FAILED, err);
     }
-    if (plan->dump_grads[0] && sp_backend_is_root() && dump_gradients(rs, err, errlen) != 0) {
-        rc = 1;
-        goto out;
-    }
+    if (plan->dump_grads[0] && sp_backend_is_root() && dump_gradients(res, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_FAILED, err);
     if (plan->dump_result[0] && sp_backend_is_root()) {
         uint64_t shape[1] = {plan->n};
-        if (!rep->result) {
-            snprintf(err, errlen, "no result to dump");
-            rc = 1;
-            goto out;
-        }
-        if (sp_npy_write(plan->dump_result, rep->result, 1, shape, err, errlen) != 0) {
-            rc = 1;
-            goto out;
-        }
+        if (!rep->result)
+            return sp_error_set(e, SP_STATUS_FAILED, "no result to dump");
+        if (sp_npy_write(plan->dump_result, rep->result, 1, shape, err, sizeof err) != 0)
+            return sp_error_from(e, SP_STATUS_FAILED, err);
     }
-    rc = 0;
-out:
-    baseline_collect(&base, 0, rep, werr, sizeof werr); /* not needed: it leaves */
-    if (csv)
-        sp_csv_close(csv, 0, werr, sizeof werr);
-    if (chrome)
-        sp_chrome_close(chrome, 0, NULL, werr, sizeof werr);
-    sp_acct_close(acct);
-    sp_disturb_free(disturb); /* what it found stays in rep->disturb */
-    sp_model_free(model);
-    if (rs->source)
-        rs->source->close(rs->source);
+    return 0;
+}
+
+int sp_run_resolved(const sp_resolved *res, sp_report *rep, sp_error *e)
+{
+    memset(rep, 0, sizeof *rep);
+    e->status = SP_STATUS_OK;
+    e->msg[0] = '\0';
+    sp_runstate *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+    rs->res = res;
+    rs->plan = &res->plan;
+    rs->rep = rep;
+    run_outputs o = {.base = {-1, -1, -1}};
+    int rc = prepare_run(rs, &o, e) != 0 || run_ranks(rs, e) != 0 || finish_run(rs, &o, e) != 0 ? -1 : 0;
+    sp_error unused;
+    baseline_collect(&o.base, 0, rep, &unused); /* not needed: it leaves */
+    char werr[300];
+    if (o.csv)
+        sp_csv_close(o.csv, 0, werr, sizeof werr);
+    if (o.chrome)
+        sp_chrome_close(o.chrome, 0, NULL, werr, sizeof werr);
+    sp_acct_close(o.acct);
+    sp_disturb_free(o.disturb); /* what it found stays in rep->disturb */
     free(rs);
+    return rc == 0 ? SP_STATUS_OK : e->status;
+}
+
+int sp_run_algorithm(const sp_plan *plan, const sp_algorithm *algo, sp_report *rep, sp_error *e)
+{
+    sp_resolved res;
+    if (sp_resolve(plan, algo, SP_RESOLVE_RUN, &res, e) != 0) {
+        memset(rep, 0, sizeof *rep);
+        return e->status;
+    }
+    int rc = sp_run_resolved(&res, rep, e);
+    sp_resolved_free(&res);
     return rc;
 }
+
+int sp_run(const sp_plan *plan, sp_report *rep, sp_error *e) { return sp_run_algorithm(plan, NULL, rep, e); }
+
+double sp_run_memory_estimate(const sp_plan *plan, double *limit) { return sp_resolve_memory_estimate(plan, limit); }

@@ -9,20 +9,26 @@
 #define SPARSIM_RUN_H
 
 #include "plan.h"
+#include "resolve.h"
 #include "traces/report.h"
 
-/* Runs the plan (a single algorithm).  Writes outputs under plan->out
- * unless out is empty.  Returns 0, 2 for bad input found on the way (a
- * gradient file, a platform), or 1 for a failed run, with one line in err. */
-int sp_run(const sp_plan *plan, sp_report *rep, char *err, size_t errlen);
+/* Runs the plan (its --algo names one algorithm): resolves it (resolve.h)
+ * and runs it.  Writes outputs under plan->out unless out is empty.
+ * Returns 0, or the status of e (2 for bad input found on the way: a
+ * gradient file, a platform, a plan this machine cannot hold; 1 for a failed
+ * run) with its one line. */
+int sp_run(const sp_plan *plan, sp_report *rep, sp_error *e);
 
 /* The same with an algorithm given directly (tests drive the shim this way). */
-int sp_run_algorithm(const sp_plan *plan, const sp_algorithm *algo, sp_report *rep, char *err, size_t errlen);
+int sp_run_algorithm(const sp_plan *plan, const sp_algorithm *algo, sp_report *rep, sp_error *e);
+
+/* Runs a plan resolved with SP_RESOLVE_RUN; the same returns. */
+int sp_run_resolved(const sp_resolved *res, sp_report *rep, sp_error *e);
 
 /* The memory in bytes a run of the plan needs, by the estimate the run
- * itself checks before it starts (the payload mode `auto` resolves to),
- * and in *limit (may be NULL) what this process may still take (-1:
- * unknown).  Sweeps that run several at once keep their sum under it. */
+ * itself checks before it starts (sp_resolve_memory_estimate), and in
+ * *limit (may be NULL) what this process may still take (-1: unknown).
+ * Sweeps that run several at once keep their sum under it. */
 double sp_run_memory_estimate(const sp_plan *plan, double *limit);
 
 /* Creates a folder and its parents; -1 with a message. */

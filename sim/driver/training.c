@@ -41,17 +41,7 @@
 
 int sp_training_on(const sp_plan *p) { return strcmp(p->train_model, "none") != 0 || p->train_compute > 0; }
 
-static const sp_device *device_of(const sp_plan *p)
-{
-    const sp_device *d = sp_device_find(p->device);
-    if (!d) {
-        char e[300];
-        d = sp_device_load(p->device, e, sizeof e);
-    }
-    return d;
-}
-
-int sp_training_validate(const sp_plan *p, char *err, size_t errlen)
+int sp_training_validate(const sp_plan *p, const sp_device *d, char *err, size_t errlen)
 {
     if (!sp_training_on(p)) {
         const char *stray = sp_plan_given(p, "batch") ? "--batch" : p->overlap ? "--overlap" : NULL;
@@ -74,7 +64,6 @@ int sp_training_validate(const sp_plan *p, char *err, size_t errlen)
         return -1;
     }
     if (p->train_compute <= 0) {
-        const sp_device *d = device_of(p);
         if (!d || d->train_flops <= 0) {
             snprintf(err, errlen, "--train-model %s on --device %s has no compute time: give a device with training "
                                   "FLOP/s (p100, p102) or --train-compute S",
@@ -102,15 +91,9 @@ double sp_training_overlapped(const uint64_t *sizes, int nl, double fwd_s, doubl
     return done > end ? done : end;
 }
 
-static int dense_algorithm(const char *algo)
+int sp_training_eval(const sp_resolved *r, double comm_s, sp_report_training *t)
 {
-    const sp_algorithm *a = sp_algorithm_find(algo);
-    return a && a->cls == SP_ALGO_DENSE;
-}
-
-int sp_training_eval(const sp_plan *p, const char *algo, double comm_s, sp_report_training *t, char *err,
-                     size_t errlen)
-{
+    const sp_plan *p = &r->plan;
     memset(t, 0, sizeof *t);
     if (!sp_training_on(p))
         return 0;
@@ -123,7 +106,7 @@ int sp_training_eval(const sp_plan *p, const char *algo, double comm_s, sp_repor
         t->compute_s = p->train_compute;
         snprintf(t->compute_source, sizeof t->compute_source, "given (--train-compute)");
     } else {
-        const sp_device *d = device_of(p);
+        const sp_device *d = r->dev;
         double flops = 3.0 * m->fwd_flops * t->batch; /* forward + backward (2 x forward) */
         t->compute_s = d && d->train_flops > 0 ? flops / d->train_flops : 0;
         snprintf(t->compute_source, sizeof t->compute_source,
@@ -135,25 +118,19 @@ int sp_training_eval(const sp_plan *p, const char *algo, double comm_s, sp_repor
     t->comm_s = comm_s;
     t->overlap = p->overlap;
     t->iter_s = t->compute_s + comm_s;
-    if (p->overlap && dense_algorithm(algo)) {
-        sp_profile prof;
-        if (sp_plan_profile(p, &prof, err, errlen) != 0)
+    if (p->overlap && r->algo->cls == SP_ALGO_DENSE && r->have_profile) {
+        const sp_profile *prof = &r->profile;
+        uint64_t *sizes = malloc((size_t)(prof->nlayers > 0 ? prof->nlayers : 1) * sizeof *sizes);
+        if (!sizes)
             return -1;
-        uint64_t *sizes = malloc((size_t)(prof.nlayers > 0 ? prof.nlayers : 1) * sizeof *sizes);
-        if (!sizes) {
-            sp_profile_free(&prof);
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        for (int l = 0; l < prof.nlayers; l++)
-            sizes[l] = prof.layers[l].size;
-        t->iter_s = sp_training_overlapped(sizes, prof.nlayers, t->fwd_s, t->bwd_s, comm_s);
+        for (int l = 0; l < prof->nlayers; l++)
+            sizes[l] = prof->layers[l].size;
+        t->iter_s = sp_training_overlapped(sizes, prof->nlayers, t->fwd_s, t->bwd_s, comm_s);
         t->overlapped = 1;
         snprintf(t->overlap_rule, sizeof t->overlap_rule,
                  "dense: layer by layer with backward over the %d layers of workload %.40s (wait-free backpropagation)",
-                 prof.nlayers, p->workload);
+                 prof->nlayers, p->workload);
         free(sizes);
-        sp_profile_free(&prof);
     } else if (p->overlap) {
         snprintf(t->overlap_rule, sizeof t->overlap_rule,
                  "none: a sparse algorithm selects over the whole gradient, after backward");

@@ -11,7 +11,7 @@
 #ifndef SPARSIM_TRAINING_H
 #define SPARSIM_TRAINING_H
 
-#include "plan.h"
+#include "resolve.h"
 #include "traces/report.h"
 
 /* Whether the plan asks for whole training iterations (--train-model or
@@ -20,13 +20,12 @@ int sp_training_on(const sp_plan *p);
 
 /* Cross-field checks of the training options (part of sp_plan_validate):
  * 0, or -1 with a one-line message. */
-int sp_training_validate(const sp_plan *p, char *err, size_t errlen);
+int sp_training_validate(const sp_plan *p, const sp_device *dev, char *err, size_t errlen);
 
-/* The iteration of algorithm `algo` whose allreduce takes `comm_s` seconds
- * per iteration (selection and communication, as simulated), into `t`.
- * 0, or -1 with a message (a workload whose layer table cannot be read). */
-int sp_training_eval(const sp_plan *p, const char *algo, double comm_s, sp_report_training *t, char *err,
-                     size_t errlen);
+/* The iteration of the resolved run whose allreduce takes `comm_s` seconds
+ * per iteration (selection and communication, as simulated), into `t`: the
+ * device and the workload's layers as resolved.  0, or -1 out of memory. */
+int sp_training_eval(const sp_resolved *r, double comm_s, sp_report_training *t);
 
 /* The iteration time with layer-by-layer overlap of a dense allreduce with
  * the backward pass: layers in the order backward produces their gradients,

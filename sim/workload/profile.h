@@ -43,7 +43,7 @@ typedef struct {
     double zeros;         /* fraction of entries that are exactly zero, in [0, 1) */
 } sp_profile_layer;
 
-typedef struct {
+typedef struct sp_profile_s {
     char name[64];
     char source[512];     /* where the numbers come from */
     uint64_t n;

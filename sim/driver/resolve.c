@@ -1,0 +1,411 @@
+/* resolve.c - a plan and one algorithm in, every decision of the run out.
+ *
+ * The steps run in the order a user would want to hear about problems:
+ * what was asked (the algorithm, the payload it allows, the device), then the
+ * data (the gradient file or the workload's profile: n and the iterations, k),
+ * then the payload mode `auto` becomes, then what this machine can hold, and
+ * for a run the data itself (the trace read once, the generator, the model).
+ * Each step that fails says so in one line with the status it asks for.
+ */
+#include "resolve.h"
+#include "select_device.h"
+#include "training.h"
+#include "sim/shim/backend.h"
+#include "sim/workload/generator.h"
+#include "sim/workload/model.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define EXACT_MEMORY_BUDGET (6.0 * 1024 * 1024 * 1024) /* bytes, all ranks together */
+/* what a run holds besides its payloads, measured with sparsim sweep's
+ * peak_rss_bytes (bench/README.md has the method): the process, SimGrid and
+ * the writers' buffers; SimGrid's actor and the shim's state per rank (12 to
+ * 15 KiB); per rank pair, the per-peer counts and bounds that the algorithms
+ * whose sizes depend on data keep on every rank in model and size payloads
+ * (up to 70 bytes) */
+#define RUN_BASE_BYTES (16.0 * 1024 * 1024)
+#define RANK_BYTES (16.0 * 1024)
+#define RANK_PAIR_BYTES 80.0
+
+static const char *const payload_names[] = {"auto", "exact", "size", "model"};
+
+/* the memory this process may still take, in bytes (-1: unknown): what the
+ * kernel says it can give without swapping, lowered by a limit on the
+ * address space or the data segment, and by a memory cgroup's room */
+static double memory_limit(void)
+{
+    double avail = -1;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+                avail = (double)kb * 1024.0;
+        fclose(f);
+    }
+    if (avail < 0) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && psz > 0)
+            avail = (double)pages * (double)psz;
+    }
+    const int limits[] = {RLIMIT_AS, RLIMIT_DATA};
+    for (int i = 0; i < 2; i++) {
+        struct rlimit rl;
+        if (getrlimit(limits[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (avail < 0 || (double)rl.rlim_cur < avail))
+            avail = (double)rl.rlim_cur;
+    }
+    f = fopen("/sys/fs/cgroup/memory.max", "r");
+    if (f) {
+        unsigned long long max, cur;
+        FILE *g = fopen("/sys/fs/cgroup/memory.current", "r");
+        if (fscanf(f, "%llu", &max) == 1 && g && fscanf(g, "%llu", &cur) == 1) {
+            double room = max > cur ? (double)(max - cur) : 0.0;
+            if (avail < 0 || room < avail)
+                avail = room;
+        }
+        if (g)
+            fclose(g);
+        fclose(f);
+    }
+    return avail;
+}
+
+/* bytes a run of `mode` needs over all ranks: exact payloads hold P x n
+ * floats of gradient and result (8 bytes per entry and rank), the
+ * algorithm's extras, the report's sums and the generator's shared arrays
+ * (28 bytes per entry); model and size payloads only the per-rank and
+ * per-pair state */
+static double memory_needed(const sp_plan *plan, const sp_algorithm *algo, uint64_t k, int mode)
+{
+    double P = plan->ranks, n = (double)plan->n;
+    double need = RUN_BASE_BYTES + P * RANK_BYTES;
+    if (mode == SP_PAYLOAD_EXACT)
+        return need + P * n * 8.0 + 28.0 * n +
+               (algo->exact_extra_bytes ? algo->exact_extra_bytes(plan->ranks, plan->n, k) : 0.0);
+    return need + (algo->size_only_ok ? 0.0 : RANK_PAIR_BYTES * P * P);
+}
+
+/* the part of the run's memory this process holds: a real-MPI process holds
+ * one rank of the P */
+static double share_of_process(const sp_plan *plan, double total)
+{
+    double share = strcmp(sp_backend_name(), "simgrid") != 0 ? 1.0 / plan->ranks : 1.0;
+    return RUN_BASE_BYTES + (total - RUN_BASE_BYTES) * share;
+}
+
+/* `auto` decided, once: exact payloads where they fit in memory (or where
+ * exact data is asked for: a gradient file, a dumped result), else the model
+ * where the algorithm reads its data through it, else sizes only; with
+ * skipped iterations (--iters-at) never exact */
+static int decide_payload(const sp_plan *plan, const sp_algorithm *algo, uint64_t k, double limit)
+{
+    if (plan->payload != SP_PAYLOAD_AUTO)
+        return plan->payload;
+    int fallback = algo->model_ok ? SP_PAYLOAD_MODEL : SP_PAYLOAD_SIZE;
+    if (plan->at_given) /* skipped iterations: the model's state between them */
+        return fallback;
+    double need = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT);
+    int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || share_of_process(plan, need) <= limit);
+    return fits || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT : fallback;
+}
+
+static const char *gib(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 1024.0 * 1024 * 1024)
+        snprintf(buf, n, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    else
+        snprintf(buf, n, "%.0f MiB", ceil(bytes / (1024.0 * 1024)));
+    return buf;
+}
+
+const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
+{
+    const sp_algorithm *a = sp_algorithm_find(name);
+    if (a)
+        return a;
+    int cnt;
+    const sp_algorithm *list = sp_algorithm_list(&cnt);
+    char known[256] = "", shown[160];
+    for (int j = 0; j < cnt; j++) {
+        strncat(known, list[j].name, sizeof known - strlen(known) - 1);
+        strncat(known, j + 1 < cnt ? ", " : "", sizeof known - strlen(known) - 1);
+    }
+    sp_error_set(e, SP_STATUS_USAGE, "unknown algorithm '%s' (known: %s, all)",
+                 sp_opts_printable(name, shown, sizeof shown), known);
+    return NULL;
+}
+
+/* what a payload mode allows of an algorithm */
+static int payload_allows(const sp_algorithm *a, int mode, sp_error *e)
+{
+    if (mode == SP_PAYLOAD_SIZE && !a->size_only_ok)
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "%s needs exact payloads or a model workload (its message sizes depend on the data); "
+                            "use --payload model",
+                            a->name);
+    if (mode == SP_PAYLOAD_MODEL && !a->model_ok)
+        return sp_error_set(e, SP_STATUS_USAGE, "%s cannot run on a model workload; use --payload exact", a->name);
+    return 0;
+}
+
+/* The gradients of a run: --grad-file's trace, checked against the plan (n
+ * and the iterations may come from it). */
+static int open_trace(sp_resolved *r, sp_error *e)
+{
+    sp_plan *plan = &r->plan;
+    char err[600];
+    sp_grad_source *src = sp_trace_open(plan->grad_file, err, sizeof err);
+    if (!src)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
+    r->source = src;
+    char why[200] = "";
+    if (src->ranks < plan->ranks)
+        snprintf(why, sizeof why, "has %d ranks, --ranks is %d", src->ranks, plan->ranks);
+    else if (sp_plan_given(plan, "n") && src->n != plan->n)
+        snprintf(why, sizeof why, "has n = %llu, --n is %llu", (unsigned long long)src->n,
+                 (unsigned long long)plan->n);
+    else if (src->iters <= plan->settle)
+        snprintf(why, sizeof why, "holds %d iteration(s), --settle uses %d before the run", src->iters, plan->settle);
+    else if (sp_plan_given(plan, "iters") && plan->settle + plan->iters > src->iters)
+        snprintf(why, sizeof why, "holds %d iteration(s), --iters asks for %d%s", src->iters, plan->iters,
+                 plan->settle ? " after the settling ones" : "");
+    if (why[0])
+        return sp_error_set(e, SP_STATUS_USAGE, "gradient file %s %s", plan->grad_file, why);
+    /* ranks 0..P-1 use the trace's first P workers */
+    plan->n = src->n;
+    if (!sp_plan_given(plan, "iters"))
+        plan->iters = src->iters - plan->settle;
+    return 0;
+}
+
+/* The workload's profile, built once for the run; without a gradient file
+ * n comes from it. */
+static int build_profile(sp_resolved *r, sp_error *e)
+{
+    char err[600];
+    if (sp_plan_profile(&r->plan, &r->profile, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
+    r->have_profile = 1;
+    if (!r->plan.grad_file[0])
+        r->plan.n = r->profile.n;
+    return 0;
+}
+
+/* A gradient file is bad input when any value the run will read is not
+ * finite: every one is read once before the run (one pass over the used
+ * part of the trace), so that the run does not fail halfway through. */
+static int check_trace(sp_resolved *r, sp_error *e)
+{
+    const sp_plan *plan = &r->plan;
+    float *g = malloc((plan->n ? plan->n : 1) * sizeof *g);
+    if (!g)
+        return sp_error_set(e, SP_STATUS_USAGE, "out of memory checking %s", plan->grad_file);
+    char err[600];
+    int rc = 0;
+    for (int it = 0; it < plan->settle + plan->iters && rc == 0; it++)
+        for (int rk = 0; rk < plan->ranks && rc == 0; rk++)
+            rc = r->source->fill(r->source, it, rk, g, 0, err, sizeof err);
+    free(g);
+    return rc ? sp_error_from(e, SP_STATUS_USAGE, err) : 0;
+}
+
+/* Generated gradients are float32: the largest entry the generator can draw
+ * (every normal it draws lies within 8.3 standard deviations: the inverse
+ * normal of 2^-54), summed over the ranks and accumulated by error feedback
+ * over the iterations, must stay below FLT_MAX. */
+static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, sp_error *e)
+{
+    const double z = 8.3;
+    double top = -INFINITY;
+    for (int l = 0; l < prof->nlayers; l++) {
+        double t = prof->layers[l].log10_scale + prof->layers[l].log10_spread * z;
+        top = t > top ? t : top;
+    }
+    double spike = prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0;
+    double noise = z * (sqrt(prof->common) + sqrt(prof->mean) +
+                        sqrt(1.0 - prof->common - prof->mean) * sp_profile_noise_base(prof) * spike);
+    double log10_entry = top + prof->scale_sd * z / log(10.0) + log10(noise);
+    double log10_total = log10_entry + log10((double)plan->ranks) + log10((double)plan->settle + plan->iters);
+    if (log10_total < log10(FLT_MAX))
+        return 0;
+    return sp_error_set(
+        e, SP_STATUS_USAGE,
+        "the workload's scales let a gradient entry reach 1e%.0f and a sum over %d ranks and %d iterations "
+        "1e%.0f, beyond float32 (3.4e38): lower --grad-spread, --grad-tail, --grad-scale-sd or --grad-spike-scale "
+        "(or the profile's log10_scale), or use --payload model",
+        floor(log10_entry), plan->ranks, plan->settle + plan->iters, floor(log10_total));
+}
+
+/* refused before anything is allocated when this process cannot hold it */
+static int check_memory(const sp_resolved *r, const sp_plan *asked, sp_error *e)
+{
+    const sp_plan *plan = &r->plan;
+    if (r->limit < 0 || r->memory <= r->limit)
+        return 0;
+    int mode = plan->payload;
+    char a[32], b[32], what[64];
+    if (asked->payload != mode)
+        snprintf(what, sizeof what, "--payload %s (here %s)", payload_names[asked->payload], payload_names[mode]);
+    else
+        snprintf(what, sizeof what, "--payload %s", payload_names[mode]);
+    return sp_error_set(e, SP_STATUS_USAGE,
+                        "%s needs about %s for %d ranks and n = %llu (%s), more than the %s this machine has "
+                        "available: lower --ranks%s%s",
+                        what, gib(r->memory, a, sizeof a), plan->ranks, (unsigned long long)plan->n,
+                        mode == SP_PAYLOAD_EXACT ? "8 bytes per entry and rank, and the algorithm's buffers"
+                                                 : "the state of every rank and rank pair",
+                        gib(r->limit, b, sizeof b), mode == SP_PAYLOAD_EXACT ? " or --n" : "",
+                        mode == SP_PAYLOAD_EXACT && r->algo->model_ok && !plan->grad_file[0] && !plan->dump_result[0]
+                            ? ", or use --payload model"
+                            : "");
+}
+
+/* what the plan asked, before the data: the algorithm and the payload it allows, the device */
+static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e)
+{
+    sp_plan *p = &r->plan;
+    if (sp_plan_given(p, "oktopk-preset")) { /* a named preset brings its density and warm-up, unless given */
+        const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
+        if (!sp_plan_given(p, "density"))
+            p->density = pre->density;
+        if (!sp_plan_given(p, "warmup"))
+            p->warmup = pre->warmup;
+    }
+    r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
+    if (!r->algo)
+        return -1;
+    if (payload_allows(r->algo, p->payload, e) != 0)
+        return -1;
+    r->opts = sp_plan_algo_opts(p);
+    char err[600];
+    r->dev = sp_device_find(p->device);
+    if (!r->dev && !(r->dev = sp_device_load(p->device, err, sizeof err)))
+        return sp_error_from(e, SP_STATUS_USAGE, err);
+    return 0;
+}
+
+/* the data: n and the iterations (a gradient file, or the profile), k, and
+ * what exact data allows */
+static int resolve_data(sp_resolved *r, sp_resolve_depth depth, sp_error *e)
+{
+    sp_plan *p = &r->plan;
+    if (p->grad_file[0] ? open_trace(r, e) != 0 : build_profile(r, e) != 0)
+        return -1;
+    if (depth == SP_RESOLVE_RUN && (sp_disturb_any(&p->disturb) || p->disturb.compute > 0) && strcmp(sp_backend_name(), "simgrid") != 0)
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "disturbances and --compute are simulated: the %s backend runs real processes",
+                            sp_backend_name());
+    r->k = sp_plan_k(p);
+    if (r->k < 1 && r->algo->cls == SP_ALGO_SPARSE)
+        return sp_error_set(e, SP_STATUS_USAGE, "n x density = %g selects no entry: raise --n or --density",
+                            (double)p->n * p->density);
+    if (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL) {
+        const char *mode = p->payload == SP_PAYLOAD_SIZE ? "size" : "model";
+        if (p->grad_file[0])
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--grad-file needs exact payloads (a gradient file is exact data; not --payload %s)",
+                                mode);
+        if (p->dump_result[0])
+            return sp_error_set(e, SP_STATUS_USAGE, "--dump-result needs exact payloads (not --payload %s)", mode);
+    }
+    return 0;
+}
+
+/* the payload mode and the memory it takes; for a run, what this machine
+ * must have (a GPU for --select cuda, the memory) */
+static int resolve_payload(sp_resolved *r, const sp_plan *asked, sp_resolve_depth depth, sp_error *e)
+{
+    sp_plan *p = &r->plan;
+    r->limit = memory_limit();
+    int mode = decide_payload(p, r->algo, r->k, r->limit);
+    if (payload_allows(r->algo, mode, e) != 0)
+        return -1;
+    p->payload = mode; /* what the run does, as summary.json says */
+    r->memory = share_of_process(p, memory_needed(p, r->algo, r->k, mode));
+    if (depth != SP_RESOLVE_RUN)
+        return 0;
+    char err[600];
+    int no_gpu = p->select_dev ? sp_seldev_check(mode == SP_PAYLOAD_EXACT, sp_backend_name(), err, sizeof err) : 0;
+    if (no_gpu) /* no GPU here: the run fails; a plan it cannot run: bad input */
+        return sp_error_from(e, no_gpu == -2 ? SP_STATUS_FAILED : SP_STATUS_USAGE, err);
+    if (mode == SP_PAYLOAD_EXACT && p->at_given)
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "--iters-at cannot go with exact payloads: they need every iteration computed");
+    return check_memory(r, asked, e);
+}
+
+/* for a run: the trace read once, the generator where values are needed,
+ * the model of a model workload */
+static int resolve_sources(sp_resolved *r, sp_error *e)
+{
+    sp_plan *p = &r->plan;
+    char err[600];
+    if (r->source && check_trace(r, e) != 0)
+        return -1;
+    int exact = p->payload == SP_PAYLOAD_EXACT;
+    if (!r->source && (exact || p->dump_grads[0])) {
+        if (check_magnitudes(p, &r->profile, e) != 0)
+            return -1;
+        r->source = sp_generator_source(&r->profile, p->seed, p->ranks, p->settle + p->iters, err, sizeof err);
+        if (!r->source)
+            return sp_error_from(e, SP_STATUS_FAILED, err);
+    }
+    if (p->payload == SP_PAYLOAD_MODEL && r->algo->cls == SP_ALGO_SPARSE) { /* dense algorithms never ask it */
+        r->model = sp_model_new(&r->profile, p->seed, p->ranks, p->settle, p->warmup, p->density,
+                                (sp_model_ablation)p->model_ablation, err, sizeof err);
+        if (!r->model)
+            return sp_error_from(e, SP_STATUS_FAILED, err);
+    }
+    /* a dense allreduce overlapped layer by layer needs the layers, also of a trace's workload */
+    if (p->grad_file[0] && p->overlap && r->algo->cls == SP_ALGO_DENSE && sp_training_on(p) && build_profile(r, e) != 0)
+        return -1;
+    return 0;
+}
+
+int sp_resolve(const sp_plan *plan, const sp_algorithm *algo, sp_resolve_depth depth, sp_resolved *r, sp_error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->plan = *plan;
+    e->status = SP_STATUS_OK;
+    e->msg[0] = '\0';
+    if (resolve_request(r, algo, e) != 0 || resolve_data(r, depth, e) != 0 || resolve_payload(r, plan, depth, e) != 0 ||
+        (depth == SP_RESOLVE_RUN && resolve_sources(r, e) != 0)) {
+        sp_resolved_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void sp_resolved_free(sp_resolved *r)
+{
+    if (r->source)
+        r->source->close(r->source);
+    sp_model_free(r->model);
+    if (r->have_profile)
+        sp_profile_free(&r->profile);
+    memset(r, 0, sizeof *r);
+}
+
+double sp_resolve_memory_estimate(const sp_plan *plan, double *limit)
+{
+    sp_resolved r;
+    sp_error e;
+    double need = RUN_BASE_BYTES, lim = -1;
+    if (sp_resolve(plan, NULL, SP_RESOLVE_CHECK, &r, &e) == 0) {
+        need = r.memory;
+        lim = r.limit;
+        sp_resolved_free(&r);
+    } else {
+        lim = memory_limit();
+    }
+    if (limit)
+        *limit = lim;
+    return need;
+}
