@@ -335,6 +335,56 @@ def ending(sparsim, corpus, root, name, sig, ignore_term, expect_code):
         fail(name, "left behind: %s" % ", ".join(left))
 
 
+SHORT_RUN = ["run", "--algo", "topka", "--ranks", "16", "--n", "16K", "--iters", "2", "--out", "{W}/out", "--quiet"]
+
+
+def ending_any_moment(sparsim, corpus, root, sig, delays):
+    """SIGINT or SIGTERM at fixed delays after the start of a short run (its
+    parent validating the plan, the child preparing the platform file,
+    writing, publishing): whenever it lands, the run leaves no temporary
+    behind (the platform file included) and ends with the signal or, when
+    it was already done, with 0 and its outputs whole."""
+    for delay in delays:
+        name = "signal %d at %.0f ms" % (sig, delay * 1000)
+        work = tempfile.mkdtemp(prefix="sig-", dir=root)
+        os.makedirs(os.path.join(work, "tmp"))
+        env = dict(os.environ)
+        env["TMPDIR"] = os.path.join(work, "tmp")
+
+        def pre():
+            no_core()
+            for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+                signal.signal(s, signal.SIG_DFL)
+
+        p = subprocess.Popen([sparsim] + expand(SHORT_RUN, work, corpus), cwd=work, env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             preexec_fn=pre)
+        time.sleep(delay)
+        kids = children_of(p.pid)
+        if p.poll() is None:
+            os.kill(p.pid, sig)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            fail(name, "the parent did not end")
+        for k in kids:
+            if not wait_for(lambda: gone(k), 30):
+                os.kill(k, signal.SIGKILL)
+                fail(name, "the child %d outlived its parent" % k)
+        time.sleep(0.1)
+        left = sorted(f for f in files_under(work) if not f.startswith("out/") or f.endswith(".part"))
+        if left:
+            fail(name, "left behind: %s" % ", ".join(left))
+        if p.returncode == 0:
+            outs = sorted(f for f in files_under(work) if f.startswith("out/"))
+            if outs != ["out/messages.csv", "out/summary.json", "out/trace.json"]:
+                fail(name, "exit 0 with outputs %s" % outs)
+        elif p.returncode != -sig:
+            fail(name, "ended with %r, expected %r or 0" % (p.returncode, -sig))
+
+
 def killed_sweep(sparsim, corpus, root, jobs=1):
     """SIGKILL of a sweep between rows: its child dies, the CSV holds only
     complete rows, no NAME.part is left.  With --jobs 2 both runs are in
@@ -450,6 +500,9 @@ def main():
         ending(sparsim, corpus, root, "SIGQUIT of the parent", signal.SIGQUIT, False, -signal.SIGQUIT)
         ending(sparsim, corpus, root, "SIGINT of the parent", signal.SIGINT, False, -signal.SIGINT)
         ending(sparsim, corpus, root, "SIGTERM of the parent", signal.SIGTERM, False, -signal.SIGTERM)
+        moments = [0.002 * i * i for i in range(1, 16)]  # 2 ms to 450 ms, denser near the start
+        ending_any_moment(sparsim, corpus, root, signal.SIGINT, moments[0::2])
+        ending_any_moment(sparsim, corpus, root, signal.SIGTERM, moments[1::2])
         killed_sweep(sparsim, corpus, root)
         killed_sweep(sparsim, corpus, root, jobs=2)
         full_disk(sparsim, corpus, root)
@@ -459,12 +512,12 @@ def main():
                 if os.path.ismount(os.path.join(dirpath, d)):
                     unmount(os.path.join(dirpath, d))
         shutil.rmtree(root, ignore_errors=True)
-    total = len(cases) + 9
+    total = len(cases) + 9 + 15
     for s in skipped:
         print("SKIP %s" % s)
     for f in failures:
         print("FAIL %s" % f)
-    print("%d hostile cases (%d from the corpus, 9 endings), %d failed, %d skipped" %
+    print("%d hostile cases (%d from the corpus, 9 endings, 15 signals at chosen moments), %d failed, %d skipped" %
           (total, len(cases), len(failures), len(skipped)))
     return 1 if failures else 0
 

@@ -53,6 +53,7 @@
 #include "traces/trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -803,6 +804,34 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
     return rc;
 }
 
+/* A temporary platform file, listed for removal before it exists (as
+ * sp_part_open lists its outputs), so that a signal at any moment, even
+ * between choosing the name and creating the file, leaves nothing behind:
+ * a name of this process's own, created exclusively.  The open descriptor,
+ * or -1 with a message. */
+static int create_listed_temp(char *path, size_t n, const char *tmpdir, char *err, size_t errlen)
+{
+    static unsigned serial;
+    for (int tries = 0; tries < 100; tries++) {
+        snprintf(path, n, "%s/sparsim-platform-%ld-%u", tmpdir, (long)getpid(), serial++);
+        if (sp_part_track(path) != 0) {
+            snprintf(err, errlen, "cannot create a temporary platform file: too many temporary files at once");
+            return -1;
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return fd;
+        int why = errno;
+        sp_part_untrack(path);
+        if (why != EEXIST) {
+            snprintf(err, errlen, "cannot create a temporary platform file in %s: %s", tmpdir, strerror(why));
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "cannot create a temporary platform file in %s: every name tried exists", tmpdir);
+    return -1;
+}
+
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -820,14 +849,9 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
         const char *tmpdir = getenv("TMPDIR");
         if (!tmpdir || !*tmpdir)
             tmpdir = "/tmp";
-        snprintf(out->xml_path, sizeof out->xml_path, "%s/sparsim-platform-XXXXXX", tmpdir);
-        int fd = mkstemp(out->xml_path);
-        if (fd >= 0)
-            sp_part_track(out->xml_path); /* a run ended by a signal leaves it no more than its outputs */
-        if (fd < 0) {
-            snprintf(err, errlen, "cannot create a temporary platform file in %s: %s", tmpdir, strerror(errno));
+        int fd = create_listed_temp(out->xml_path, sizeof out->xml_path, tmpdir, err, errlen);
+        if (fd < 0)
             return -1;
-        }
         FILE *f = fdopen(fd, "w");
         if (!f) {
             close(fd);

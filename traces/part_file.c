@@ -170,16 +170,20 @@ int sp_part_close(sp_part_file *pf, int ok, char *err, size_t errlen)
  * kept by name until untracked */
 static char *tracked[4];
 
-void sp_part_track(const char *path)
+int sp_part_track(const char *path)
 {
     for (int i = 0; i < 4; i++)
         if (!tracked[i]) {
-            if ((tracked[i] = strdup(path)) && live_add(tracked[i]) != 0) {
+            if (!(tracked[i] = strdup(path)))
+                return -1;
+            if (live_add(tracked[i]) != 0) {
                 free(tracked[i]);
                 tracked[i] = NULL;
+                return -1;
             }
-            return;
+            return 0;
         }
+    return -1;
 }
 
 void sp_part_untrack(const char *path)

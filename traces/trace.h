@@ -78,8 +78,9 @@ void sp_part_cleanup_on_signals(void);
 void sp_part_hold(void);
 int sp_part_publish(char *err, size_t errlen);
 void sp_part_discard(void);
-/* A file (not a .part) that a signal's cleanup removes too, until untracked. */
-void sp_part_track(const char *path);
+/* A file (not a .part) that a signal's cleanup removes too, until untracked: list
+ * it before creating it.  0, or -1 when no more can be listed (four at once). */
+int sp_part_track(const char *path);
 void sp_part_untrack(const char *path);
 
 /* ---- messages.csv ------------------------------------------------------ */
