@@ -453,6 +453,7 @@ static int print_table(const rows *rs, int format)
         num[19] = r->iter > 0 ? r->iter : NAN;
         num[20] = r->samples > 0 ? r->samples : NAN;
         cJSON *o = format == SP_ANALYZE_JSON ? cJSON_CreateObject() : NULL;
+        sp_csv_row line = {0}; /* --format csv: the row, quoted where it must be */
         if (o)
             cJSON_AddItemToArray(runs, o);
         for (int c = 0; c < NCOLS; c++) {
@@ -474,9 +475,7 @@ static int print_table(const rows *rs, int format)
                 continue;
             }
             if (format == SP_ANALYZE_CSV) {
-                if (c)
-                    putchar(',');
-                sp_csv_put(stdout, v ? v : buf);
+                sp_csv_row_text(&line, v ? v : buf);
             } else { /* markdown: a pipe in a name is escaped */
                 fputs(c ? " | " : "| ", stdout);
                 for (const char *t = v ? v : buf; *t; t++) {
@@ -486,8 +485,17 @@ static int print_table(const rows *rs, int format)
                 }
             }
         }
-        if (format != SP_ANALYZE_JSON)
-            printf(format == SP_ANALYZE_CSV ? "\n" : " |\n");
+        if (format == SP_ANALYZE_CSV) {
+            sp_csv_row_end(&line);
+            int oom = line.oom;
+            if (!oom)
+                fputs(line.text, stdout);
+            sp_csv_row_free(&line);
+            if (oom)
+                return 1;
+        } else if (format == SP_ANALYZE_MARKDOWN) {
+            printf(" |\n");
+        }
     }
     if (format == SP_ANALYZE_JSON) {
         char *t = cJSON_Print(root);

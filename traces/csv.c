@@ -2,6 +2,7 @@
  * sparsim reads back. */
 #include "csv.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,17 +131,6 @@ const char *sp_csv_field(const char *text, char *out, size_t n)
     out[w++] = '"';
     out[w < n ? w : n - 1] = '\0';
     return out;
-}
-
-int sp_csv_put(FILE *f, const char *text)
-{
-    if (!must_quote(text))
-        return fputs(text, f) < 0 ? -1 : 0;
-    int bad = putc('"', f) == EOF;
-    for (; *text; text++)
-        bad |= (*text == '"' && putc('"', f) == EOF) || putc(*text, f) == EOF;
-    bad |= putc('"', f) == EOF;
-    return bad ? -1 : 0;
 }
 
 /* room for `more` bytes and a NUL at the end of the row; 0, or -1 (oom set) */

@@ -1,6 +1,6 @@
 /* csv.h - CSV as RFC 4180 has it: the one reader and the one quoter that
  * every CSV sparsim writes and reads back goes through (the sweep CSV and its
- * readers, comparison.csv, analyze --format csv).
+ * readers, comparison.csv's echoed names, analyze --format csv).
  *
  * Fields are separated by commas and records by newlines (a CR before the
  * newline is dropped); a field in double quotes may hold commas, newlines and
@@ -11,7 +11,6 @@
 #define SPARSIM_CSV_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 typedef struct {
     char **f; /* the fields, unquoted */
@@ -33,8 +32,6 @@ int sp_csv_column(const sp_csv_rec *header, const char *name);
  * comma, a quote or a line break; as it is otherwise.  Into `out` (n bytes;
  * a longer field is cut, its closing quote kept); returns out. */
 const char *sp_csv_field(const char *text, char *out, size_t n);
-/* The same field written to a stream; 0, or -1 when the stream fails. */
-int sp_csv_put(FILE *f, const char *text);
 
 /* A record being written: fields joined by commas in a buffer that grows.
  * After running out of memory every call does nothing and oom is set. */

@@ -72,6 +72,6 @@ extern const sp_sweep_column sp_sweep_columns[SP_SC_COUNT];
 
 /* the header line, without its newline: the names joined by commas */
 #define SP_SC_HDR_(id, name, type, fmt, meaning) "," name
-#define SP_SWEEP_HEADER (SP_SWEEP_COLUMNS(SP_SC_HDR_) + 1)
+#define SP_SWEEP_HEADER (&(SP_SWEEP_COLUMNS(SP_SC_HDR_))[1])
 
 #endif
