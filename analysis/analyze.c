@@ -14,7 +14,10 @@
  */
 #include "analyze.h"
 #include "bounds.h"
+#include "speedup.h"
+#include "traces/csv.h"
 #include "traces/summary_keys.h"
+#include "traces/sweep_columns.h"
 #include "traces/trace.h"
 #include "algorithms/algorithm.h"
 
@@ -29,6 +32,7 @@
 
 typedef struct {
     char algo[64], platform[256];
+    char level[200]; /* a sweep's disturbance level, NAME=LEVEL (analysis/speedup.h); "" none */
     int ranks;
     double n, k, time, predicted, volume;
     double iter, samples; /* a whole training iteration (s) and samples/s; -1: not asked for */
@@ -186,55 +190,7 @@ static int scan_dir(const char *dir, int depth, rows *rs, char *err, size_t errl
     return rc;
 }
 
-/* ---- a sweep CSV ----------------------------------------------------------------
- * RFC 4180 records: fields in double quotes may hold commas, newlines and
- * doubled quotes. */
-
-/* the fields of the record at *pos (advanced past it), unquoted in place;
- * *lines counts the newlines it passes.  Returns the number of fields, 0 at
- * the end, -1 for a quote that is never closed, -2 for more than `max`
- * fields */
-static int csv_fields(char **pos, char *end, char **field, int max, int *lines)
-{
-    char *s = *pos, *w = s;
-    if (s >= end)
-        return 0;
-    int n = 0;
-    for (;;) {
-        if (n == max)
-            return -2;
-        field[n++] = w;
-        if (s < end && *s == '"') {
-            s++;
-            for (;;) {
-                if (s >= end)
-                    return -1;
-                if (*s == '"' && s + 1 < end && s[1] == '"') {
-                    *w++ = '"';
-                    s += 2;
-                } else if (*s == '"') {
-                    s++;
-                    break;
-                } else {
-                    *lines += *s == '\n';
-                    *w++ = *s++;
-                }
-            }
-        }
-        while (s < end && *s != ',' && *s != '\n')
-            *w++ = *s++;
-        if (w > field[n - 1] && w[-1] == '\r' && (s >= end || *s == '\n'))
-            w--;
-        int more = s < end && *s == ',';
-        *lines += s < end && *s == '\n';
-        *w++ = '\0';
-        s++;
-        if (!more)
-            break;
-    }
-    *pos = s < end ? s : end;
-    return n;
-}
+/* ---- a sweep CSV (its columns: traces/sweep_columns.h) -------------------------- */
 
 /* a field as a finite number of at least `min` (whole when `whole`) */
 static int csv_number(const char *text, double min, int whole, double *out)
@@ -250,6 +206,9 @@ static int csv_number(const char *text, double min, int whole, double *out)
     return 0;
 }
 
+/* the place of a column of the table in a header, or -1 */
+static int column(const sp_csv_rec *h, sp_sweep_col c) { return sp_csv_column(h, sp_sweep_columns[c].name); }
+
 static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
 {
     size_t len;
@@ -261,68 +220,71 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
         snprintf(err, errlen, "%s is not a sparsim sweep CSV (a NUL byte in it)", path);
         return -1;
     }
-    char *pos = text, *end = text + len, *cols[64], *field[64];
-    int line = 1, next_line = 1; /* where the record read last starts, and the next one */
-    int nc = csv_fields(&pos, end, cols, 64, &next_line), rc = -1;
-    if (nc < 6 || strcmp(cols[0], "algo") || strcmp(cols[1], "ranks") || strcmp(cols[2], "n") ||
-        strcmp(cols[3], "density") || strcmp(cols[4], "k") || strcmp(cols[5], "platform")) {
+    const char *pos = text, *end = text + len, *counted = text;
+    int line = 1, rc = -1; /* where the record read last starts */
+    sp_csv_rec h, r;
+    memset(&r, 0, sizeof r);
+    int hr = sp_csv_next(&pos, end, &h);
+    /* the first six columns at their places; the others found by name */
+    int nc = hr == 1 ? h.n : 0, lead = nc >= 6;
+    for (int c = 0; lead && c < 6; c++)
+        lead = !strcmp(h.f[c], sp_sweep_columns[c].name);
+    if (!lead) {
         snprintf(err, errlen, "%s is not a sparsim sweep CSV (bad header)", path);
         goto out;
     }
-    int c_time = -1, c_vol = -1, c_pred = -1, c_status = -1, c_iter = -1, c_samples = -1;
-    for (int i = 0; i < nc; i++) {
-        if (!strcmp(cols[i], "iteration_s")) /* optional: older sweeps lack it */
-            c_iter = i;
-        if (!strcmp(cols[i], "samples_per_s"))
-            c_samples = i;
-        if (!strcmp(cols[i], "time_per_iter_mean_s"))
-            c_time = i;
-        else if (!strcmp(cols[i], "volume_bytes"))
-            c_vol = i;
-        else if (!strcmp(cols[i], "predicted_s"))
-            c_pred = i;
-        else if (!strcmp(cols[i], "status"))
-            c_status = i;
-    }
+    int c_time = column(&h, SP_SC_TIME_MEAN), c_vol = column(&h, SP_SC_VOLUME), c_pred = column(&h, SP_SC_PREDICTED);
+    int c_status = column(&h, SP_SC_STATUS);
+    /* optional: older sweeps lack them */
+    int c_iter = column(&h, SP_SC_ITERATION), c_samples = column(&h, SP_SC_SAMPLES);
+    int c_dist = column(&h, SP_SC_DISTURBANCE), c_level = column(&h, SP_SC_LEVEL);
     if (c_time < 0 || c_vol < 0 || c_pred < 0 || c_status < 0) {
         snprintf(err, errlen, "%s lacks columns of a sweep CSV", path);
         goto out;
     }
     for (;;) {
-        line = next_line;
-        int nf = csv_fields(&pos, end, field, 64, &next_line);
-        if (nf == 0)
+        for (; counted < pos; counted++)
+            line += *counted == '\n';
+        int got = sp_csv_next(&pos, end, &r);
+        if (got == 0)
             break;
-        if (nf == 1 && !field[0][0])
-            continue; /* an empty line */
-        if (nf < 0 || nf != nc) {
+        if (got == 1 && r.n == 1 && !r.f[0][0]) { /* an empty line */
+            sp_csv_free(&r);
+            continue;
+        }
+        if (got < 0 || r.n != nc) {
             snprintf(err, errlen, "%s:%d: %s", path, line,
-                     nf == -1 ? "a quoted field is never closed (a cut file?)" : "the row's fields do not match the header");
+                     got < 0 ? "a quoted field is never closed (a cut file?)" : "the row's fields do not match the header");
             goto out;
         }
-        if (strcmp(field[c_status], "ok") != 0)
+        char **field = r.f;
+        if (strcmp(field[c_status], "ok") != 0) {
+            sp_csv_free(&r);
             continue; /* failed and bad-input runs have no figures */
-        run_row r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.algo, sizeof r.algo, "%.63s", field[0]);
-        snprintf(r.platform, sizeof r.platform, "%.255s", field[5]);
+        }
+        run_row rr;
+        memset(&rr, 0, sizeof rr);
+        snprintf(rr.algo, sizeof rr.algo, "%.63s", field[SP_SC_ALGO]);
+        snprintf(rr.platform, sizeof rr.platform, "%.255s", field[SP_SC_PLATFORM]);
+        if (c_dist >= 0 && c_level >= 0)
+            sp_speedup_level(field[c_dist], field[c_level], rr.level, sizeof rr.level);
         const struct {
             int col;
             double min;
             int whole;
             double *out;
             const char *what;
-        } nums[] = {{1, 1, 1, NULL, "a positive whole number"},
-                    {2, 1, 1, &r.n, "a positive whole number"},
-                    {4, 0, 1, &r.k, "a non-negative whole number"},
-                    {c_time, 0, 0, &r.time, "a non-negative number"},
-                    {c_vol, 0, 0, &r.volume, "a non-negative number"}};
+        } nums[] = {{SP_SC_RANKS, 1, 1, NULL, "a positive whole number"},
+                    {SP_SC_N, 1, 1, &rr.n, "a positive whole number"},
+                    {SP_SC_K, 0, 1, &rr.k, "a non-negative whole number"},
+                    {c_time, 0, 0, &rr.time, "a non-negative number"},
+                    {c_vol, 0, 0, &rr.volume, "a non-negative number"}};
         double ranks = 0;
         for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
             if (csv_number(field[nums[i].col], nums[i].min, nums[i].whole, nums[i].out ? nums[i].out : &ranks) != 0) {
                 char shown[100];
                 snprintf(shown, sizeof shown, "%.80s", field[nums[i].col]);
-                snprintf(err, errlen, "%s:%d: %s is '%s', not %s", path, line, cols[nums[i].col], shown,
+                snprintf(err, errlen, "%s:%d: %s is '%s', not %s", path, line, h.f[nums[i].col], shown,
                          nums[i].what);
                 goto out;
             }
@@ -330,45 +292,42 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
             snprintf(err, errlen, "%s:%d: ranks is too large", path, line);
             goto out;
         }
-        if (r.n > SP_ANALYZE_MAX_N || r.k > r.n) {
+        if (rr.n > SP_ANALYZE_MAX_N || rr.k > rr.n) {
             snprintf(err, errlen, "%s:%d: n and k must satisfy k <= n <= 2^31-1 (as sparsim run takes them)", path,
                      line);
             goto out;
         }
-        r.ranks = (int)ranks;
-        r.predicted = -1;
-        if (field[c_pred][0] && csv_number(field[c_pred], 0, 0, &r.predicted) != 0) {
+        rr.ranks = (int)ranks;
+        rr.predicted = -1;
+        if (field[c_pred][0] && csv_number(field[c_pred], 0, 0, &rr.predicted) != 0) {
             snprintf(err, errlen, "%s:%d: predicted_s is '%.80s', not a non-negative number", path, line,
                      field[c_pred]);
             goto out;
         }
-        r.iter = r.samples = -1;
+        rr.iter = rr.samples = -1;
         const int opt[2] = {c_iter, c_samples};
-        double *optv[2] = {&r.iter, &r.samples};
+        double *optv[2] = {&rr.iter, &rr.samples};
         for (int i = 0; i < 2; i++)
             if (opt[i] >= 0 && field[opt[i]][0] && csv_number(field[opt[i]], 0, 0, optv[i]) != 0) {
-                snprintf(err, errlen, "%s:%d: %s is '%.80s', not a non-negative number", path, line, cols[opt[i]],
+                snprintf(err, errlen, "%s:%d: %s is '%.80s', not a non-negative number", path, line, h.f[opt[i]],
                          field[opt[i]]);
                 goto out;
             }
-        add(rs, &r);
+        add(rs, &rr);
+        sp_csv_free(&r);
     }
     rc = 0;
 out:
+    sp_csv_free(&r);
+    if (hr == 1)
+        sp_csv_free(&h);
     free(text);
     return rc;
 }
 
 /* whole training iterations (runs with --train-model or --train-compute):
  * each run's iteration and samples/s, and its speedup over the fastest dense
- * allreduce among the runs of the same P, n, k and platform */
-/* a dense allreduce: its class's lower bound is the dense one (bounds.c) */
-static int dense_algo(const run_row *r)
-{
-    sp_bound b;
-    return sp_bound_volume(r->algo, 8, 1000, 10, &b) == 0 && strcmp(b.lower_formula, "2n(P-1)/P") == 0;
-}
-
+ * allreduce of the same setting among all the runs read (analysis/speedup.h) */
 static void print_training(const rows *rs)
 {
     int any = 0;
@@ -376,29 +335,30 @@ static void print_training(const rows *rs)
         any |= rs->r[i].iter > 0;
     if (!any)
         return;
-    printf("\ntraining iterations (compute + allreduce; speedup over the fastest dense allreduce of the same P, n, k "
-           "and platform):\n");
+    sp_speedup_run *set = malloc((size_t)rs->n * sizeof *set);
+    for (int i = 0; set && i < rs->n; i++) {
+        const run_row *r = &rs->r[i];
+        set[i] = (sp_speedup_run){.algo = r->algo, .ranks = r->ranks, .n = r->n, .k = r->k,
+                                  .platform = r->platform, .level = r->level, .iter = r->iter};
+    }
+    printf("\ntraining iterations (compute + allreduce; speedup over the fastest dense allreduce of the same P, n, k, "
+           "platform and disturbance level):\n");
     printf("%-12s %6s %10s %8s %-8s %14s %14s %10s\n", "algorithm", "P", "n", "k", "platform", "iteration (s)",
            "samples/s", "vs dense");
     for (int i = 0; i < rs->n; i++) {
         const run_row *r = &rs->r[i];
         if (!(r->iter > 0))
             continue;
-        double best = 0;
-        for (int j = 0; j < rs->n; j++) {
-            const run_row *d = &rs->r[j];
-            if (dense_algo(d) && d->iter > 0 && d->ranks == r->ranks && d->n == r->n && d->k == r->k &&
-                !strcmp(d->platform, r->platform) && (best == 0 || d->iter < best))
-                best = d->iter;
-        }
+        double speedup = set ? sp_speedup_vs_dense(set, rs->n, &set[i], NULL) : 0;
         const char *plat = strrchr(r->platform, '/') ? strrchr(r->platform, '/') + 1 : r->platform;
         printf("%-12s %6d %10.0f %8.0f %-8.8s %14.6g %14.6g ", r->algo, r->ranks, r->n, r->k, plat, r->iter,
                r->samples);
-        if (best > 0)
-            printf("%10.4f\n", best / r->iter);
+        if (speedup > 0)
+            printf("%10.4f\n", speedup);
         else
             printf("%10s\n", "-");
     }
+    free(set);
 }
 
 /* ---- nccl-tests' figures, and the table for machines -------------------------- */
@@ -434,22 +394,6 @@ static const char *const table_cols[] = {
     "lower_words", "lower_ratio", "time_per_iter_s", "predicted_s", "time_over_predicted", "size_bytes",
     "effective_size", "algbw_Bps", "busbw_Bps", "bus_factor", "iteration_s", "samples_per_s"};
 #define NCOLS ((int)(sizeof table_cols / sizeof table_cols[0]))
-
-/* a CSV field, quoted as RFC 4180 says when it must be */
-static void csv_put(const char *v)
-{
-    if (!strpbrk(v, ",\"\r\n")) {
-        fputs(v, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *v; v++) {
-        if (*v == '"')
-            putchar('"');
-        putchar(*v);
-    }
-    putchar('"');
-}
 
 static int print_table(const rows *rs, int format)
 {
@@ -509,6 +453,7 @@ static int print_table(const rows *rs, int format)
         num[19] = r->iter > 0 ? r->iter : NAN;
         num[20] = r->samples > 0 ? r->samples : NAN;
         cJSON *o = format == SP_ANALYZE_JSON ? cJSON_CreateObject() : NULL;
+        sp_csv_row line = {0}; /* --format csv: the row, quoted where it must be */
         if (o)
             cJSON_AddItemToArray(runs, o);
         for (int c = 0; c < NCOLS; c++) {
@@ -530,9 +475,7 @@ static int print_table(const rows *rs, int format)
                 continue;
             }
             if (format == SP_ANALYZE_CSV) {
-                if (c)
-                    putchar(',');
-                csv_put(v ? v : buf);
+                sp_csv_row_text(&line, v ? v : buf);
             } else { /* markdown: a pipe in a name is escaped */
                 fputs(c ? " | " : "| ", stdout);
                 for (const char *t = v ? v : buf; *t; t++) {
@@ -542,8 +485,17 @@ static int print_table(const rows *rs, int format)
                 }
             }
         }
-        if (format != SP_ANALYZE_JSON)
-            printf(format == SP_ANALYZE_CSV ? "\n" : " |\n");
+        if (format == SP_ANALYZE_CSV) {
+            sp_csv_row_end(&line);
+            int oom = line.oom;
+            if (!oom)
+                fputs(line.text, stdout);
+            sp_csv_row_free(&line);
+            if (oom)
+                return 1;
+        } else if (format == SP_ANALYZE_MARKDOWN) {
+            printf(" |\n");
+        }
     }
     if (format == SP_ANALYZE_JSON) {
         char *t = cJSON_Print(root);

@@ -1,6 +1,9 @@
-/* fuzz_sweep_csv.c - a sweep CSV, read by both of its readers: `sparsim
- * sweep --resume` (which rows are done, what a repair keeps) and `sparsim
- * analyze` (the table).  The sweep's file is included to reach its reader. */
+/* fuzz_sweep_csv.c - a sweep CSV, read back as `sparsim sweep --resume`
+ * reads it (which rows are done, what a repair keeps, the dense rows the
+ * speedups of later rows are measured against) and as `sparsim analyze` does
+ * (the table), both through the one reader of traces/csv.c and the column
+ * table of traces/sweep_columns.h.  The sweep's file is included to reach
+ * its static functions. */
 #include "fuzz_input.h"
 #include "analysis/analyze.h"
 #include "sim/commands/sweep.c"

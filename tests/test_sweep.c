@@ -1,8 +1,13 @@
 /* test_sweep.c - sweep, analyze and crossover through the binary: one row per
  * run, resuming, refusing to overwrite, analysis against the closed forms,
  * a crossover whose two sides really are on either side, and a later win
- * past it. */
+ * past it.  And the pieces they share: the RFC 4180 reader and quoter
+ * (traces/csv.h), the sweep CSV's column table (traces/sweep_columns.h) and
+ * the one definition of the speedup over dense (analysis/speedup.h). */
 #include "helpers.h"
+#include "analysis/speedup.h"
+#include "traces/csv.h"
+#include "traces/sweep_columns.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -229,4 +234,206 @@ Test(crossover, a_later_win_is_reported)
     cr_assert_float_eq(run_time("gaussiank", "12", t_path(dir, "g12")), ts, 1e-6 * ts);
     cr_assert_float_eq(run_time("recdoubling", "12", t_path(dir, "r12")), td, 1e-6 * td);
     cr_assert_geq(run_time("gaussiank", "8", t_path(dir, "g8")), run_time("recdoubling", "8", t_path(dir, "r8")));
+}
+
+/* ---- the pieces the sweep's writer and readers share -------------------------- */
+
+/* fields that need quotes get them, and read back as they were */
+Test(csv, quoted_fields_read_back)
+{
+    const char *vals[] = {"plain", "a,b", "say \"hi\"", "two\nlines", "cr\r", "", "-"};
+    const int nv = (int)(sizeof vals / sizeof vals[0]);
+    char q[64];
+    cr_assert_str_eq(sp_csv_field("plain", q, sizeof q), "plain");
+    cr_assert_str_eq(sp_csv_field("say \"hi\"", q, sizeof q), "\"say \"\"hi\"\"\"");
+    cr_assert_str_eq(sp_csv_field("a,b", q, sizeof q), "\"a,b\"");
+    sp_csv_row row = {0};
+    for (int rec = 0; rec < 2; rec++) {
+        for (int i = 0; i < nv; i++)
+            sp_csv_row_text(&row, vals[i]);
+        sp_csv_row_num(&row, "%.0f", 42);
+        sp_csv_row_empty(&row);
+        sp_csv_row_end(&row);
+    }
+    cr_assert(!row.oom);
+    const char *pos = row.text, *end = row.text + row.len;
+    for (int rec = 0; rec < 2; rec++) {
+        sp_csv_rec r;
+        cr_assert_eq(sp_csv_next(&pos, end, &r), 1);
+        cr_assert(r.complete);
+        cr_assert_eq(r.n, nv + 2);
+        for (int i = 0; i < nv; i++)
+            cr_assert_str_eq(r.f[i], vals[i], "field %d", i);
+        cr_assert_str_eq(r.f[nv], "42");
+        cr_assert_str_eq(r.f[nv + 1], "");
+        sp_csv_free(&r);
+    }
+    sp_csv_rec r;
+    cr_assert_eq(sp_csv_next(&pos, end, &r), 0);
+    sp_csv_row_free(&row);
+    /* a record cut short, a quote never closed */
+    const char *cut = "a,b", *open = "a,\"b\nc";
+    pos = cut;
+    cr_assert_eq(sp_csv_next(&pos, cut + strlen(cut), &r), 1);
+    cr_assert(!r.complete);
+    cr_assert_eq(r.n, 2);
+    sp_csv_free(&r);
+    pos = open;
+    cr_assert_eq(sp_csv_next(&pos, open + strlen(open), &r), -1);
+    cr_assert_eq(pos, open + strlen(open));
+}
+
+/* the header the sweep writes and its help shows is the table's */
+Test(csv, sweep_header_is_the_table)
+{
+    cr_assert_eq(SP_SC_COUNT, 37);
+    size_t w = 0;
+    char hdr[2048];
+    for (int i = 0; i < SP_SC_COUNT; i++) {
+        const sp_sweep_column *c = &sp_sweep_columns[i];
+        cr_assert(c->name && c->format && c->meaning && c->meaning[0], "column %d", i);
+        cr_assert(c->type == SP_SC_TEXT ? !strcmp(c->format, "%s") : c->format[0] == '%', "%s", c->name);
+        for (int j = 0; j < i; j++)
+            cr_assert_str_neq(c->name, sp_sweep_columns[j].name);
+        w += (size_t)snprintf(hdr + w, sizeof hdr - w, "%s%s", i ? "," : "", c->name);
+    }
+    cr_assert_str_eq(hdr, SP_SWEEP_HEADER);
+    cr_assert_str_eq(sp_sweep_columns[SP_SC_SPEEDUP].name, "speedup_vs_dense");
+    const char *dir = t_tmpdir();
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s", t_path(dir, "h.csv"));
+    const char *a[] = {"sweep", "--algo", "ring", "--ranks", "2", "--n", "1000", "--iters", "1", "--out", csv, NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(csv, NULL);
+    cr_assert(!strncmp(text, SP_SWEEP_HEADER, strlen(SP_SWEEP_HEADER)) && text[strlen(SP_SWEEP_HEADER)] == '\n',
+              "%s", text);
+    free(text);
+    const char *h[] = {"sweep", "--help", NULL};
+    p = t_run(h);
+    char want[2100];
+    snprintf(want, sizeof want, "columns: %s\n", SP_SWEEP_HEADER);
+    cr_assert(strstr(p.out, want), "%s", p.out);
+    t_proc_free(&p);
+}
+
+/* the one definition: over the fastest dense run (by its registry class) of
+ * the same P, n, k, platform and disturbance level */
+Test(speedup, one_definition)
+{
+    sp_speedup_run runs[] = {
+        {.algo = "ring", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 4},
+        {.algo = "rabenseifner", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 2},
+        {.algo = "recdoubling", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 2},
+        {.algo = "topka", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 1},
+        {.algo = "ring", .ranks = 16, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 0.5},
+        {.algo = "ring", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "noise=0.1", .iter = 0.25},
+        {.algo = "gtopk", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = -1},
+        {.algo = "no-such", .ranks = 8, .n = 1000, .k = 10, .platform = "1gbe", .level = "", .iter = 0.1},
+    };
+    const int n = (int)(sizeof runs / sizeof runs[0]);
+    int best;
+    cr_assert(sp_speedup_is_dense("ring") && sp_speedup_is_dense("rabenseifner") && !sp_speedup_is_dense("topka"));
+    cr_assert(!sp_speedup_is_dense("no-such"));
+    cr_assert_float_eq(sp_speedup_vs_dense(runs, n, &runs[3], &best), 2.0, 1e-12);
+    cr_assert_eq(best, 1); /* the first of two equally fast */
+    cr_assert_float_eq(sp_speedup_vs_dense(runs, n, &runs[0], &best), 0.5, 1e-12);
+    cr_assert_float_eq(sp_speedup_vs_dense(runs, n, &runs[1], NULL), 1.0, 1e-12);
+    cr_assert_float_eq(sp_speedup_vs_dense(runs, n, &runs[4], &best), 1.0, 1e-12); /* its own P */
+    cr_assert_eq(best, 4);
+    cr_assert_float_eq(sp_speedup_vs_dense(runs, n, &runs[5], &best), 1.0, 1e-12); /* its own level */
+    cr_assert_eq(sp_speedup_vs_dense(runs, n, &runs[6], &best), 0.0); /* no training iteration */
+    cr_assert_eq(best, -1);
+    cr_assert_eq(sp_speedup_vs_dense(runs, 3, &runs[4], NULL), 0.0); /* no dense run of its setting */
+    char lv[64];
+    sp_speedup_level("noise", "0.1", lv, sizeof lv);
+    cr_assert_str_eq(lv, "noise=0.1");
+    sp_speedup_level("", "x", lv, sizeof lv);
+    cr_assert_str_eq(lv, "");
+}
+
+/* a sweep resumed measures its new rows against the dense rows kept from
+ * before it, as against those it writes itself */
+Test(speedup, resumed_sweep_counts_the_rows_before)
+{
+    const char *dir = t_tmpdir();
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s", t_path(dir, "r.csv"));
+    const char *a[] = {"sweep", "--algo", "ring,topka", "--ranks", "4", "--n", "64K", "--network", "cm02",
+                       "--train-compute", "0.001", "--batch", "8", "--jobs", "1", "--out", csv, "--resume", NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *whole = t_read_file(csv, NULL);
+    /* the topka row (the last) goes, as an interrupted sweep leaves it */
+    char *cut = strdup(whole), *last = cut + strlen(cut) - 1;
+    while (last > cut && last[-1] != '\n')
+        last--;
+    *last = '\0';
+    t_write_file(csv, cut);
+    p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert(strstr(p.out, "1 runs (0 failed), 1 already"), "%s", p.out);
+    t_proc_free(&p);
+    char *again = t_read_file(csv, NULL);
+    const char *pos = again, *end = again + strlen(again);
+    sp_csv_rec h, r[2];
+    cr_assert_eq(sp_csv_next(&pos, end, &h), 1);
+    cr_assert_eq(sp_csv_next(&pos, end, &r[0]), 1);
+    cr_assert_eq(sp_csv_next(&pos, end, &r[1]), 1);
+    cr_assert_str_eq(r[1].f[SP_SC_ALGO], "topka");
+    double it_ring = strtod(r[0].f[SP_SC_ITERATION], NULL), it_topka = strtod(r[1].f[SP_SC_ITERATION], NULL);
+    cr_assert(it_ring > 0 && it_topka > 0);
+    cr_assert(r[1].f[SP_SC_SPEEDUP][0], "no speedup on the resumed row: %s", again);
+    cr_assert_float_eq(strtod(r[1].f[SP_SC_SPEEDUP], NULL), it_ring / it_topka, 1e-5);
+    sp_csv_free(&h);
+    sp_csv_free(&r[0]);
+    sp_csv_free(&r[1]);
+    free(whole);
+    free(cut);
+    free(again);
+}
+
+/* analyze holds a disturbed run against the dense runs of its own level */
+Test(speedup, analyze_compares_within_a_level)
+{
+    const char *dir = t_tmpdir();
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s", t_path(dir, "d.csv"));
+    const char *a[] = {"sweep", "--algo", "ring,topka", "--ranks", "4", "--n", "64K", "--network", "cm02",
+                       "--train-compute", "0.001", "--batch", "8", "--device", "p100", "--straggler-fraction",
+                       "0.5", "--disturb", "straggler-factor=1,3", "--jobs", "1", "--out", csv, NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(csv, NULL);
+    const char *pos = text, *end = text + strlen(text);
+    sp_csv_rec h, r;
+    cr_assert_eq(sp_csv_next(&pos, end, &h), 1);
+    double sp[4] = {0};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(sp_csv_next(&pos, end, &r), 1);
+        sp[i] = strtod(r.f[SP_SC_SPEEDUP], NULL);
+        sp_csv_free(&r);
+    }
+    sp_csv_free(&h);
+    free(text);
+    /* the sweep's rows: ring, topka at level 1, then at level 3 */
+    cr_assert_float_eq(sp[0], 1.0, 1e-9);
+    cr_assert_float_eq(sp[2], 1.0, 1e-9);
+    const char *b[] = {"analyze", csv, NULL};
+    p = t_run(b);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    char want[2][64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(want[i], sizeof want[i], "%10.4f\n", sp[2 * i + 1]);
+        cr_assert(strstr(p.out, want[i]), "analyze and the sweep disagree on '%s':\n%s", want[i], p.out);
+    }
+    const char *at = strstr(p.out, "training iterations");
+    int ones = 0;
+    for (const char *s = at; s && (s = strstr(s, "    1.0000\n")); s++)
+        ones++;
+    cr_assert_eq(ones, 2, "each level's ring is its own reference:\n%s", p.out);
+    t_proc_free(&p);
 }

@@ -4,6 +4,7 @@
 
 #include "sim/driver/plan.h"
 #include "sim/driver/run.h"
+#include "traces/csv.h"
 
 #include <cjson/cJSON.h>
 
@@ -35,19 +36,6 @@ int sp_cli_run_and_read(const sp_plan *p, cJSON **summary, double *rss);
 /* The summary.json of a finished run (p->out), or NULL after printing its
  * line (the caller deletes it). */
 cJSON *sp_cli_read_summary(const sp_plan *p);
-/* A record of a CSV (RFC 4180: quoted fields may hold commas, newlines and
- * doubled quotes), as the sweep and merge read them. */
-typedef struct {
-    char **f; /* the fields, unquoted */
-    int n;
-    const char *start, *end; /* the record's text, its newline excluded */
-    int complete;            /* ended by a newline (the last one of a cut file is not) */
-} sp_csv_rec;
-/* The record at *pos (advanced past it): 1, 0 at the end of the text, -1
- * when memory runs out or a quote is never closed. */
-int sp_csv_next(const char **pos, const char *end, sp_csv_rec *r);
-void sp_csv_free(sp_csv_rec *r);
-
 /* Removes a run's outputs and its folder. */
 void sp_cli_remove_run_dir(const char *dir);
 

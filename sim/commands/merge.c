@@ -9,6 +9,8 @@
  * it is not complete.
  */
 #include "cli.h"
+#include "traces/csv.h"
+#include "traces/sweep_columns.h"
 #include "traces/trace.h"
 
 #include <errno.h>
@@ -48,13 +50,8 @@ static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
     return text;
 }
 
-static int column(const sp_csv_rec *h, const char *name)
-{
-    for (int i = 0; i < h->n; i++)
-        if (!strcmp(h->f[i], name))
-            return i;
-    return -1;
-}
+/* the place of a column of the table (traces/sweep_columns.h) in a header */
+static int column(const sp_csv_rec *h, sp_sweep_col c) { return sp_csv_column(h, sp_sweep_columns[c].name); }
 
 /* a whole number in [0, max) from a field, or -1 */
 static long whole(const char *s, long max)
@@ -137,16 +134,20 @@ int sp_cmd_merge(int argc, char **argv)
         if (hl && h.start[hl - 1] == '\r')
             hl--;
         if (!header) {
-            c_id = column(&h, "sweep_id");
-            c_index = column(&h, "run_index");
-            c_runs = column(&h, "runs");
-            c_status = column(&h, "status");
-            if (column(&h, "algo") != 0 || c_id < 0 || c_index < 0 || c_runs < 0 || c_status < 0) {
+            c_id = column(&h, SP_SC_SWEEP_ID);
+            c_index = column(&h, SP_SC_RUN_INDEX);
+            c_runs = column(&h, SP_SC_RUNS);
+            c_status = column(&h, SP_SC_STATUS);
+            sp_sweep_col lacks = column(&h, SP_SC_ALGO) != 0 ? SP_SC_ALGO
+                                 : c_id < 0                  ? SP_SC_SWEEP_ID
+                                 : c_index < 0               ? SP_SC_RUN_INDEX
+                                 : c_runs < 0                ? SP_SC_RUNS
+                                                             : SP_SC_STATUS;
+            if (column(&h, SP_SC_ALGO) != 0 || c_id < 0 || c_index < 0 || c_runs < 0 || c_status < 0) {
                 snprintf(err, sizeof err,
                          "%s is not a sweep CSV of this version (its header lacks %s); only CSVs of sparsim sweep "
                          "merge",
-                         path, column(&h, "algo") != 0 ? "algo" : c_id < 0 ? "sweep_id" : c_index < 0 ? "run_index"
-                                                               : c_runs < 0 ? "runs" : "status");
+                         path, sp_sweep_columns[lacks].name);
                 sp_csv_free(&h);
                 goto out;
             }

@@ -7,7 +7,9 @@
  * signal ends the command, the outputs of those before it go too.
  */
 #include "cli.h"
+#include "analysis/speedup.h"
 #include "sim/driver/training.h"
+#include "traces/csv.h"
 #include "traces/summary_keys.h"
 #include "traces/trace.h"
 #include "sim/driver/progress.h"
@@ -23,8 +25,8 @@
     "speedup_vs_dense"
 
 /* one row of comparison.csv and of the table, from a run's summary.json;
- * dense_iter: the fastest dense allreduce's training iteration (s), 0: none */
-static int compare_row(const sp_plan *base, const char *name, FILE *csv, double dense_iter)
+ * speedup: over the fastest dense allreduce (analysis/speedup.h), 0: none */
+static int compare_row(const sp_plan *base, const char *name, FILE *csv, double speedup)
 {
     char path[2200], e2[700];
     snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, name);
@@ -41,70 +43,73 @@ static int compare_row(const sp_plan *base, const char *name, FILE *csv, double 
     char plat[2100], dev[2100], formula[300];
     fprintf(csv, "%s,%d,%llu,%.17g,%.0f,%s,%s,%s,%d,%s,%.9g,%.0f,%s,%.0f,%.6f,%.0f,%.0f,%.0f,%.3f,", name,
             base->ranks, (unsigned long long)sp_json_num(j, SPK_CONFIG, SPK_CFG_N), base->density, k,
-            sp_opts_csv_field(base->platform, plat, sizeof plat), base->network,
-            sp_opts_csv_field(base->device, dev, sizeof dev), (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
+            sp_csv_field(base->platform, plat, sizeof plat), base->network,
+            sp_csv_field(base->device, dev, sizeof dev), (int)sp_json_num(j, SPK_CONFIG, SPK_CFG_ITERS),
             sp_json_str(j, SPK_CONFIG, SPK_CFG_PAYLOAD), t, vol,
-            sp_opts_csv_field(sp_json_str(j, SPK_BOUND, SPK_FORMULA), formula, sizeof formula), 4.0 * bw, ratio, smax,
+            sp_csv_field(sp_json_str(j, SPK_BOUND, SPK_FORMULA), formula, sizeof formula), 4.0 * bw, ratio, smax,
             rmax, msgs, wall);
     double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER), sps = sp_json_num(j, SPK_TRAINING, SPK_TR_SAMPLES);
     if (it > 0)
         fprintf(csv, "%.9g,%.9g,", it, sps);
     else
         fprintf(csv, ",,");
-    if (it > 0 && dense_iter > 0)
-        fprintf(csv, "%.6f", dense_iter / it);
+    if (speedup > 0)
+        fprintf(csv, "%.6f", speedup);
     fprintf(csv, "\n");
     if (!base->quiet) {
         printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f", name, t, vol, 4.0 * bw, ratio, smax, msgs);
         if (it > 0)
             printf(" %14.6g %12.6g", it, sps);
-        if (it > 0 && dense_iter > 0)
-            printf(" %10.4f", dense_iter / it);
+        if (speedup > 0)
+            printf(" %10.4f", speedup);
         printf("\n");
     }
     cJSON_Delete(j);
     return 0;
 }
 
-/* Training iterations with a dense allreduce among the algorithms: the
- * fastest dense one's iteration time (s; 0 when none ran or training is
- * off), its name in `best`.  Every algorithm's summary.json then gets its
- * speedup over it (written whole under a .part name and renamed, as every
- * output).  0, or -1 with a message. */
-static int dense_speedups(const sp_plan *base, char names[][64], int count, double *dense_iter, char *best,
+/* Training iterations with a dense allreduce among the algorithms: each
+ * one's speedup over the fastest dense one (analysis/speedup.h; 0: none,
+ * when no dense one ran or training is off) in speedup[], and the fastest
+ * dense iteration time in *dense_iter (0: none).  Every algorithm's
+ * summary.json then gets its speedup and that reference (written whole
+ * under a .part name and renamed, as every output).  0, or -1 with a
+ * message. */
+static int dense_speedups(const sp_plan *base, char names[][64], int count, double *speedup, double *dense_iter,
                           char *err, size_t errlen)
 {
+    sp_speedup_run runs[32];
     *dense_iter = 0;
     for (int i = 0; i < count; i++) {
-        const sp_algorithm *a = sp_algorithm_find(names[i]);
-        if (!a || a->cls != SP_ALGO_DENSE)
-            continue;
         char path[2200];
         snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
         cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
         if (!j)
             return -1;
-        double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER);
+        runs[i] = (sp_speedup_run){.algo = names[i], .ranks = base->ranks,
+                                   .n = sp_json_num(j, SPK_CONFIG, SPK_CFG_N), .k = sp_json_num(j, SPK_K, NULL),
+                                   .platform = base->platform, .level = "",
+                                   .iter = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER)};
         cJSON_Delete(j);
-        if (it > 0 && (*dense_iter == 0 || it < *dense_iter)) {
-            *dense_iter = it;
-            snprintf(best, 64, "%.63s", names[i]);
-        }
     }
-    for (int i = 0; *dense_iter > 0 && i < count; i++) {
+    for (int i = 0; i < count; i++) {
+        int best;
+        speedup[i] = sp_speedup_vs_dense(runs, count, &runs[i], &best);
+        if (!(speedup[i] > 0))
+            continue;
+        *dense_iter = runs[best].iter;
         char path[2200];
         snprintf(path, sizeof path, "%.1023s/%.63s/summary.json", base->out, names[i]);
         cJSON *j = sp_json_file_checked(path, (size_t)1 << 30, err, errlen);
         if (!j)
             return -1;
         cJSON *tr = cJSON_GetObjectItemCaseSensitive(j, SPK_TRAINING);
-        double it = sp_json_num(j, SPK_TRAINING, SPK_TR_ITER);
         int rc = 0;
-        if (cJSON_IsObject(tr) && it > 0) {
-            cJSON_AddNumberToObject(tr, SPK_TR_SPEEDUP, *dense_iter / it);
+        if (cJSON_IsObject(tr)) {
+            cJSON_AddNumberToObject(tr, SPK_TR_SPEEDUP, speedup[i]);
             cJSON *ref = cJSON_AddObjectToObject(tr, SPK_TR_DENSE);
-            cJSON_AddStringToObject(ref, SPK_CFG_ALGO, best);
-            cJSON_AddNumberToObject(ref, SPK_TR_ITER, *dense_iter);
+            cJSON_AddStringToObject(ref, SPK_CFG_ALGO, names[best]);
+            cJSON_AddNumberToObject(ref, SPK_TR_ITER, runs[best].iter);
             rc = sp_json_write(path, j, err, errlen);
         }
         cJSON_Delete(j);
@@ -162,9 +167,9 @@ static int run_many(const sp_plan *base, char names[][64], int count)
         }
         fin.done = i + 1;
     }
-    char path[2200], best[64] = "";
-    double dense_iter = 0;
-    if (dense_speedups(base, names, count, &dense_iter, best, err, sizeof err) != 0) {
+    char path[2200];
+    double dense_iter = 0, speedup[32];
+    if (dense_speedups(base, names, count, speedup, &dense_iter, err, sizeof err) != 0) {
         sp_opts_print_error(err);
         remove_finished(&fin);
         sp_cli_on_interrupt(NULL, NULL);
@@ -188,7 +193,7 @@ static int run_many(const sp_plan *base, char names[][64], int count)
             printf("\n");
         }
         for (int i = 0; i < count && ok; i++)
-            ok = compare_row(base, names[i], pf.f, dense_iter) == 0;
+            ok = compare_row(base, names[i], pf.f, speedup[i]) == 0;
         if (sp_part_close(&pf, ok, err, sizeof err) != 0) {
             sp_opts_print_error(err);
             ok = 0;

@@ -13,7 +13,10 @@
 #include "cli.h"
 #include "sweep_pool.h"
 #include "algorithms/algorithm.h"
+#include "analysis/speedup.h"
+#include "traces/csv.h"
 #include "traces/summary_keys.h"
+#include "traces/sweep_columns.h"
 #include "traces/trace.h"
 
 #include <errno.h>
@@ -76,12 +79,6 @@ static void remove_on_interrupt(const sp_plan *run, void *tmp)
 }
 
 /* ---- sweep --------------------------------------------------------------- */
-
-#define SWEEP_HEADER                                                                                              \
-    "algo,ranks,n,density,k,platform,network,device,iters,payload,time_per_iter_mean_s,time_per_iter_max_s,"      \
-    "sent_bytes_mean,sent_bytes_max,recv_bytes_mean,recv_bytes_max,volume_bytes,bound_formula,bound_bytes,"       \
-    "bound_ratio,lower_bytes,predicted_s,messages,disturbance,level,slowdown,iteration_s,samples_per_s,"          \
-    "speedup_vs_dense,settings,sweep_id,run_index,runs,wall_s,peak_rss_bytes,status,phase_times"
 
 typedef struct {
     char algo[4096], ranks[4096], n[4096], density[4096], platform[4096];
@@ -154,7 +151,7 @@ static void sweep_help(void)
     sp_opts_help(&sweep_table, stdout);
     printf("  any other option of 'sparsim run' (--network, --device, ...) applies to every run\n"
            "\n"
-           "columns: " SWEEP_HEADER "\n"
+           "columns: %s\n"
            "  times in seconds, bytes per rank; volume_bytes is the volume per iteration as\n"
            "  the bounds count it; phase_times is 'phase:seconds;...' (mean per iteration);\n"
            "  peak_rss_bytes is the run's peak resident memory (it includes the few MiB\n"
@@ -166,7 +163,8 @@ static void sweep_help(void)
            "in it (0 .. runs-1): 'sparsim merge --out FILE SHARD.csv ...' joins the CSVs of\n"
            "--shard I/N runs in that order, refusing CSVs of other sweeps and naming the\n"
            "runs missing.  A progress bar with the time left and the runs in flight goes\n"
-           "to stderr when it is a terminal.\n");
+           "to stderr when it is a terminal.\n",
+           SP_SWEEP_HEADER);
 }
 
 /* sweep options from --config and flags; what remains goes to the base plan */
@@ -201,11 +199,6 @@ static int parse_sweep(int argc, char **argv, sweep_opts *o, sp_plan *base, int 
     free(pass);
     return rc;
 }
-
-/* ---- the CSV as records (sweep_csv.c) ---------------------------------------- */
-typedef sp_csv_rec csv_rec;
-static void rec_free(csv_rec *r) { sp_csv_free(r); }
-static int next_record(const char **pos, const char *end, csv_rec *r) { return sp_csv_next(pos, end, r); }
 
 /* ---- what the runs are --------------------------------------------------- */
 
@@ -308,57 +301,75 @@ static void plan_key(const sp_plan *p, char *out, size_t len)
     run_key(p->algo, r, n, d, p->platform, level_of(p, l, sizeof l), out, len);
 }
 
-/* The fastest dense allreduce's training iteration per setting (the run's
- * key without its algorithm), over the runs this sweep has made. */
+/* The dense runs with training iterations among the rows of the CSV so far
+ * (those kept from an earlier sweep, then this sweep's as they finish): what
+ * a row's speedup over dense is measured against (analysis/speedup.h). */
 typedef struct {
-    char **keys;
-    double *best;
+    sp_speedup_run *run; /* their texts owned */
     int count;
-} dense_best;
+} dense_rows;
 
-static void dense_free(dense_best *d)
+static void dense_free(dense_rows *d)
 {
-    for (int i = 0; i < d->count; i++)
-        free(d->keys[i]);
-    free(d->keys);
-    free(d->best);
+    for (int i = 0; i < d->count; i++) {
+        free((char *)d->run[i].algo);
+        free((char *)d->run[i].platform);
+        free((char *)d->run[i].level);
+    }
+    free(d->run);
+    memset(d, 0, sizeof *d);
 }
 
-/* records run p (its summary s, or NULL) and returns the fastest dense
- * training iteration of its setting so far (0: none yet) */
-static double dense_reference(dense_best *d, const sp_plan *p, const cJSON *s)
+/* keeps r when it is a dense run with training iterations; out of memory,
+ * it is left out (that speedup is then missing, the sweep goes on) */
+static void dense_note(dense_rows *d, const sp_speedup_run *r)
 {
-    sp_plan q = *p;
-    snprintf(q.algo, sizeof q.algo, "-");
-    char key[1200];
-    plan_key(&q, key, sizeof key);
-    int at = -1;
-    for (int i = 0; i < d->count && at < 0; i++)
-        if (!strcmp(d->keys[i], key))
-            at = i;
-    const sp_algorithm *a = sp_algorithm_find(p->algo);
-    double it = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1;
-    if (a && a->cls == SP_ALGO_DENSE && it > 0) {
-        if (at < 0) {
-            char **k = realloc(d->keys, (size_t)(d->count + 1) * sizeof *k);
-            if (k)
-                d->keys = k;
-            double *b = realloc(d->best, (size_t)(d->count + 1) * sizeof *b);
-            if (b)
-                d->best = b;
-            char *copy = strdup(key);
-            if (!k || !b || !copy) { /* out of memory: no speedup column, the sweep goes on */
-                free(copy);
-                return 0;
-            }
-            at = d->count++;
-            d->keys[at] = copy;
-            d->best[at] = it;
-        } else if (it < d->best[at]) {
-            d->best[at] = it;
-        }
+    if (!(r->iter > 0) || !sp_speedup_is_dense(r->algo))
+        return;
+    sp_speedup_run *nr = realloc(d->run, (size_t)(d->count + 1) * sizeof *nr);
+    if (!nr)
+        return;
+    d->run = nr;
+    sp_speedup_run c = *r;
+    c.algo = strdup(r->algo);
+    c.platform = strdup(r->platform);
+    c.level = strdup(r->level);
+    if (!c.algo || !c.platform || !c.level) {
+        free((char *)c.algo);
+        free((char *)c.platform);
+        free((char *)c.level);
+        return;
     }
-    return at < 0 ? 0 : d->best[at];
+    d->run[d->count++] = c;
+}
+
+/* a kept row of an earlier sweep, for the speedups of the rows after it */
+static void dense_note_row(dense_rows *d, const sp_csv_rec *r)
+{
+    char lv[200], *e;
+    const char *it = r->f[SP_SC_ITERATION];
+    if (!it[0])
+        return;
+    sp_speedup_level(r->f[SP_SC_DISTURBANCE], r->f[SP_SC_LEVEL], lv, sizeof lv);
+    sp_speedup_run run = {.algo = r->f[SP_SC_ALGO], .ranks = atoi(r->f[SP_SC_RANKS]),
+                          .n = strtod(r->f[SP_SC_N], NULL), .k = strtod(r->f[SP_SC_K], NULL),
+                          .platform = r->f[SP_SC_PLATFORM], .level = lv, .iter = strtod(it, &e)};
+    if (!*e)
+        dense_note(d, &run);
+}
+
+/* records the run of plan p (its summary s, or NULL) among the rows so far
+ * and returns its speedup over dense (0: none) */
+static double dense_speedup(dense_rows *d, const sp_plan *p, const cJSON *s)
+{
+    char lv[64], level[200];
+    sp_speedup_level(disturb_axis, level_of(p, lv, sizeof lv), level, sizeof level);
+    sp_speedup_run r = {.algo = p->algo, .ranks = p->ranks, .n = (double)p->n,
+                        .k = s ? sp_json_num(s, SPK_K, NULL) : floor((double)p->n * p->density),
+                        .platform = p->platform, .level = level,
+                        .iter = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1};
+    dense_note(d, &r);
+    return sp_speedup_vs_dense(d->run, d->count, &r, NULL);
 }
 
 /* ---- which sweep, which run ------------------------------------------------
@@ -419,6 +430,7 @@ typedef struct {
     int exists;  /* 0 no file (or an empty one), 1 a sweep CSV of this version */
     int repair;  /* the file must be rewritten: a cut row, failed rows to replace, a link */
     char *kept;  /* repair: the text to write instead (header and kept rows) */
+    dense_rows dense; /* the dense rows it holds, for the speedups of the rows after them */
 } previous;
 
 static void previous_free(previous *pv)
@@ -427,15 +439,8 @@ static void previous_free(previous *pv)
         free(pv->done[d]);
     free(pv->done);
     free(pv->kept);
+    dense_free(&pv->dense);
     memset(pv, 0, sizeof *pv);
-}
-
-static int column(const csv_rec *h, const char *name)
-{
-    for (int i = 0; i < h->n; i++)
-        if (!strcmp(h->f[i], name))
-            return i;
-    return -1;
 }
 
 /* reads an existing sweep CSV: the finished runs, and what a repair keeps.
@@ -465,7 +470,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
     }
     int rc = 0;
     const char *pos = text, *end = text + len;
-    csv_rec h, r;
+    sp_csv_rec h, r;
     size_t kcap = len + 2;
     pv->kept = malloc(kcap);
     if (!pv->kept) {
@@ -473,43 +478,47 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
         snprintf(err, errlen, "out of memory reading %s", path);
         return 1;
     }
-    size_t kw = 0;
-    char hdr[sizeof SWEEP_HEADER + 8];
-    int hr = next_record(&pos, end, &h);
-    snprintf(hdr, sizeof hdr, "%.*s", hr == 1 ? (int)(h.end - h.start) : 0, hr == 1 ? h.start : "");
-    hdr[strcspn(hdr, "\r")] = '\0';
-    if (hr != 1 || strcmp(hdr, SWEEP_HEADER) != 0) {
+    size_t kw = 0, hl = strlen(SP_SWEEP_HEADER);
+    int hr = sp_csv_next(&pos, end, &h);
+    /* the header line up to a CR, exactly this version's */
+    size_t got = hr == 1 ? (size_t)(h.end - h.start) : 0;
+    const char *cr = hr == 1 ? memchr(h.start, '\r', got) : NULL;
+    if (cr)
+        got = (size_t)(cr - h.start);
+    if (hr != 1 || got != hl || memcmp(h.start, SP_SWEEP_HEADER, hl) != 0) {
         if (hr == 1)
-            rec_free(&h);
+            sp_csv_free(&h);
         free(text);
         snprintf(err, errlen,
                  "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
                  path);
         return 2;
     }
-    memcpy(pv->kept + kw, SWEEP_HEADER "\n", sizeof SWEEP_HEADER);
-    kw += sizeof SWEEP_HEADER;
+    memcpy(pv->kept + kw, SP_SWEEP_HEADER, hl);
+    kw += hl;
+    pv->kept[kw++] = '\n';
     pv->exists = 1;
     if (!h.complete)
         pv->repair = 1;
-    int c_set = column(&h, "settings"), c_status = column(&h, "status"), c_level = column(&h, "level"), nf = h.n;
-    int c_id = column(&h, "sweep_id"), c_index = column(&h, "run_index"), c_runs = column(&h, "runs");
+    /* the header is the column table's: every column is at its place */
+    const int c_set = SP_SC_SETTINGS, c_status = SP_SC_STATUS, c_level = SP_SC_LEVEL, nf = h.n;
+    const int c_id = SP_SC_SWEEP_ID, c_index = SP_SC_RUN_INDEX, c_runs = SP_SC_RUNS;
     int line = 1; /* of the record read last */
     const char *counted = text;
     for (;;) {
-        int got_rec = next_record(&pos, end, &r);
+        int got_rec = sp_csv_next(&pos, end, &r);
         if (got_rec == 0)
             break;
         for (; got_rec == 1 && counted < r.start; counted++)
             line += *counted == '\n';
         if (got_rec < 0 || !r.complete) { /* the last row, cut short: dropped */
             if (got_rec == 1)
-                rec_free(&r);
+                sp_csv_free(&r);
             pv->repair = 1;
             break;
         }
         if (r.n == 1 && !r.f[0][0]) { /* an empty line */
-            rec_free(&r);
+            sp_csv_free(&r);
             pv->repair = 1;
             continue;
         }
@@ -517,7 +526,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             snprintf(err, errlen, "%s:%d: a row of %d fields, the header has %d; remove or fix it, or choose another "
                                   "--out",
                      path, line, r.n, nf);
-            rec_free(&r);
+            sp_csv_free(&r);
             rc = 2;
             break;
         }
@@ -527,12 +536,13 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             snprintf(err, errlen,
                      "%s was made with other settings (%s); resume with the same options, or choose another --out",
                      path, d);
-            rec_free(&r);
+            sp_csv_free(&r);
             rc = 2;
             break;
         }
         char key[1200];
-        run_key(r.f[0], r.f[1], r.f[2], r.f[3], r.f[5], r.f[c_level], key, sizeof key);
+        run_key(r.f[SP_SC_ALGO], r.f[SP_SC_RANKS], r.f[SP_SC_N], r.f[SP_SC_DENSITY], r.f[SP_SC_PLATFORM], r.f[c_level],
+                key, sizeof key);
         int ok = !strcmp(r.f[c_status], "ok"), planned = 0;
         for (int i = 0; i < np && !ok && !planned; i++) {
             char pk[1200];
@@ -541,7 +551,7 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
         }
         if (planned) { /* a failed run that runs again: its new row replaces this one */
             pv->repair = 1;
-            rec_free(&r);
+            sp_csv_free(&r);
             continue;
         }
         if (ok) {
@@ -549,12 +559,13 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             if (!nd || !(nd[pv->ndone] = strdup(key))) {
                 pv->done = nd ? nd : pv->done;
                 snprintf(err, errlen, "out of memory reading %s", path);
-                rec_free(&r);
+                sp_csv_free(&r);
                 rc = 1;
                 break;
             }
             pv->done = nd;
             pv->ndone++;
+            dense_note_row(&pv->dense, &r);
         }
         /* a row of a sweep that this one extends or narrows: it takes this
          * sweep's name and its run's place in it (a row of no run of this
@@ -572,44 +583,35 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             (strcmp(r.f[c_id], ident.id) || strcmp(r.f[c_index], at) || strcmp(r.f[c_runs], runs))) {
             const char *nv[3] = {ident.id, at, runs};
             int cols[3] = {c_id, c_index, c_runs};
-            size_t need = (size_t)(pos - r.start) * 2 + 256;
-            char *nk = kw + need + 2 > kcap ? realloc(pv->kept, kcap = kw + need + 2 + len) : pv->kept;
-            if (!nk) {
-                snprintf(err, errlen, "out of memory reading %s", path);
-                rec_free(&r);
-                rc = 1;
-                break;
-            }
-            pv->kept = nk;
+            sp_csv_row nr = {0};
             for (int f = 0; f < r.n; f++) {
                 const char *v = r.f[f];
                 for (int c = 0; c < 3; c++)
                     v = f == cols[c] ? nv[c] : v;
-                size_t fl = strlen(v) * 2 + 4;
-                char *q = malloc(fl);
-                if (q && kw + fl + 2 > kcap && (nk = realloc(pv->kept, kcap = kw + fl + 2 + len)))
-                    pv->kept = nk;
-                if (!q || kw + fl + 2 > kcap) {
-                    free(q);
-                    snprintf(err, errlen, "out of memory reading %s", path);
-                    rc = 1;
-                    break;
-                }
-                kw += (size_t)sprintf(pv->kept + kw, "%s%s", f ? "," : "", sp_opts_csv_field(v, q, fl));
-                free(q);
+                sp_csv_row_text(&nr, v);
             }
+            char *nk = nr.oom || kw + nr.len + 2 <= kcap ? pv->kept : realloc(pv->kept, kcap = kw + nr.len + 2 + len);
+            if (nr.oom || !nk) {
+                sp_csv_row_free(&nr);
+                snprintf(err, errlen, "out of memory reading %s", path);
+                sp_csv_free(&r);
+                rc = 1;
+                break;
+            }
+            pv->kept = nk;
+            memcpy(pv->kept + kw, nr.text, nr.len);
+            kw += nr.len;
+            sp_csv_row_free(&nr);
             pv->kept[kw++] = '\n';
             pv->repair = 1;
-            rec_free(&r);
-            if (rc)
-                break;
+            sp_csv_free(&r);
             continue;
         }
         if (kw + (size_t)(pos - r.start) + 1 > kcap) {
             char *nk = realloc(pv->kept, kcap = kw + (size_t)(pos - r.start) + 1 + len);
             if (!nk) {
                 snprintf(err, errlen, "out of memory reading %s", path);
-                rec_free(&r);
+                sp_csv_free(&r);
                 rc = 1;
                 break;
             }
@@ -617,10 +619,10 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
         }
         memcpy(pv->kept + kw, r.start, (size_t)(pos - r.start));
         kw += (size_t)(pos - r.start);
-        rec_free(&r);
+        sp_csv_free(&r);
     }
     pv->kept[kw] = '\0';
-    rec_free(&h);
+    sp_csv_free(&h);
     free(text);
     return rc;
 }
@@ -653,67 +655,86 @@ static void phase_times(const cJSON *s, char *out, size_t n)
     }
 }
 
-/* one row as text (at most n bytes; the settings field may be long) */
-static void format_row(char *out, size_t n, const sp_plan *p, const char *settings, cJSON *s, const char *status,
-                       double wall, double rss, double dense_iter)
+/* one row as text, its newline included, each column as the column table
+ * (traces/sweep_columns.h) writes it; speedup: over dense (0: none).  0, or
+ * -1 when memory runs out. */
+static int format_row(sp_csv_row *row, const sp_plan *p, const char *settings, cJSON *s, const char *status,
+                      double wall, double rss, double speedup)
 {
-    char phases[2048] = "", f_algo[200], f_plat[2100], f_dev[2100], f_pay[64], f_form[300], f_set[8300], f_ph[4200];
+    struct {
+        int set;          /* 0: an empty field */
+        double num;       /* a number column's value */
+        const char *text; /* a text column's */
+    } c[SP_SC_COUNT];
+    memset(c, 0, sizeof c);
+#define NUM(id, v) (c[SP_SC_##id].set = 1, c[SP_SC_##id].num = (v))
+#define TEXT(id, v) (c[SP_SC_##id].set = 1, c[SP_SC_##id].text = (v))
+    char phases[2048] = "", lv[64];
     if (s)
         phase_times(s, phases, sizeof phases);
-    size_t w = (size_t)snprintf(out, n, "%s,%d,%llu,%.10g,%.0f,%s,%s,%s,%d,%s,", sp_opts_csv_field(p->algo, f_algo, sizeof f_algo),
-                                p->ranks, (unsigned long long)p->n, p->density,
-                                s ? sp_json_num(s, SPK_K, NULL) : floor((double)p->n * p->density),
-                                sp_opts_csv_field(p->platform, f_plat, sizeof f_plat), p->network,
-                                sp_opts_csv_field(p->device, f_dev, sizeof f_dev), p->iters,
-                                sp_opts_csv_field(s ? sp_json_str(s, SPK_CONFIG, SPK_CFG_PAYLOAD) : "-", f_pay,
-                                                  sizeof f_pay));
-    if (w >= n)
-        return;
-    if (s)
-        w += (size_t)snprintf(out + w, n - w, "%.9g,%.9g,%.0f,%.0f,%.0f,%.0f,%.0f,%s,%.0f,%.6g,%.0f,%.9g,%.0f,",
-                              sp_json_num(s, SPK_TIME_PER_ITER, SPK_MEAN), sp_json_num(s, SPK_TIME_PER_ITER, SPK_MAX),
-                              sp_json_num(s, SPK_RANKS, SPK_SENT_MEAN), sp_json_num(s, SPK_RANKS, SPK_SENT_MAX_R),
-                              sp_json_num(s, SPK_RANKS, SPK_RECV_MEAN), sp_json_num(s, SPK_RANKS, SPK_RECV_MAX_R),
-                              sp_json_num(s, SPK_VOLUME, SPK_VOL_MAX),
-                              sp_opts_csv_field(sp_json_str(s, SPK_BOUND, SPK_FORMULA), f_form, sizeof f_form),
-                              sp_json_num(s, SPK_BOUND, SPK_BYTES_KEY), sp_json_num(s, SPK_BOUND, SPK_RATIO),
-                              sp_json_num(s, SPK_BOUND, SPK_LOWER_BYTES), sp_json_num(s, SPK_PREDICTION, SPK_TIME),
-                              sp_json_num(s, SPK_MESSAGES, NULL));
-    else
-        w += (size_t)snprintf(out + w, n - w, ",,,,,,,,,,,,,");
-    if (w >= n)
-        return;
+    TEXT(ALGO, p->algo);
+    NUM(RANKS, p->ranks);
+    NUM(N, (double)p->n);
+    NUM(DENSITY, p->density);
+    NUM(K, s ? sp_json_num(s, SPK_K, NULL) : floor((double)p->n * p->density));
+    TEXT(PLATFORM, p->platform);
+    TEXT(NETWORK, p->network);
+    TEXT(DEVICE, p->device);
+    NUM(ITERS, p->iters);
+    TEXT(PAYLOAD, s ? sp_json_str(s, SPK_CONFIG, SPK_CFG_PAYLOAD) : "-");
+    if (s) {
+        NUM(TIME_MEAN, sp_json_num(s, SPK_TIME_PER_ITER, SPK_MEAN));
+        NUM(TIME_MAX, sp_json_num(s, SPK_TIME_PER_ITER, SPK_MAX));
+        NUM(SENT_MEAN, sp_json_num(s, SPK_RANKS, SPK_SENT_MEAN));
+        NUM(SENT_MAX, sp_json_num(s, SPK_RANKS, SPK_SENT_MAX_R));
+        NUM(RECV_MEAN, sp_json_num(s, SPK_RANKS, SPK_RECV_MEAN));
+        NUM(RECV_MAX, sp_json_num(s, SPK_RANKS, SPK_RECV_MAX_R));
+        NUM(VOLUME, sp_json_num(s, SPK_VOLUME, SPK_VOL_MAX));
+        TEXT(BOUND_FORMULA, sp_json_str(s, SPK_BOUND, SPK_FORMULA));
+        NUM(BOUND_BYTES, sp_json_num(s, SPK_BOUND, SPK_BYTES_KEY));
+        NUM(BOUND_RATIO, sp_json_num(s, SPK_BOUND, SPK_RATIO));
+        NUM(LOWER_BYTES, sp_json_num(s, SPK_BOUND, SPK_LOWER_BYTES));
+        NUM(PREDICTED, sp_json_num(s, SPK_PREDICTION, SPK_TIME));
+        NUM(MESSAGES, sp_json_num(s, SPK_MESSAGES, NULL));
+    }
     /* the disturbance axis: its option, the level, and the slowdown against
      * the same run undisturbed (when the run measured one) */
-    char lv[64];
+    TEXT(DISTURBANCE, disturb_axis);
+    TEXT(LEVEL, level_of(p, lv, sizeof lv));
     double slow = s ? sp_json_num(s, SPK_DISTURBANCE, SPK_D_SLOWDOWN) : -1;
-    w += (size_t)snprintf(out + w, n - w, "%s,%s,", disturb_axis, level_of(p, lv, sizeof lv));
-    if (w < n && slow > 0)
-        w += (size_t)snprintf(out + w, n - w, "%.6g", slow);
-    if (w < n)
-        w += (size_t)snprintf(out + w, n - w, ",");
+    if (slow > 0)
+        NUM(SLOWDOWN, slow);
     /* a whole training iteration (sim/driver/training.h), and its speedup
-     * over the fastest dense allreduce of the same setting this sweep has
-     * run so far (analyze compares over the whole CSV) */
+     * over dense (analysis/speedup.h) */
     double it = s ? sp_json_num(s, SPK_TRAINING, SPK_TR_ITER) : -1;
-    if (w < n && it > 0)
-        w += (size_t)snprintf(out + w, n - w, "%.9g,%.9g,", it, sp_json_num(s, SPK_TRAINING, SPK_TR_SAMPLES));
-    else if (w < n)
-        w += (size_t)snprintf(out + w, n - w, ",,");
-    if (w < n && it > 0 && dense_iter > 0)
-        w += (size_t)snprintf(out + w, n - w, "%.6f", dense_iter / it);
-    if (w < n)
-        w += (size_t)snprintf(out + w, n - w, ",");
-    if (w >= n)
-        return;
-    w += (size_t)snprintf(out + w, n - w, "%s,%s,%d,%d,%.3f,", sp_opts_csv_field(settings, f_set, sizeof f_set),
-                          ident.id, (int)(p - ident.plans), ident.runs, wall);
-    if (w >= n)
-        return;
+    if (it > 0) {
+        NUM(ITERATION, it);
+        NUM(SAMPLES, sp_json_num(s, SPK_TRAINING, SPK_TR_SAMPLES));
+    }
+    if (speedup > 0)
+        NUM(SPEEDUP, speedup);
+    TEXT(SETTINGS, settings);
+    TEXT(SWEEP_ID, ident.id);
+    NUM(RUN_INDEX, (double)(p - ident.plans));
+    NUM(RUNS, ident.runs);
+    NUM(WALL, wall);
     if (rss >= 0)
-        w += (size_t)snprintf(out + w, n - w, "%.0f", rss);
-    if (w < n)
-        snprintf(out + w, n - w, ",%s,%s\n", status, sp_opts_csv_field(phases, f_ph, sizeof f_ph));
+        NUM(PEAK_RSS, rss);
+    TEXT(STATUS, status);
+    TEXT(PHASE_TIMES, phases);
+#undef NUM
+#undef TEXT
+    for (int i = 0; i < SP_SC_COUNT; i++) {
+        const sp_sweep_column *col = &sp_sweep_columns[i];
+        if (!c[i].set)
+            sp_csv_row_empty(row);
+        else if (col->type == SP_SC_TEXT)
+            sp_csv_row_text(row, c[i].text);
+        else
+            sp_csv_row_num(row, col->format, c[i].num);
+    }
+    sp_csv_row_end(row);
+    return row->oom ? -1 : 0;
 }
 
 /* appends text to the CSV whole, and to the disk; on a failure (a full
@@ -962,25 +983,17 @@ int sp_cmd_sweep(int argc, char **argv)
     sp_opts_defaults(&sweep_table, &o);
     sp_plan base;
     sp_plan_defaults(&base);
-    char err[2400] = "", tmpl[1100] = "", settings[8192] = "";
+    char err[2400] = "", tmpl[1100] = "", settings[8192] = "", header[1024];
     int help, np = 0, status = 2, fd = -1;
     sp_plan *plans = NULL;
     sp_pool *pool = NULL;
     int shard_i = 0, shard_n = 0;
     previous pv;
     memset(&pv, 0, sizeof pv);
-    dense_best dense = {NULL, NULL, 0};
-    size_t rowcap = 24000;
-    char *row = malloc(rowcap);
-    if (!row) {
-        sp_opts_print_error("out of memory");
-        return 1;
-    }
     if (parse_sweep(argc, argv, &o, &base, &help, err, sizeof err) != 0)
         goto out;
     if (help) {
         sweep_help();
-        free(row);
         return 0;
     }
     base.iters = o.iters;
@@ -1023,7 +1036,8 @@ int sp_cmd_sweep(int argc, char **argv)
     /* a new CSV, or one repaired, appears whole (a link at the path is
      * replaced); rows are then appended one by one */
     status = 1;
-    if ((!pv.exists || pv.repair) && write_whole(o.out, pv.exists ? pv.kept : SWEEP_HEADER "\n", err, sizeof err) != 0)
+    snprintf(header, sizeof header, "%s\n", SP_SWEEP_HEADER);
+    if ((!pv.exists || pv.repair) && write_whole(o.out, pv.exists ? pv.kept : header, err, sizeof err) != 0)
         goto out;
     if ((fd = open(o.out, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
@@ -1083,13 +1097,22 @@ int sp_cmd_sweep(int argc, char **argv)
         cJSON *s = rc == 0 ? sp_cli_read_summary(p) : NULL;
         if (rc == 0 && !s)
             rc = 1;
-        double dense_iter = dense_reference(&dense, p, s);
-        format_row(row, rowcap, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", wall, rss,
-                   dense_iter);
+        double speedup = dense_speedup(&pv.dense, p, s);
+        sp_csv_row row = {0};
+        int formed = format_row(&row, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", wall,
+                                rss, speedup);
         cJSON_Delete(s);
         if (!o.keep[0])
             sp_cli_remove_run_dir(p->out);
-        if (append_whole(fd, o.out, row, err, sizeof err) != 0) {
+        if (formed != 0) {
+            sp_csv_row_free(&row);
+            snprintf(err, sizeof err, "out of memory; the sweep stops (its finished rows are kept: --resume continues)");
+            status = 1;
+            goto out;
+        }
+        int wrote = append_whole(fd, o.out, row.text, err, sizeof err);
+        sp_csv_row_free(&row);
+        if (wrote != 0) {
             status = 1;
             goto out;
         }
@@ -1124,8 +1147,6 @@ out:
     if (tmpl[0])
         rmdir(tmpl);
     previous_free(&pv);
-    dense_free(&dense);
     free(plans);
-    free(row);
     return status;
 }

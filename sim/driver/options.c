@@ -25,26 +25,6 @@ const char *sp_opts_printable(const char *text, char *out, size_t n)
     return out;
 }
 
-const char *sp_opts_csv_field(const char *text, char *out, size_t n)
-{
-    if (!n)
-        return out;
-    if (!strpbrk(text, ",\"\r\n")) {
-        snprintf(out, n, "%s", text);
-        return out;
-    }
-    size_t w = 0;
-    out[w++] = '"';
-    for (const char *s = text; *s && w + 3 < n; s++) {
-        if (*s == '"')
-            out[w++] = '"';
-        out[w++] = *s;
-    }
-    out[w++] = '"';
-    out[w < n ? w : n - 1] = '\0';
-    return out;
-}
-
 void sp_opts_print_error(const char *msg)
 {
     size_t n = 4 * strlen(msg) + 1;

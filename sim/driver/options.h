@@ -101,11 +101,6 @@ struct cJSON *sp_opts_read_config(const char *path, char *err, size_t errlen);
  * (\xNN), so that a value echoed in a message stays on one line. */
 const char *sp_opts_printable(const char *text, char *out, size_t n);
 
-/* `text` as one CSV field (RFC 4180): quoted, with quotes doubled, when it
- * holds a comma, a quote or a line break; as it is otherwise.  Outputs echo
- * option values (platform and device files) that may hold any of these. */
-const char *sp_opts_csv_field(const char *text, char *out, size_t n);
-
 /* Prints "sparsim: MSG" on stderr as exactly one line: control characters
  * in msg (a newline from a library's message, a value echoed as given)
  * escaped as sp_opts_printable does. */
