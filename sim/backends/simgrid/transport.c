@@ -30,8 +30,8 @@
  *    per rank, on its host) wake it then: the postman puts a 0-byte bell
  *    into the rank's mailbox, which completes one of its gets.
  */
-#include "backend.h"
-#include "disturb.h"
+#include "sim/shim/backend.h"
+#include "sim/shim/disturb.h"
 #include "topologies/platform.h"
 
 #include <simgrid/actor.h>

@@ -26,7 +26,7 @@
  * learn at one point is agreed there; a rank that fails where the others
  * would wait for it ends the job itself; every wait is watched.
  */
-#include "backend.h"
+#include "sim/shim/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
