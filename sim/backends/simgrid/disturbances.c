@@ -77,26 +77,19 @@ static const char *class_prefix(const char *cls)
     return NULL;
 }
 
-/* Degrades the links the disturbance names.  0, or 2 with a message (no such
- * links), or 1 (no memory). */
-static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t errlen)
+/* The full-duplex names of the links the disturbance names (a rank's NIC,
+ * every rank's, a class or a link's name, all) into bases[*nb...]; -1 when
+ * memory runs out (the names so far are in bases[0..*nb), to be freed). */
+static int target_links(const sp_disturb_opts *o, sg_link_t *all, size_t nl, char **bases, int *nb)
 {
-    const sp_disturb_opts *o = sp_disturb_options(sh->disturb);
-    sp_report_disturb *out = sh->rep->disturb;
-    size_t nl = sg_link_count();
-    sg_link_t *all = sg_link_list();
-    char **bases = calloc(nl + (size_t)spg_ranks.P + 1, sizeof *bases);
-    int nb = 0, rc = 1;
-    if (!all || !bases)
-        goto done;
     char b[300];
     if (o->degrade_nic >= 0) {
-        if (nic_of(o->degrade_nic, b, sizeof b) == 0 && !(bases[nb++] = strdup(b)))
-            goto done;
+        if (nic_of(o->degrade_nic, b, sizeof b) == 0 && !(bases[(*nb)++] = strdup(b)))
+            return -1;
     } else if (!strcmp(o->degrade_links, "nic")) {
         for (int r = 0; r < spg_ranks.P; r++)
-            if (nic_of(r, b, sizeof b) == 0 && !(bases[nb++] = strdup(b)))
-                goto done;
+            if (nic_of(r, b, sizeof b) == 0 && !(bases[(*nb)++] = strdup(b)))
+                return -1;
     } else {
         const char *pre = class_prefix(o->degrade_links);
         int every = !strcmp(o->degrade_links, "all");
@@ -107,12 +100,17 @@ static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t er
             if (!strncmp(name, "__", 2) || (!every && strncmp(name, pre, strlen(pre)) != 0))
                 continue;
             link_base(name, b, sizeof b);
-            if (!(bases[nb++] = strdup(b)))
-                goto done;
+            if (!(bases[(*nb)++] = strdup(b)))
+                return -1;
         }
     }
-    /* one entry per full-duplex link, in name order (the draw is then the
-     * same whatever order SimGrid lists them in) */
+    return 0;
+}
+
+/* one entry per full-duplex link, in name order (the draw is then the same
+ * whatever order SimGrid lists them in); how many */
+static int unique_in_order(char **bases, int nb)
+{
     qsort(bases, (size_t)nb, sizeof *bases, cmp_str);
     int w = 0;
     for (int i = 0; i < nb; i++) {
@@ -122,50 +120,61 @@ static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t er
         }
         bases[w++] = bases[i];
     }
-    nb = w;
-    if (nb == 0) {
-        char cls[200] = "";
-        static const char *const names[] = {"green", "black", "blue"};
-        for (int i = 0; i < 3; i++)
-            for (size_t j = 0; j < nl; j++)
-                if (!strncmp(sg_link_get_name(all[j]), class_prefix(names[i]), strlen(class_prefix(names[i])))) {
-                    strncat(cls, ", ", sizeof cls - strlen(cls) - 1);
-                    strncat(cls, names[i], sizeof cls - strlen(cls) - 1);
-                    break;
-                }
-        char shown[120];
-        size_t k = 0;
-        for (const char *t = o->degrade_links; *t && k + 5 < sizeof shown; t++)
-            k += (unsigned char)*t < 0x20 ? (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", *t)
-                                          : (size_t)snprintf(shown + k, sizeof shown - k, "%c", *t);
-        if (o->degrade_nic >= 0)
-            snprintf(err, errlen, "--degrade-nic %d: rank %d's host has no link to the others on %s", o->degrade_nic,
-                     o->degrade_nic, platform);
-        else
-            snprintf(err, errlen,
-                     "--degrade-links: no link class or link '%s' on %s at P = %d (classes there: nic%s, all; or a "
-                     "link's name)",
-                     shown, platform, spg_ranks.P, cls);
-        rc = 2;
-        goto done;
-    }
-    int want = nb;
+    return w;
+}
+
+/* no link matched: the line says which classes this platform has */
+static void explain_no_links(const sp_disturb_opts *o, sg_link_t *all, size_t nl, const char *platform, char *err,
+                             size_t errlen)
+{
+    char cls[200] = "";
+    static const char *const names[] = {"green", "black", "blue"};
+    for (int i = 0; i < 3; i++)
+        for (size_t j = 0; j < nl; j++)
+            if (!strncmp(sg_link_get_name(all[j]), class_prefix(names[i]), strlen(class_prefix(names[i])))) {
+                strncat(cls, ", ", sizeof cls - strlen(cls) - 1);
+                strncat(cls, names[i], sizeof cls - strlen(cls) - 1);
+                break;
+            }
+    char shown[120];
+    size_t k = 0;
+    for (const char *t = o->degrade_links; *t && k + 5 < sizeof shown; t++)
+        k += (unsigned char)*t < 0x20 ? (size_t)snprintf(shown + k, sizeof shown - k, "\\x%02x", *t)
+                                      : (size_t)snprintf(shown + k, sizeof shown - k, "%c", *t);
+    if (o->degrade_nic >= 0)
+        snprintf(err, errlen, "--degrade-nic %d: rank %d's host has no link to the others on %s", o->degrade_nic,
+                 o->degrade_nic, platform);
+    else
+        snprintf(err, errlen,
+                 "--degrade-links: no link class or link '%s' on %s at P = %d (classes there: nic%s, all; or a "
+                 "link's name)",
+                 shown, platform, spg_ranks.P, cls);
+}
+
+/* how many of the nb links to degrade (--degrade-count, --degrade-fraction);
+ * -1 with a message when the count is more than there are */
+static int how_many(const sp_disturb_opts *o, int nb, const char *platform, char *err, size_t errlen)
+{
     if (o->degrade_count > 0) {
         if (o->degrade_count > nb) {
             snprintf(err, errlen, "--degrade-count %d: '%s' has %d link%s on %s at P = %d", o->degrade_count,
                      o->degrade_links, nb, nb == 1 ? "" : "s", platform, spg_ranks.P);
-            rc = 2;
-            goto done;
+            return -1;
         }
-        want = o->degrade_count;
-    } else if (o->degrade_fraction < 1.0) {
-        want = (int)floor(o->degrade_fraction * nb + 0.5);
-        if (want < 1)
-            want = 1;
+        return o->degrade_count;
     }
-    /* a partial shuffle keyed by the seed picks `want` of them */
+    if (o->degrade_fraction < 1.0) {
+        int want = (int)floor(o->degrade_fraction * nb + 0.5);
+        return want < 1 ? 1 : want;
+    }
+    return nb;
+}
+
+/* a partial shuffle keyed by the seed puts `want` of them first, in name order */
+static void pick_links(const sp_disturb *d, char **bases, int nb, int want)
+{
     for (int j = 0; j < want; j++) {
-        int pick = j + (int)(sp_disturb_uniform(sp_disturb_seed(sh->disturb), ST_LINKS, (uint64_t)j, 0) * (nb - j));
+        int pick = j + (int)(sp_disturb_uniform(sp_disturb_seed(d), ST_LINKS, (uint64_t)j, 0) * (nb - j));
         if (pick >= nb)
             pick = nb - 1;
         char *t = bases[j];
@@ -173,16 +182,48 @@ static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t er
         bases[pick] = t;
     }
     qsort(bases, (size_t)want, sizeof *bases, cmp_str);
+}
+
+/* both halves of each picked link, slowed as the options say */
+static void slow_links(const sp_disturb_opts *o, sg_link_t *all, size_t nl, char **picked, int want)
+{
     for (size_t i = 0; i < nl; i++) {
         char base[300];
         link_base(sg_link_get_name(all[i]), base, sizeof base);
-        if (!bsearch(&(const char *){base}, bases, (size_t)want, sizeof *bases, cmp_str))
+        if (!bsearch(&(const char *){base}, picked, (size_t)want, sizeof *picked, cmp_str))
             continue;
         if (o->degrade_bw != 1.0)
             sg_link_set_bandwidth(all[i], sg_link_get_bandwidth(all[i]) * o->degrade_bw);
         if (o->degrade_latency > 0)
             sg_link_set_latency(all[i], sg_link_get_latency(all[i]) + o->degrade_latency);
     }
+}
+
+/* Degrades the links the disturbance names.  0, or 2 with a message (no such
+ * links), or 1 (no memory). */
+static int degrade_links(sp_shim *sh, const char *platform, char *err, size_t errlen)
+{
+    const sp_disturb_opts *o = sp_disturb_options(sh->disturb);
+    sp_report_disturb *out = sh->rep->disturb;
+    size_t nl = sg_link_count();
+    sg_link_t *all = sg_link_list();
+    char **bases = calloc(nl + (size_t)spg_ranks.P + 1, sizeof *bases);
+    int nb = 0, rc = 1;
+    if (!all || !bases || target_links(o, all, nl, bases, &nb) != 0)
+        goto done;
+    nb = unique_in_order(bases, nb);
+    if (nb == 0) {
+        explain_no_links(o, all, nl, platform, err, errlen);
+        rc = 2;
+        goto done;
+    }
+    int want = how_many(o, nb, platform, err, errlen);
+    if (want < 0) {
+        rc = 2;
+        goto done;
+    }
+    pick_links(sh->disturb, bases, nb, want);
+    slow_links(o, all, nl, bases, want);
     out->links_degraded = want;
     out->links_in_target = nb;
     for (int j = 0; j < want && j < SP_REPORT_NAMED; j++)
