@@ -2,6 +2,7 @@
  * Follows the split-and-reduce schedule of Li & Hoefler, PPoPP 2022 (Sec. 3.1),
  * which TopkDSA's reduce-scatter shares in the Ok-Topk authors' code. */
 #include "rotation.h"
+#include "sim/shim/workload.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* sparse_set.c - selections of a rank's data (sparse_set.h): real vectors
  * and the selection kernels in exact mode, the shim's model otherwise. */
 #include "sparse_set.h"
+#include "sim/shim/workload.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -13,6 +13,7 @@
 
 #include "algorithm.h"
 #include "select.h"
+#include "sim/shim/workload.h"
 
 typedef struct {
     uint64_t count;

@@ -28,7 +28,8 @@ flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
 # (undefined behaviour is recoverable at build time so that a run can
 # suppress a known case, regressions/open/ubsan.supp; the runners set
 # halt_on_error=1, so that any other one ends the run as a crash)
-# every source that needs neither SimGrid nor MPI; the commands' own files
+# every source that needs neither SimGrid nor MPI (the backends, under
+# sim/backends/, are not listed: a stub stands in); the commands' own files
 # that hold a reader are included by their harness (to reach its static
 # functions), those with main() are left out
 cd "$root"
@@ -36,7 +37,6 @@ srcs=()
 for s in algorithms/*.c traces/*.c analysis/*.c topologies/*.c sim/shim/*.c sim/driver/*.c sim/workload/*.c \
          sim/commands/*.c; do
     case "$s" in
-    sim/shim/simgrid.c | sim/shim/mpi.c) ;;                             # the backends: a stub stands in
     sim/commands/main.c | sim/commands/main_mpi.c | sim/commands/calibrate.c) ;; # main(), MPI
     sim/commands/sweep.c) ;;                                            # included by its harness
     *) srcs+=("$s") ;;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The house rules, checked on every source file.
 
-1. Nothing under algorithms/ includes a SimGrid or MPI header: algorithms see
-   the shim header (sim/shim/shim.h) and their own headers, nothing else.
+1. Nothing under algorithms/ or sim/shim/ includes a SimGrid or MPI header:
+   those live in the backends' rooms (sim/backends/NAME).  Algorithms see the
+   shim's two headers (sim/shim/shim.h, and sim/shim/workload.h for the
+   workload questions) and their own headers, nothing else.
 2. Rooms depend downward only: each folder includes files of the folders it
    may use (the table below, which docs/architecture.md states in words),
    and that table has no cycle.
@@ -24,14 +26,18 @@ MAY_USE = {
     "topologies": {"traces"},
     "analysis": {"traces", "algorithms"},
     "sim/shim": {"traces", "topologies"},
+    "sim/backends/simgrid": {"sim/shim", "traces", "topologies"},
+    "sim/backends/mpi": {"sim/shim", "traces", "topologies"},
     "algorithms": {"sim/shim"},
     "sim/workload": {"algorithms", "sim/shim", "traces", "analysis"},
     "sim/driver": {"sim/shim", "sim/workload", "algorithms", "analysis", "traces", "topologies"},
     "sim/commands": {"sim/driver", "sim/shim", "sim/workload", "algorithms", "analysis", "traces", "topologies"},
 }
 # what a file in algorithms/ may include from sim/shim
-ALGORITHMS_SEE = {"sim/shim/shim.h"}
-FORBIDDEN_IN_ALGORITHMS = re.compile(r"^\s*#\s*include\s*[<\"](simgrid/|simgrid\.h|mpi\.h|smpi/|xbt/)")
+ALGORITHMS_SEE = {"sim/shim/shim.h", "sim/shim/workload.h"}
+# the rooms that include no SimGrid or MPI header
+NO_BACKEND_HEADERS = {"algorithms", "sim/shim"}
+BACKEND_HEADER = re.compile(r"^\s*#\s*include\s*[<\"](simgrid/|simgrid\.h|mpi\.h|smpi/|xbt/)")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCES = (".c", ".h", ".cpp", ".cu", ".cuh")
 
@@ -85,9 +91,9 @@ def check(root, counted=None):
             files += 1
             with open(path, encoding="utf-8", errors="replace") as f:
                 for lineno, line in enumerate(f, 1):
-                    if room == "algorithms" and FORBIDDEN_IN_ALGORITHMS.match(line):
-                        problems.append("%s:%d: algorithms include no SimGrid or MPI header: %s"
-                                        % (rel, lineno, line.strip()))
+                    if room in NO_BACKEND_HEADERS and BACKEND_HEADER.match(line):
+                        problems.append("%s:%d: %s includes no SimGrid or MPI header (a backend's room does): %s"
+                                        % (rel, lineno, room, line.strip()))
                     m = INCLUDE.match(line)
                     if not m:
                         continue
@@ -114,7 +120,8 @@ def check(root, counted=None):
 
 
 def self_test():
-    """A tree that breaks each rule must be caught; a clean one must pass."""
+    """A tree that breaks each rule must be caught; a clean one must pass.
+    Returns the failures and the number of checks."""
     cases = {
         "mpi in algorithms": ("algorithms/a.c", "#include <mpi.h>\n"),
         "simgrid in algorithms": ("algorithms/a.c", "#include <simgrid/actor.h>\n"),
@@ -122,13 +129,19 @@ def self_test():
         "algorithms use the backend": ("algorithms/a.c", '#include "sim/shim/backend.h"\n'),
         "traces use the driver": ("traces/t.c", '#include "sim/driver/plan.h"\n'),
         "the shim uses the driver": ("sim/shim/s.c", '#include "sim/driver/run.h"\n'),
+        "simgrid in the shim": ("sim/shim/s.c", "#include <simgrid/engine.h>\n"),
+        "mpi in the shim": ("sim/shim/s.c", "#include <mpi.h>\n"),
+        "a backend uses the driver": ("sim/backends/mpi/m.c", '#include "sim/driver/run.h"\n'),
+        "one backend uses the other": ("sim/backends/mpi/m.c", '#include "sim/backends/simgrid/engine.h"\n'),
+        "algorithms use a backend": ("algorithms/a.c", '#include "sim/backends/simgrid/engine.h"\n'),
         "topologies use algorithms": ("topologies/p.c", '#include "algorithms/algorithm.h"\n'),
         "a ../ include": ("sim/driver/d.c", '#include "../shim/backend.h"\n'),
     }
     failures = 0
     for what, (rel, text) in cases.items():
         with tempfile.TemporaryDirectory() as d:
-            for f in ["sim/driver/run.h", "sim/driver/plan.h", "sim/shim/backend.h", "algorithms/algorithm.h"]:
+            for f in ["sim/driver/run.h", "sim/driver/plan.h", "sim/shim/backend.h", "algorithms/algorithm.h",
+                      "sim/backends/simgrid/engine.h"]:
                 os.makedirs(os.path.join(d, os.path.dirname(f)), exist_ok=True)
                 open(os.path.join(d, f), "w").close()
             os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
@@ -141,25 +154,26 @@ def self_test():
         os.makedirs(os.path.join(d, "algorithms"))
         os.makedirs(os.path.join(d, "sim/shim"))
         open(os.path.join(d, "sim/shim/shim.h"), "w").close()
+        open(os.path.join(d, "sim/shim/workload.h"), "w").close()
         with open(os.path.join(d, "algorithms/a.c"), "w") as f:
-            f.write('#include "sim/shim/shim.h"\n#include <stdlib.h>\n')
+            f.write('#include "sim/shim/shim.h"\n#include "sim/shim/workload.h"\n#include <stdlib.h>\n')
         if check(d):
             print("FAIL self-test: a clean tree is refused: %s" % check(d))
             failures += 1
-    return failures
+    return failures, len(cases) + 1
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    failures = self_test()
+    failures, self_tests = self_test()
     counted = [0]
     problems = [] if sys.argv[1] == "--self-test" else check(sys.argv[1], counted)
     for p in problems:
         print("FAIL " + p)
     bad = failures + len(problems)
     print("layout: %d source files in rooms checked" % counted[0])
-    print("%d passed, %d failed" % (counted[0] + 9 - bad if not problems else 9 - failures, bad))
+    print("%d passed, %d failed" % (counted[0] + self_tests - bad if not problems else self_tests - failures, bad))
     sys.exit(1 if bad else 0)
 
 

@@ -1,10 +1,11 @@
 /* backend.h - what the shim core, its backends and the run driver share.
  *
- * The public shim header (shim.h) is all an algorithm sees.  Behind it, each
- * backend (simgrid.c, mpi.c) fills an sp_backend table and starts the ranks;
- * the shim core (shim.c) checks arguments, keeps each rank's phase and turns
- * what happens into events: a message delivered, a phase span closed, a
- * figure recorded.  Every event goes into one sink.  The driver decides what
+ * The public shim headers (shim.h, and workload.h for the workload
+ * questions) are all an algorithm sees.  Behind them, each backend (a room
+ * of its own: sim/backends/simgrid/, sim/backends/mpi/) fills an sp_backend
+ * table and starts the ranks; the shim core (shim.c) checks arguments, keeps
+ * each rank's phase and turns what happens into events: a message
+ * delivered, a phase span closed, a figure recorded.  Every event goes into one sink.  The driver decides what
  * the sink is (its accounting, which turns events into every figure and feeds
  * the writers); a backend only moves messages, and one that cannot observe a
  * message whole at delivery (MPI: the receiver does not know when it was
@@ -15,6 +16,7 @@
 #define SPARSIM_BACKEND_H
 
 #include "shim.h"
+#include "workload.h"
 #include "topologies/device.h"
 #include "traces/trace.h"
 
@@ -123,9 +125,10 @@ typedef struct {
     double unshared_below; /* bytes: smaller messages bypass bandwidth sharing; 0 none (simulated) */
 } sp_backend_config;
 
-/* The backend linked into this program (simgrid.c or mpi.c): runs the ranks,
- * each calling sh->rank_main; 0 on success, 2 for bad input (platform), 1 for
- * a failed run.  On MPI every process calls it and only the root's report is
+/* The backend linked into this program (sim/backends/simgrid/engine.c or
+ * sim/backends/mpi/backend_run.c): runs the ranks, each calling
+ * sh->rank_main; 0 on success, 2 for bad input (platform), 1 for a failed
+ * run.  On MPI every process calls it and only the root's report is
  * complete.  It sets rep->alpha and rep->beta where it knows the routes. */
 int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen);
 const char *sp_backend_name(void);

@@ -1,4 +1,4 @@
-/* shim.h - the only interface algorithm code sees.
+/* shim.h - the message-passing interface that algorithm code sees.
  *
  * A rank talks to other ranks through non-blocking point-to-point calls with
  * MPI-like matching on (source, tag) and non-overtaking order per pair.  The
@@ -9,6 +9,9 @@
  * Payloads: `buf` may be NULL on a send, which makes the message size-only
  * (it costs `bytes` on the wire but carries no data), and NULL on a receive,
  * which discards whatever arrives.  Exact-mode algorithms pass real buffers.
+ *
+ * What an algorithm asks of its rank's data under a model workload is the
+ * other interface algorithms see, workload.h beside this one.
  */
 #ifndef SPARSIM_SHIM_H
 #define SPARSIM_SHIM_H
@@ -82,47 +85,5 @@ void *sp_rank_state(sp_ctx *c, size_t bytes);
  * recorded it.  `name` must be a literal.  A second call with the same name
  * in one iteration replaces the value. */
 void sp_stat(sp_ctx *c, const char *name, double value);
-
-/* ---- model workloads ------------------------------------------------------
- * With a model workload (--payload model) no rank holds a vector of length n:
- * io->acc is NULL and what an algorithm needs to know of its data comes from
- * a statistical model of the gradients (sim/workload/model.c): how many of
- * the rank's accumulated entries (gradient plus residual) pass a threshold,
- * where they lie in the index space, how many distinct indices the ranks'
- * selections cover in a range, how many reduced entries pass a global
- * threshold, and how error feedback changes all of these.  Magnitudes are
- * thresholds on |x|; counts are drawn per (seed, rank, iteration), so runs
- * are reproducible.  Algorithms reach these through algorithms/sparse_set.h,
- * which answers the same questions from real vectors in exact mode. */
-typedef struct sp_model_set sp_model_set; /* where a selection's entries lie */
-
-/* 1 when this run's data is a model */
-int sp_model_on(const sp_ctx *c);
-/* entries of this rank with |x| > thr (a draw: the same for the same thr) */
-uint64_t sp_model_count_above(sp_ctx *c, double thr);
-/* the k-th largest |x| of this rank (the model's expectation) */
-double sp_model_kth(sp_ctx *c, uint64_t k);
-/* the standard deviation of this rank's entries (their mean is 0) */
-double sp_model_std(sp_ctx *c);
-/* where `count` entries with |x| > thr lie; NULL if memory runs out */
-sp_model_set *sp_model_select(sp_ctx *c, double thr, uint64_t count);
-void sp_model_set_free(sp_model_set *s);
-/* the index of the entry at position pos (0-based, index order) of a selection */
-int64_t sp_model_index_at(sp_ctx *c, const sp_model_set *s, uint64_t pos);
-/* a selection's entries in the nreg ranges [bounds[j], bounds[j + 1]) */
-void sp_model_split(sp_ctx *c, const sp_model_set *s, const int64_t *bounds, int nreg, uint64_t *counts);
-/* distinct entries of [lo, hi) that some rank selects at thr (each rank
- * selecting at about thr), kept in [at_least, at_most] */
-uint64_t sp_model_union(sp_ctx *c, double thr, int64_t lo, int64_t hi, uint64_t at_least, uint64_t at_most);
-/* of those, how many have a reduced value (the sum of the ranks' selected
- * values) with magnitude above thr_global, at most at_most */
-uint64_t sp_model_reduced_above(sp_ctx *c, double thr, int64_t lo, int64_t hi, double thr_global, uint64_t at_most);
-/* the K-th largest reduced magnitude over the whole index space, when every
- * rank selects at thr: the same on every rank */
-double sp_model_global_kth(sp_ctx *c, double thr, uint64_t K);
-/* error feedback: the entries this rank selected at thr leave its residual,
- * all of them (thr_global < 0), or those whose reduced value passes
- * thr_global; thr < 0: every entry (a dense allreduce delivers all) */
-void sp_model_consume(sp_ctx *c, double thr, double thr_global);
 
 #endif

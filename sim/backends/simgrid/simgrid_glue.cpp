@@ -1,4 +1,4 @@
-/* sg_glue.cpp - the few SimGrid 3.32 calls the plain C API lacks.
+/* simgrid_glue.cpp - the few SimGrid 3.32 calls the plain C API lacks.
  *
  * SimGrid reports platform errors and deadlocks with C++ exceptions, which C
  * cannot catch: an invalid platform file would abort the process instead of
@@ -9,7 +9,10 @@
  * engine's signal that no actor can go on (a failed rank's run ends by it),
  * and the time a message takes alone on its route under the network model
  * (for messages that bypass bandwidth sharing: --unshared-below).
+ * simgrid_glue.h declares them for C.
  */
+#include "simgrid_glue.h"
+
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/s4u/Actor.hpp>
@@ -55,8 +58,6 @@ int spg_run(char* err, size_t errlen)
   }
   return -1;
 }
-
-long spg_wait_any_for(sg_comm_t* comms, size_t count, double timeout, double* finish_time);
 
 /* Like sg_comm_wait_any (same ownership rules: the finished comm's reference
  * is released, the others keep theirs), and also returns when the finished

@@ -75,6 +75,8 @@
  * blue_link_A_B_J (groups A < B, J-th link).  Every link is full duplex
  * (SimGrid's SPLITDUPLEX: _UP carries the direction from the lower end).
  */
+#include "simgrid_glue.h"
+
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Engine.hpp>
