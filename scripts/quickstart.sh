@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command on a fresh Debian 12 machine: install what is missing, build,
 # and run the main job: every algorithm at P = 64 on the built-in 1 GbE
-# platform over 4 iterations (Ok-Topk reuses thresholds after the first),
+# platform over 4 iterations (Ok-Topk reuses thresholds after the first; the
+# table shows the largest iteration and the steady state of the later ones),
 # printed as a comparison table (outputs in sparsim-out/), then a
 # small sweep of P = 8..64 drawn as scaling plots (sparsim-out/*.png).
 set -euo pipefail

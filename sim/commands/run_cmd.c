@@ -24,6 +24,23 @@
     "bound_bytes,bound_ratio,sent_bytes_max,recv_bytes_max,messages,wall_s,iteration_s,samples_per_s,"            \
     "speedup_vs_dense"
 
+/* the volume of the iterations after the first, as a ratio to the bound:
+ * the steady state, where the first iteration starts from a cold residual
+ * (Ok-Topk's thresholds, Gaussian-k's estimate); < 0 with one iteration */
+static double steady_ratio(const cJSON *j, double bound_bytes)
+{
+    const cJSON *its = cJSON_GetObjectItemCaseSensitive(j, SPK_ITERATIONS);
+    int n = cJSON_GetArraySize(its);
+    if (n < 2 || bound_bytes <= 0)
+        return -1;
+    double sum = 0;
+    for (int i = 1; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(its, i), SPK_VOLUME_BYTES);
+        sum += cJSON_IsNumber(v) ? v->valuedouble : 0;
+    }
+    return sum / (n - 1) / bound_bytes;
+}
+
 /* one row of comparison.csv and of the table, from a run's summary.json;
  * speedup: over the fastest dense allreduce (analysis/speedup.h), 0: none */
 static int compare_row(const sp_plan *base, const char *name, FILE *csv, double speedup)
@@ -57,7 +74,10 @@ static int compare_row(const sp_plan *base, const char *name, FILE *csv, double 
         fprintf(csv, "%.6f", speedup);
     fprintf(csv, "\n");
     if (!base->quiet) {
-        printf("%-14s %14.6g %16.0f %14.0f %10.4f %14.0f %10.0f", name, t, vol, 4.0 * bw, ratio, smax, msgs);
+        printf("%-14s %14.6g %16.0f %14.0f %10.4f", name, t, vol, 4.0 * bw, ratio);
+        if (base->iters > 1)
+            printf(" %10.4f", steady_ratio(j, 4.0 * bw));
+        printf(" %14.0f %10.0f", smax, msgs);
         if (it > 0)
             printf(" %14.6g %12.6g", it, sps);
         if (speedup > 0)
@@ -186,8 +206,11 @@ static int run_many(const sp_plan *base, char names[][64], int count)
             printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
                    base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
                    base->iters, base->iters == 1 ? "" : "s");
-            printf("%-14s %14s %16s %14s %10s %14s %10s", "algorithm", "time/iter (s)", "volume/rank (B)",
-                   "bound (B)", "vol/bound", "max sent (B)", "messages");
+            printf("%-14s %14s %16s %14s %10s", "algorithm", "time/iter (s)", "volume/rank (B)", "bound (B)",
+                   "vol/bound");
+            if (base->iters > 1)
+                printf(" %10s", "steady");
+            printf(" %14s %10s", "max sent (B)", "messages");
             if (sp_training_on(base))
                 printf(" %14s %12s%s", "train iter (s)", "samples/s", dense_iter > 0 ? "  vs dense" : "");
             printf("\n");
@@ -206,9 +229,12 @@ static int run_many(const sp_plan *base, char names[][64], int count)
     }
     sp_cli_on_interrupt(NULL, NULL);
     if (!base->quiet)
-        printf("bound: each algorithm's closed-form volume per rank (formulas and sources in summary.json)\n"
-               "outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n", base->out,
-               base->out);
+        printf("bound: each algorithm's closed-form volume per rank (formulas and sources in summary.json)%s\n"
+               "outputs: %s/NAME/{messages.csv,summary.json,trace.json}, table in %s/comparison.csv\n",
+               base->iters > 1 ? "\nvol/bound: the largest iteration's volume over the bound (often the first: a "
+                                 "cold residual,\nthresholds not yet learnt); steady: the mean of the later iterations"
+                               : "",
+               base->out, base->out);
     if (!base->quiet && sp_training_on(base))
         printf("training: compute + allreduce per iteration%s; vs dense: %s\n",
                base->overlap ? " (dense ones overlapped with backward)" : "",
