@@ -749,8 +749,6 @@ static void md_row(const sp_opt *o, FILE *f)
     md_cell(range, f);
     fputs(" | ", f);
     md_cell(o->help, f);
-    if (o->flags & SP_OPT_LIST)
-        fputs(" *A list runs each value.*", f);
     if (o->flags & SP_OPT_CLI_ONLY)
         fputs(" *A flag only, not a config key.*", f);
     fputs(" |\n", f);
