@@ -677,11 +677,8 @@ void sp_opts_help(const sp_opt_table *t, FILE *f)
             help_one_group(t, g, f);
         return;
     }
-    for (int i = 0; i < t->count; i++) {
-        if (t->rows[i].section)
-            fprintf(f, "  %s:\n", t->rows[i].section);
+    for (int i = 0; i < t->count; i++)
         help_row(&t->rows[i], f);
-    }
 }
 
 void sp_opts_help_everyday(const sp_opt_table *t, FILE *f)

@@ -46,7 +46,6 @@ typedef struct {
     const char *metavar;    /* the value's name in --help */
     const char *range;      /* the allowed values, as messages say them; NULL: from the bounds */
     const char *help;       /* what it does ('\n' breaks a line) */
-    const char *section;    /* non-NULL: --help prints this heading before the row (tables without groups) */
     const char *dflt_help;  /* the default as --help says it, when not dflt */
     const char *group;      /* tables with groups: the key of the row's group */
 } sp_opt;
@@ -62,7 +61,7 @@ typedef struct {
 typedef struct {
     const sp_opt *rows;
     int count;
-    const sp_opt_group *groups; /* NULL: no groups; --help prints every row with its section */
+    const sp_opt_group *groups; /* NULL: no groups; --help prints every row in order */
     int ngroups;
 } sp_opt_table;
 
@@ -119,9 +118,9 @@ void sp_opts_help_groups(const sp_opt_table *t, FILE *f);
  * one); -1 if the table has no group KEY (nothing printed). */
 int sp_opts_help_group(const sp_opt_table *t, const char *key, FILE *f);
 
-/* The rows as a Markdown reference: per group (or, without groups, one
- * section) a heading at `level` ("##") and a table of option, value,
- * default, allowed values and help. */
+/* The rows as a Markdown reference: per group a heading at `level` ("##")
+ * and its --help=KEY, then a table of the flag with its value, the default,
+ * the allowed values and the help (a table without groups: the one table). */
 void sp_opts_markdown(const sp_opt_table *t, const char *level, FILE *f);
 
 /* What follows "--help" among the arguments: "" for --help or -h, the text

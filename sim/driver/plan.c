@@ -312,7 +312,7 @@ static const sp_opt run_options[] = {
      .help = "no summary on stdout"},
     {.name = "config", .type = SP_OT_STRING, .group = "run", F(config), .dflt = "",
      .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY, .metavar = "FILE",
-     .help = "read options from a JSON object first (keys: the names above)"},
+     .help = "read options from a JSON object first (keys: the long option names)"},
 };
 
 /* the groups of --help=GROUP, in the order --help=all prints them */
