@@ -627,7 +627,7 @@ static const char *default_text(const sp_opt *o)
     return d[0] ? d : "none";
 }
 
-static void help_row(const sp_opt *o, FILE *f)
+static void help_row_text(const sp_opt *o, const char *help, FILE *f)
 {
     const int indent = 20;
     char head[128] = "  ";
@@ -642,12 +642,14 @@ static void help_row(const sp_opt *o, FILE *f)
     char text[1400];
     const char *d = default_text(o);
     if (!d)
-        snprintf(text, sizeof text, "%s", o->help);
+        snprintf(text, sizeof text, "%s", help);
     else
-        snprintf(text, sizeof text, "%s (default: %s)", o->help, d);
+        snprintf(text, sizeof text, "%s (default: %s)", help, d);
     wrap(f, text, col, indent);
     fputc('\n', f);
 }
+
+static void help_row(const sp_opt *o, FILE *f) { help_row_text(o, o->help, f); }
 
 static int group_index(const sp_opt_table *t, const char *key)
 {
@@ -685,7 +687,7 @@ void sp_opts_help_everyday(const sp_opt_table *t, FILE *f)
 {
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].flags & SP_OPT_EVERYDAY)
-            help_row(&t->rows[i], f);
+            help_row_text(&t->rows[i], t->rows[i].brief ? t->rows[i].brief : t->rows[i].help, f);
 }
 
 void sp_opts_help_groups(const sp_opt_table *t, FILE *f)

@@ -48,6 +48,7 @@ typedef struct {
     const char *help;       /* what it does ('\n' breaks a line) */
     const char *dflt_help;  /* the default as --help says it, when not dflt */
     const char *group;      /* tables with groups: the key of the row's group */
+    const char *brief;      /* SP_OPT_EVERYDAY rows: the short --help's one line (NULL: the help) */
 } sp_opt;
 
 /* A group of a table's options: --help=KEY shows it.  A table with groups
@@ -107,7 +108,8 @@ void sp_opts_format(const sp_opt *o, const void *target, char *buf, size_t n);
  * groups). */
 void sp_opts_help(const sp_opt_table *t, FILE *f);
 
-/* --help of a table with groups: the SP_OPT_EVERYDAY rows, in table order. */
+/* --help of a table with groups: the SP_OPT_EVERYDAY rows, in table order,
+ * each with its brief line. */
 void sp_opts_help_everyday(const sp_opt_table *t, FILE *f);
 
 /* One line per group: how to see it (--help=KEY), its heading and how many

@@ -48,13 +48,16 @@ static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift",
 static const sp_opt run_options[] = {
     {.name = "algo", .type = SP_OT_STRING, .group = "run", F(algo), .dflt = "all",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
+     .brief = "algorithms: a comma list of names (sparsim list), or all",
      .help = "algorithm: ring, recdoubling, rabenseifner, topka, gtopk, gaussiank, topkdsa, oktopk; a comma list; or "
      "'all' for every one"},
     {.name = "ranks", .type = SP_OT_INT, .group = "run", F(ranks), .min = 1, .max = SP_MAX_RANKS, .dflt = "64",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "P",
+     .brief = "number of ranks",
      .help = "number of ranks"},
     {.name = "platform", .type = SP_OT_STRING, .group = "network", F(platform), .dflt = "1gbe",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
+     .brief = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid, or a SimGrid platform XML file",
      .help = "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz "
      "Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their global links, up to "
      "7680 ranks), daint-static (the same wiring, one global link per pair of nodes), daint-simgrid (SimGrid's own "
@@ -62,6 +65,7 @@ static const sp_opt run_options[] = {
      "its i-th host)"},
     {.name = "network", .type = SP_OT_CHOICE, .group = "network", F(network), .dflt = "lv08",
      .choices = network_choices, .flags = SP_OPT_EVERYDAY, .metavar = "MODEL",
+     .brief = "cm02 (alpha-beta: matches the closed forms), lv08 (TCP-calibrated), smpi",
      .help = "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
      "TCP-calibrated model), smpi (piecewise MPI model)"},
     {.name = "crosstraffic", .type = SP_OT_CHOICE, .group = "network", F(crosstraffic), .dflt = "model",
@@ -78,17 +82,21 @@ static const sp_opt run_options[] = {
      "suffixes"},
     {.name = "device", .type = SP_OT_STRING, .group = "run", F(device), .dflt = "none", .flags = SP_OPT_EVERYDAY,
      .metavar = "NAME",
+     .brief = "device profile that prices local kernels (sparsim list), or a JSON file",
      .help = "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or "
      "a JSON file (sparsim-mpi calibrate writes one)"},
     {.name = "n", .type = SP_OT_U64, .group = "run", F(n), .min = 1, .max = 2147483647.0, .dflt = "1M",
      .flags = SP_OPT_EVERYDAY | SP_OPT_SUFFIX | SP_OPT_LIST, .metavar = "N",
      .range = "an integer in 1..2^31-1 (int32 indices)",
+     .brief = "gradient length in floats; K, M, G suffixes",
      .help = "gradient length in floats; K, M, G suffixes are powers of 1024"},
     {.name = "density", .type = SP_OT_DOUBLE, .group = "run", F(density), .min = 0, .max = 1, .dflt = "0.01",
      .flags = SP_OPT_EVERYDAY | SP_OPT_OPEN_MIN | SP_OPT_LIST, .metavar = "D",
+     .brief = "fraction of entries a sparse algorithm selects; k = floor(n * D)",
      .help = "fraction of entries a sparse algorithm selects; k = floor(n * D)"},
     {.name = "iters", .type = SP_OT_INT, .group = "run", F(iters), .min = 1, .max = MAXI, .dflt = "1",
      .flags = SP_OPT_EVERYDAY, .metavar = "I",
+     .brief = "iterations, with error feedback between them",
      .help = "iterations, with error feedback between them"},
     {.name = "iters-at", .type = SP_OT_STRING, .group = "run", F(iters_at), .dflt = "", .metavar = "LIST",
      .help = "simulate only these training iterations of a long run, e.g. 0,1,64,127 or 0-3,1000 (increasing); the "
@@ -96,24 +104,30 @@ static const sp_opt run_options[] = {
      "algorithms"},
     {.name = "seed", .type = SP_OT_U64, .group = "run", F(seed), .min = 0, .max = U64MAX, .dflt = "1",
      .flags = SP_OPT_EVERYDAY, .metavar = "S", .range = "a non-negative integer",
+     .brief = "seed of every random stream",
      .help = "seed of every random stream"},
     {.name = "out", .type = SP_OT_STRING, .group = "outputs", F(out), .dflt = "sparsim-out",
      .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "DIR",
+     .brief = "output folder",
      .help = "output folder"},
     {.name = "grad-file", .type = SP_OT_STRING, .group = "run", F(grad_file), .dflt = "", .flags = SP_OPT_EVERYDAY,
      .metavar = "F",
+     .brief = "gradients from a float32 .npy of shape (P, n) or (I, P, n)",
      .help = "gradients from a .npy of float32, shape (P, n) for one iteration or (I, P, n); sets n"},
     {.name = "dump-result", .type = SP_OT_STRING, .group = "run", F(dump_result), .dflt = "",
      .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "F",
+     .brief = "write the last iteration's global result as a float32 .npy",
      .help = "write the last iteration's global result (float32, (n,))"},
     {.name = "payload", .type = SP_OT_CHOICE, .group = "run", F(payload), .dflt = "auto", .choices = payload_choices,
      .flags = SP_OPT_EVERYDAY, .metavar = "MODE",
+     .brief = "exact (real vectors), model (a statistical model: paper scale), size, or auto",
      .help = "exact (real vectors, real values travel; results checked), model (no vector of length n: a statistical "
      "model of the workload says what each rank selects, where it lies and how selections overlap; for paper scale), "
      "size (only sizes travel: algorithms whose sizes do not depend on data), auto (exact when it fits in memory, "
      "else model)"},
     {.name = "warmup", .type = SP_OT_INT, .group = "run", F(warmup), .min = 0, .max = MAXI, .dflt = "0",
      .flags = SP_OPT_EVERYDAY, .metavar = "W", .range = "a non-negative integer",
+     .brief = "run the first W iterations as dense ring allreduce",
      .help = "run the first W iterations as dense ring allreduce (as the reference codes warm up)"},
     {.name = "gaussian-variant", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.gaussian_oktopk),
      .dflt = "authors", .choices = gaussian_choices,
@@ -150,6 +164,7 @@ static const sp_opt run_options[] = {
      .help = "one message of (index, value) pairs per peer, or the authors' separate index and value messages"},
     {.name = "workload", .type = SP_OT_STRING, .group = "gradients", F(workload), .dflt = "generic",
      .flags = SP_OPT_EVERYDAY, .metavar = "NAME",
+     .brief = "generic, a paper's model (vgg16, lstm, bert, ...), or a profile JSON file",
      .help = "the gradients' profile: generic, the papers' models vgg16, lstm, bert, resnet20, alexnet, resnet50, "
      "lstm-ptb (their real layer tables), or a profile JSON file (sparsim profile writes one); scaled to --n when it "
      "differs"},
@@ -201,6 +216,7 @@ static const sp_opt run_options[] = {
      .dflt_help = "the profile's"},
     {.name = "settle", .type = SP_OT_INT, .group = "gradients", F(settle), .min = 0, .max = MAXI, .dflt = "0",
      .flags = SP_OPT_EVERYDAY, .metavar = "N", .range = "a non-negative integer",
+     .brief = "start from the residual after N iterations of local error feedback",
      .help = "start from a settled residual: N iterations of local error feedback (each rank consumes its exact "
      "top-k) before the first simulated one, which then uses iteration N's gradient"},
     {.name = "model-ablation", .type = SP_OT_CHOICE, .group = "gradients", F(model_ablation), .dflt = "none",
@@ -213,6 +229,7 @@ static const sp_opt run_options[] = {
     /* whole training iterations (training.c) */
     {.name = "train-model", .type = SP_OT_CHOICE, .group = "training", F(train_model), .dflt = "none",
      .choices = train_choices, .flags = SP_OPT_EVERYDAY,
+     .brief = "report whole training iterations of this model (--help=training)",
      .help = "report whole training iterations of this model: its forward and backward compute on --device (FLOPs per "
      "sample x --batch over the device's sustained FLOP/s; sources in sim/workload/paper_models.c) added to the "
      "simulated allreduce, as iteration time, samples/s and speedup over the fastest dense allreduce run alongside"},
@@ -319,10 +336,10 @@ static const sp_opt run_options[] = {
 static const sp_opt_group run_groups[] = {
     {.key = "run", .title = "what runs"},
     {.key = "network", .title = "platform and network"},
-    {.key = "algorithms", .title = "settings of the algorithms (Gaussian-k, TopkDSA, Ok-Topk)"},
-    {.key = "gradients", .title = "gradients (sim/workload/profile.h documents the model)"},
+    {.key = "algorithms", .title = "settings of Gaussian-k, TopkDSA and Ok-Topk"},
+    {.key = "gradients", .title = "gradients and their model"},
     {.key = "training", .title = "training iterations"},
-    {.key = "disturbances", .title = "disturbances (simulated backends; seeded by --seed)"},
+    {.key = "disturbances", .title = "disturbances (simulated runs only)"},
     {.key = "outputs", .title = "outputs"},
 };
 
