@@ -737,8 +737,8 @@ static void md_row(const sp_opt *o, FILE *f)
     md_cell(head, f);
     fputs("` | ", f);
     const char *d = default_text(o);
-    if (o->type == SP_OT_BOOL)
-        fputs(o->dflt && strcmp(o->dflt, "true") == 0 ? "on" : "off", f);
+    if (o->type == SP_OT_BOOL) /* shown as --help shows it: --no-NAME when NAME is on by default */
+        fputs("not given", f);
     else if (d) {
         fputs("`", f);
         md_cell(d, f);
