@@ -4,14 +4,35 @@
 docs/options.md comes from the option table (`sparsim run --help=markdown`),
 docs/summary-json.md from traces/summary_keys.h (traces/summary_doc.py).
 Each is generated again and compared with the committed copy; a difference
-fails, naming the file and the command that refreshes it.
+fails, naming the file and the command that refreshes it.  Also: every
+relative link in README.md and docs/*.md names a file that is there.
 
 usage: test_docs.py SPARSIM REPO_ROOT
 """
 import difflib
+import glob
 import os
+import re
 import subprocess
 import sys
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(root):
+    """(page, target) for every relative link of the guide whose file is not there."""
+    pages = [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    bad = []
+    for page in pages:
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        for target in LINK.findall(text):
+            if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address, or a place on the same page
+            path = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#", 1)[0]))
+            if not os.path.exists(path):
+                bad.append((os.path.relpath(page, root), target))
+    return bad
 
 
 def generated(cmd):
@@ -58,7 +79,15 @@ def main():
                 print("     " + line)
         print("     refresh it from the repository root with: %s" % refresh)
         failed += 1
-    print("%d passed, %d failed" % (len(refs) - failed, failed))
+    checks = len(refs) + 1
+    bad = broken_links(root)
+    for page, target in bad:
+        print("FAIL %s links to %s, which is not there" % (page, target))
+    if bad:
+        failed += 1
+    else:
+        print("ok   every relative link of README.md and docs/ names a file that is there")
+    print("%d passed, %d failed" % (checks - failed, failed))
     return 1 if failed else 0
 
 

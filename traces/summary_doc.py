@@ -69,6 +69,7 @@ def walk_shape(shape, keys):
     tokens = TOKEN.findall(" ".join(shape))
     stack, out = [], []  # stack: (path segment or None for the document, index of its entry)
     pending, last, list_open = None, None, False
+    notes_seen = []
     i = 0
     while i < len(tokens):
         t = tokens[i]
@@ -83,6 +84,9 @@ def walk_shape(shape, keys):
             note = re.sub(r"\s+([,:)\]])", r"\1", note).replace("( ", "(").replace("[ ", "[")
             for name in sorted(keys, key=len, reverse=True):
                 note = re.sub(r"\b%s\b" % name, "`%s`" % keys[name], note)
+            if note == "likewise" and notes_seen:  # the shape's ditto: the note before it
+                note = notes_seen[-1]
+            notes_seen.append(note)
             if last is not None:
                 out[last][2].append(note)
             i = j
