@@ -29,7 +29,9 @@ Test(cli, help_lists_every_option)
                               "--help=disturbances", "--help=gradients", "--help=network"};
     for (size_t i = 0; i < sizeof everyday / sizeof everyday[0]; i++)
         cr_assert(strstr(p.out, everyday[i]), "--help does not mention %s", everyday[i]);
-    cr_assert(!strstr(p.out, "--watchdog") && !strstr(p.out, "--select"), "sparsim run --help shows sparsim-mpi's options");
+    cr_assert(!strstr(p.out, "--watchdog") && !strstr(p.out, "--select"),
+              "sparsim run --help shows sparsim-mpi's options");
+    int short_lines = t_count_lines(p.out);
     t_proc_free(&p);
     /* --help=all: every option, the everyday ones included */
     const char *all_args[] = {"run", "--help=all", NULL};
@@ -40,6 +42,7 @@ Test(cli, help_lists_every_option)
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
         cr_assert(strstr(p.out, more[i]), "--help=all does not mention %s", more[i]);
     cr_assert(!strstr(p.out, "--watchdog"), "sparsim run --help=all shows sparsim-mpi's --watchdog");
+    cr_assert(2 * short_lines < t_count_lines(p.out), "--help (%d lines) is not the short one", short_lines);
     t_proc_free(&p);
     /* --help=GROUP: that group only; an unknown one is bad input */
     const char *group_args[] = {"run", "--help=outputs", NULL};

@@ -110,7 +110,8 @@ static const sp_opt sweep_rows[] = {
     {.name = "platform", .type = SP_OT_STRING, S(platform), .dflt = "1gbe", .flags = SP_OPT_LIST, .metavar = "LIST",
      .help = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid or platform files"},
     {.name = "disturb", .type = SP_OT_STRING, S(disturb), .dflt = "", .metavar = "NAME=LIST",
-     .help = "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or noise=0,0.01"},
+     .help = "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or "
+             "noise=0,0.01"},
     {.name = "iters", .type = SP_OT_INT, S(iters), .min = 1, .max = 1e6, .dflt = "2", .metavar = "I",
      .help = "iterations of every run"},
     {.name = "out", .type = SP_OT_STRING, S(out), .dflt = "sweep.csv", .metavar = "FILE",
