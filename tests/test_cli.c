@@ -19,14 +19,40 @@
 
 Test(cli, help_lists_every_option)
 {
+    /* --help: the everyday options, and how to see every other group */
     const char *args[] = {"run", "--help", NULL};
     t_proc p = t_run(args);
     cr_assert(p.exited && p.status == 0);
-    const char *opts[] = {"--algo",  "--ranks",     "--platform", "--network", "--device",   "--n",
-                          "--density", "--iters",   "--seed",     "--out",     "--grad-file", "--dump-result",
-                          "--payload", "--no-csv",  "--no-trace", "--config",  "--trace-msgs"};
-    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-        cr_assert(strstr(p.out, opts[i]), "--help does not mention %s", opts[i]);
+    const char *everyday[] = {"--algo",  "--ranks",     "--platform",    "--network", "--device",  "--n",
+                              "--density", "--iters",   "--seed",        "--out",     "--grad-file", "--dump-result",
+                              "--payload", "--no-csv",  "--no-trace",    "--config",  "--help=all", "--help=outputs",
+                              "--help=disturbances", "--help=gradients", "--help=network"};
+    for (size_t i = 0; i < sizeof everyday / sizeof everyday[0]; i++)
+        cr_assert(strstr(p.out, everyday[i]), "--help does not mention %s", everyday[i]);
+    cr_assert(!strstr(p.out, "--watchdog") && !strstr(p.out, "--select"),
+              "sparsim run --help shows sparsim-mpi's options");
+    int short_lines = t_count_lines(p.out);
+    t_proc_free(&p);
+    /* --help=all: every option, the everyday ones included */
+    const char *all_args[] = {"run", "--help=all", NULL};
+    p = t_run(all_args);
+    cr_assert(p.exited && p.status == 0);
+    const char *more[] = {"--algo",       "--trace-msgs", "--crosstraffic", "--tau-prime",  "--grad-mean",
+                          "--batch",      "--noise-kind", "--bg-flow",      "--no-disturb-baseline", "--config"};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        cr_assert(strstr(p.out, more[i]), "--help=all does not mention %s", more[i]);
+    cr_assert(!strstr(p.out, "--watchdog"), "sparsim run --help=all shows sparsim-mpi's --watchdog");
+    cr_assert(2 * short_lines < t_count_lines(p.out), "--help (%d lines) is not the short one", short_lines);
+    t_proc_free(&p);
+    /* --help=GROUP: that group only; an unknown one is bad input */
+    const char *group_args[] = {"run", "--help=outputs", NULL};
+    p = t_run(group_args);
+    cr_assert(p.exited && p.status == 0);
+    cr_assert(strstr(p.out, "--trace-msgs") && !strstr(p.out, "--algo"), "--help=outputs: %s", p.out);
+    t_proc_free(&p);
+    const char *bad_args[] = {"run", "--help=nonesuch", NULL};
+    p = t_run(bad_args);
+    cr_assert(p.exited && p.status == 2 && strstr(p.err, "no such group") && !p.out[0], "%d %s", p.status, p.err);
     t_proc_free(&p);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile inputs against the contract of every command (README.md, Reliability).
+"""Hostile inputs against the contract of every command (docs/reliability.md).
 
 Each case of tests/hostile/cases.json runs sparsim in a folder of its own and
 checks: the exit status; for a failure exactly one line on stderr, starting

@@ -8,8 +8,9 @@
  *
  * The schema is versioned: SPK_SCHEMA is a whole number that grows when a
  * key changes meaning or goes away (adding a key does not change it); files
- * without it predate the versioning (schema 0).  README.md, "summary.json",
- * lists every key with its unit.
+ * without it predate the versioning (schema 0).  docs/summary-json.md lists
+ * every key with its unit: traces/summary_doc.py writes it from this header
+ * (the shape below and the #defines), and the docs test keeps it in step.
  *
  * {
  *   SPK_SCHEMA: 1,

@@ -50,18 +50,19 @@ typedef struct {
 
 static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 
-#define C(field) offsetof(calibrate_opts, field), sizeof(((calibrate_opts *)0)->field)
+#define C(field) .offset = offsetof(calibrate_opts, field), .size = sizeof(((calibrate_opts *)0)->field)
 
 static const sp_opt calibrate_rows[] = {
-    {"out", SP_OT_STRING, C(out), 0, 0, "calibration", NULL, 0, "DIR", NULL, "where the files go", NULL, NULL},
-    {"hosts", SP_OT_INT, C(hosts), 2, SP_MAX_RANKS, "64", NULL, 0, "N", NULL, "hosts of the platform written", NULL,
-     NULL},
-    {"watchdog", SP_OT_DOUBLE, C(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN, "S", "a positive number of seconds",
-     "end the job when a wait makes no progress for S seconds", NULL, NULL},
-    {"select", SP_OT_CHOICE, C(select), 0, 0, "cpu", select_choices, 0, NULL, NULL,
-     "whose kernels to measure: this machine's CPU, or its GPUs (cuda: rank modulo the GPUs; the profile then "
-     "has the host-device copies too)",
-     NULL, NULL},
+    {.name = "out", .type = SP_OT_STRING, C(out), .dflt = "calibration", .metavar = "DIR",
+     .help = "where the files go"},
+    {.name = "hosts", .type = SP_OT_INT, C(hosts), .min = 2, .max = SP_MAX_RANKS, .dflt = "64", .metavar = "N",
+     .help = "hosts of the platform written"},
+    {.name = "watchdog", .type = SP_OT_DOUBLE, C(watchdog), .min = 0, .max = 1e9, .dflt = "60",
+     .flags = SP_OPT_OPEN_MIN, .metavar = "S", .range = "a positive number of seconds",
+     .help = "end the job when a wait makes no progress for S seconds"},
+    {.name = "select", .type = SP_OT_CHOICE, C(select), .dflt = "cpu", .choices = select_choices,
+     .help = "whose kernels to measure: this machine's CPU, or its GPUs (cuda: rank modulo the GPUs; the profile then "
+     "has the host-device copies too)"},
 };
 
 

@@ -123,18 +123,22 @@ typedef struct {
     unsigned char given[8];
 } crossover_opts;
 
-#define X(field) offsetof(crossover_opts, field), sizeof(((crossover_opts *)0)->field)
+#define X(field) .offset = offsetof(crossover_opts, field), .size = sizeof(((crossover_opts *)0)->field)
 
 static const sp_opt crossover_rows[] = {
-    {"algo", SP_OT_STRING, X(algo), 0, 0, "topka,gtopk,gaussiank,topkdsa,oktopk", NULL, SP_OPT_LIST, "LIST", NULL,
-     "sparse algorithms", NULL, NULL},
-    {"dense", SP_OT_STRING, X(dense), 0, 0, "ring,rabenseifner,recdoubling", NULL, SP_OPT_LIST, "LIST", NULL,
-     "dense algorithms to beat", NULL, NULL},
-    {"min-ranks", SP_OT_INT, X(min_ranks), 1, SP_MAX_RANKS, "2", NULL, 0, "P", NULL, "first rank count", NULL,
-     NULL},
-    {"max-ranks", SP_OT_INT, X(max_ranks), 1, SP_MAX_RANKS, "512", NULL, 0, "P", NULL, "last rank count tried",
-     NULL, NULL},
-    {"iters", SP_OT_INT, X(iters), 1, 1e6, "2", NULL, 0, "I", NULL, "iterations of every run", NULL, NULL},
+    {.name = "algo", .type = SP_OT_STRING, X(algo), .dflt = "topka,gtopk,gaussiank,topkdsa,oktopk",
+     .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "sparse algorithms"},
+    {.name = "dense", .type = SP_OT_STRING, X(dense), .dflt = "ring,rabenseifner,recdoubling", .flags = SP_OPT_LIST,
+     .metavar = "LIST",
+     .help = "dense algorithms to beat"},
+    {.name = "min-ranks", .type = SP_OT_INT, X(min_ranks), .min = 1, .max = SP_MAX_RANKS, .dflt = "2", .metavar = "P",
+     .help = "first rank count"},
+    {.name = "max-ranks", .type = SP_OT_INT, X(max_ranks), .min = 1, .max = SP_MAX_RANKS, .dflt = "512",
+     .metavar = "P",
+     .help = "last rank count tried"},
+    {.name = "iters", .type = SP_OT_INT, X(iters), .min = 1, .max = 1e6, .dflt = "2", .metavar = "I",
+     .help = "iterations of every run"},
 };
 
 static const sp_opt_table crossover_table = SP_OPT_TABLE(crossover_rows);

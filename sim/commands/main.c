@@ -6,7 +6,7 @@
  *
  * Commands return the exit status and only main exits: 0 when everything
  * asked was done and written, 1 a failed run, 2 bad input, each failure with
- * one line on stderr (README.md, "Reliability", states the whole contract).
+ * one line on stderr (docs/reliability.md states the whole contract).
  */
 #include "cli.h"
 #include "algorithms/algorithm.h"

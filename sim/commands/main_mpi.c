@@ -1,6 +1,7 @@
 /* main_mpi.c - sparsim-mpi: the same algorithms on real MPI processes.
  *
- *   mpirun -np P sparsim-mpi run [the options of sparsim run, and --watchdog S]
+ *   mpirun -np P sparsim-mpi run [the options of sparsim run, and its own:
+ *                                 --watchdog S, --select cpu|cuda (plan.c)]
  *   mpirun -np 2 sparsim-mpi calibrate --out DIR [--hosts N]   (calibrate.c)
  *
  * Every process parses its own arguments; the ranks then agree on how each
@@ -46,8 +47,11 @@ static int cmd_run(int argc, char **argv)
     sp_plan p;
     sp_plan_defaults(&p);
     char err[600] = "", msg[700];
-    int rc = sp_plan_parse(&p, argc, argv, err, sizeof err);
+    int rc = sp_plan_parse_mpi(&p, argc, argv, err, sizeof err);
     int help = rc == 1;
+    const char *which = help ? sp_opts_help_arg(argc, argv) : "";
+    if (help && sp_plan_print_help(which, 1, NULL, err, sizeof err) != 0)
+        rc = -1;
     if (rc == 0 && sp_plan_validate(&p, err, sizeof err) != 0)
         rc = -1;
     rc = sp_mpi_job_start(p.watchdog, rc < 0 ? 2 : 0, err, msg, sizeof msg);
@@ -55,7 +59,7 @@ static int cmd_run(int argc, char **argv)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
     if (help) {
         if (sp_mpi_rank0())
-            sp_plan_print_help("sparsim-mpi", stdout);
+            sp_plan_print_help(which, 1, stdout, err, sizeof err);
         return 0;
     }
     char names[32][64];

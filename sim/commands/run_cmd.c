@@ -268,8 +268,10 @@ int sp_cmd_run(int argc, char **argv)
     char err[1400] = "";
     int rc = sp_plan_parse(&p, argc, argv, err, sizeof err);
     if (rc == 1) {
-        sp_plan_print_help("sparsim", stdout);
-        return 0;
+        if (sp_plan_print_help(sp_opts_help_arg(argc, argv), 0, stdout, err, sizeof err) == 0)
+            return 0;
+        sp_opts_print_error(err);
+        return 2;
     }
     if (rc != 0 || sp_plan_validate(&p, err, sizeof err) != 0) {
         sp_opts_print_error(err);

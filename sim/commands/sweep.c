@@ -92,51 +92,55 @@ typedef struct {
     unsigned char given[32];
 } sweep_opts;
 
-#define S(field) offsetof(sweep_opts, field), sizeof(((sweep_opts *)0)->field)
+#define S(field) .offset = offsetof(sweep_opts, field), .size = sizeof(((sweep_opts *)0)->field)
 
 /* the sweep's own options; any other is an option of `sparsim run` for every run */
 static const sp_opt sweep_rows[] = {
-    {"algo", SP_OT_STRING, S(algo), 0, 0, "all", NULL, SP_OPT_LIST, "LIST", NULL, "algorithms, or 'all'", NULL,
-     NULL},
-    {"ranks", SP_OT_STRING, S(ranks), 0, 0, "8,16,32,64", NULL, SP_OPT_LIST, "LIST", NULL, "rank counts", NULL,
-     NULL},
-    {"n", SP_OT_STRING, S(n), 0, 0, "65536", NULL, SP_OPT_LIST, "LIST", NULL, "gradient lengths, K/M/G suffixes",
-     NULL, NULL},
-    {"density", SP_OT_STRING, S(density), 0, 0, "0.01", NULL, SP_OPT_LIST, "LIST", NULL, "densities", NULL, NULL},
-    {"platform", SP_OT_STRING, S(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "LIST", NULL,
-     "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid or platform files", NULL, NULL},
-    {"disturb", SP_OT_STRING, S(disturb), 0, 0, "", NULL, 0, "NAME=LIST", NULL,
-     "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or noise=0,0.01",
-     NULL, NULL},
-    {"iters", SP_OT_INT, S(iters), 1, 1e6, "2", NULL, 0, "I", NULL, "iterations of every run", NULL, NULL},
-    {"out", SP_OT_STRING, S(out), 0, 0, "sweep.csv", NULL, 0, "FILE", NULL,
-     "the CSV; an existing one needs --resume", NULL, NULL},
-    {"resume", SP_OT_BOOL, S(resume), 0, 0, "false", NULL, 0, NULL, NULL,
-     "keep FILE's finished rows and run only what is missing", NULL, NULL},
-    {"keep", SP_OT_STRING, S(keep), 0, 0, "", NULL, 0, "DIR", NULL,
-     "keep each run's outputs in DIR/ALGO-PP-nN-dD-PLATFORM", NULL, NULL},
-    {"jobs", SP_OT_INT, S(jobs), 1, 4096, NULL, NULL, 0, "N", NULL,
-     "runs at once, each in its own process (rows are appended as runs finish); a run waits while the memory "
-     "estimates of those in flight and its own would pass what the machine has available", NULL,
-     "the number of cores"},
-    {"shard", SP_OT_STRING, S(shard), 0, 0, "", NULL, 0, "I/N", NULL,
-     "run only the I-th of N shares of the runs (1 <= I <= N; run k of the sweep belongs to share k mod N + 1, "
-     "the same on any machine); join the shares' CSVs with 'sparsim merge'", NULL, "all runs"},
-    {"emit-slurm", SP_OT_STRING, S(emit_slurm), 0, 0, "", NULL, SP_OPT_CLI_ONLY, "FILE", NULL,
-     "run nothing: write a Slurm batch script (a job array, one task per shard, each running this sweep with "
-     "--shard and --resume) to FILE", NULL, NULL},
-    {"slurm-shards", SP_OT_INT, S(slurm_shards), 1, 100000, NULL, NULL, 0, "N", NULL,
-     "tasks of the job array --emit-slurm writes", NULL, "one per run"},
-    {"config", SP_OT_STRING, S(config), 0, 0, "", NULL, SP_OPT_CLI_ONLY, "FILE", NULL,
-     "JSON object with the same keys (lists as arrays or comma strings), and any option of sparsim run", NULL,
-     NULL},
+    {.name = "algo", .type = SP_OT_STRING, S(algo), .dflt = "all", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "algorithms, or 'all'"},
+    {.name = "ranks", .type = SP_OT_STRING, S(ranks), .dflt = "8,16,32,64", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "rank counts"},
+    {.name = "n", .type = SP_OT_STRING, S(n), .dflt = "65536", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "gradient lengths, K/M/G suffixes"},
+    {.name = "density", .type = SP_OT_STRING, S(density), .dflt = "0.01", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "densities"},
+    {.name = "platform", .type = SP_OT_STRING, S(platform), .dflt = "1gbe", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid or platform files"},
+    {.name = "disturb", .type = SP_OT_STRING, S(disturb), .dflt = "", .metavar = "NAME=LIST",
+     .help = "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or "
+             "noise=0,0.01"},
+    {.name = "iters", .type = SP_OT_INT, S(iters), .min = 1, .max = 1e6, .dflt = "2", .metavar = "I",
+     .help = "iterations of every run"},
+    {.name = "out", .type = SP_OT_STRING, S(out), .dflt = "sweep.csv", .metavar = "FILE",
+     .help = "the CSV; an existing one needs --resume"},
+    {.name = "resume", .type = SP_OT_BOOL, S(resume), .dflt = "false",
+     .help = "keep FILE's finished rows and run only what is missing"},
+    {.name = "keep", .type = SP_OT_STRING, S(keep), .dflt = "", .metavar = "DIR",
+     .help = "keep each run's outputs in DIR/ALGO-PP-nN-dD-PLATFORM"},
+    {.name = "jobs", .type = SP_OT_INT, S(jobs), .min = 1, .max = 4096, .metavar = "N",
+     .help = "runs at once, each in its own process (rows are appended as runs finish); a run waits while the memory "
+     "estimates of those in flight and its own would pass what the machine has available",
+     .dflt_help = "the number of cores"},
+    {.name = "shard", .type = SP_OT_STRING, S(shard), .dflt = "", .metavar = "I/N",
+     .help = "run only the I-th of N shares of the runs (1 <= I <= N; run k of the sweep belongs to share k mod N + 1, "
+     "the same on any machine); join the shares' CSVs with 'sparsim merge'",
+     .dflt_help = "all runs"},
+    {.name = "emit-slurm", .type = SP_OT_STRING, S(emit_slurm), .dflt = "", .flags = SP_OPT_CLI_ONLY,
+     .metavar = "FILE",
+     .help = "run nothing: write a Slurm batch script (a job array, one task per shard, each running this sweep with "
+     "--shard and --resume) to FILE"},
+    {.name = "slurm-shards", .type = SP_OT_INT, S(slurm_shards), .min = 1, .max = 100000, .metavar = "N",
+     .help = "tasks of the job array --emit-slurm writes",
+     .dflt_help = "one per run"},
+    {.name = "config", .type = SP_OT_STRING, S(config), .dflt = "", .flags = SP_OPT_CLI_ONLY, .metavar = "FILE",
+     .help = "JSON object with the same keys (lists as arrays or comma strings), and any option of sparsim run"},
     /* the plural names earlier versions took */
-    {"algos", SP_OT_STRING, S(algo), 0, 0, "all", NULL, SP_OPT_LIST, "LIST", NULL, "the same as --algo", NULL,
-     NULL},
-    {"densities", SP_OT_STRING, S(density), 0, 0, "0.01", NULL, SP_OPT_LIST, "LIST", NULL,
-     "the same as --density", NULL, NULL},
-    {"platforms", SP_OT_STRING, S(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "LIST", NULL,
-     "the same as --platform", NULL, NULL},
+    {.name = "algos", .type = SP_OT_STRING, S(algo), .dflt = "all", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "the same as --algo"},
+    {.name = "densities", .type = SP_OT_STRING, S(density), .dflt = "0.01", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "the same as --density"},
+    {.name = "platforms", .type = SP_OT_STRING, S(platform), .dflt = "1gbe", .flags = SP_OPT_LIST, .metavar = "LIST",
+     .help = "the same as --platform"},
 };
 
 static const sp_opt_table sweep_table = SP_OPT_TABLE(sweep_rows);

@@ -27,36 +27,33 @@ typedef struct {
     unsigned char given[8];
 } wl_opts;
 
-#define W(field) offsetof(wl_opts, field), sizeof(((wl_opts *)0)->field)
+#define W(field) .offset = offsetof(wl_opts, field), .size = sizeof(((wl_opts *)0)->field)
 
 static const sp_opt stats_rows[] = {
-    {"tau-prime", SP_OT_INT, W(tau_prime), 2, 1e6, "32", NULL, 0, "T", NULL,
-     "iterations a threshold is reused for, in the drift statistic", NULL, NULL},
-    {"max-iters", SP_OT_INT, W(max_iters), 0, 1e6, "0", NULL, 0, "I", NULL,
-     "use at most I iterations of the source (0: all)", NULL, NULL},
-    {"json", SP_OT_STRING, W(json), 0, 0, "", NULL, 0, "FILE", NULL, "also write the statistics as JSON", NULL,
-     NULL},
-    {"model", SP_OT_BOOL, W(model), 0, 0, "false", NULL, 0, NULL, NULL,
-     "also the model's union of the ranks' top-k sets (generator sources)", NULL, NULL},
+    {.name = "tau-prime", .type = SP_OT_INT, W(tau_prime), .min = 2, .max = 1e6, .dflt = "32", .metavar = "T",
+     .help = "iterations a threshold is reused for, in the drift statistic"},
+    {.name = "max-iters", .type = SP_OT_INT, W(max_iters), .min = 0, .max = 1e6, .dflt = "0", .metavar = "I",
+     .help = "use at most I iterations of the source (0: all)"},
+    {.name = "json", .type = SP_OT_STRING, W(json), .dflt = "", .metavar = "FILE",
+     .help = "also write the statistics as JSON"},
+    {.name = "model", .type = SP_OT_BOOL, W(model), .dflt = "false",
+     .help = "also the model's union of the ranks' top-k sets (generator sources)"},
 };
 
 static const sp_opt profile_rows[] = {
-    {"out", SP_OT_STRING, W(out), 0, 0, "", NULL, 0, "FILE", NULL, "the profile JSON to write (required)", NULL,
-     NULL},
-    {"max-iters", SP_OT_INT, W(max_iters), 0, 1e6, "0", NULL, 0, "I", NULL,
-     "use at most I iterations of the source (0: all)", NULL, NULL},
-    {"match", SP_OT_INT, W(match), 0, 100, "0", NULL, 0, "R", NULL,
-     "then refine the global knobs for up to R rounds, until the generator's statistics come closest to the "
-     "source's (each round runs the generator and its statistics a few times; minutes)",
-     NULL, NULL},
-    {"bins", SP_OT_INT, W(bins), 0, 1e6, "256", NULL, 0, "B", NULL,
-     "fit layers larger than n/B in pieces of their own, where large entries may not spread evenly (0: whole "
-     "layers)",
-     NULL, NULL},
-    {"as-is", SP_OT_BOOL, W(as_is), 0, 0, "false", NULL, 0, NULL, NULL,
-     "write the --workload profile itself (a built-in one, with its layer table and where its numbers come "
-     "from, or a file, scaled to --n when given) instead of fitting one",
-     NULL, NULL},
+    {.name = "out", .type = SP_OT_STRING, W(out), .dflt = "", .metavar = "FILE",
+     .help = "the profile JSON to write (required)"},
+    {.name = "max-iters", .type = SP_OT_INT, W(max_iters), .min = 0, .max = 1e6, .dflt = "0", .metavar = "I",
+     .help = "use at most I iterations of the source (0: all)"},
+    {.name = "match", .type = SP_OT_INT, W(match), .min = 0, .max = 100, .dflt = "0", .metavar = "R",
+     .help = "then refine the global knobs for up to R rounds, until the generator's statistics come closest to the "
+     "source's (each round runs the generator and its statistics a few times; minutes)"},
+    {.name = "bins", .type = SP_OT_INT, W(bins), .min = 0, .max = 1e6, .dflt = "256", .metavar = "B",
+     .help = "fit layers larger than n/B in pieces of their own, where large entries may not spread evenly (0: whole "
+     "layers)"},
+    {.name = "as-is", .type = SP_OT_BOOL, W(as_is), .dflt = "false",
+     .help = "write the --workload profile itself (a built-in one, with its layer table and where its numbers come "
+     "from, or a file, scaled to --n when given) instead of fitting one"},
 };
 
 /* the source: --grad-file's trace, or the generator on the plan's profile */

@@ -582,42 +582,186 @@ static void wrap(FILE *f, const char *text, int col, int indent)
     }
 }
 
-void sp_opts_help(const sp_opt_table *t, FILE *f)
+/* the flag as --help and the reference name it: --NAME VALUE, --NAME a|b,
+ * --no-NAME for a flag that is on by default */
+static void flag_text(const sp_opt *o, char *head, size_t n)
+{
+    if (o->type == SP_OT_BOOL) {
+        int on = o->dflt && strcmp(o->dflt, "true") == 0;
+        snprintf(head, n, "--%s%s", on ? "no-" : "", o->name);
+    } else if (o->type == SP_OT_CHOICE && !o->metavar) {
+        size_t w = (size_t)snprintf(head, n, "--%s ", o->name);
+        for (const sp_opt_choice *c = o->choices; c->name && w < n; c++)
+            w += (size_t)snprintf(head + w, n - w, "%s%s", c == o->choices ? "" : "|", c->name);
+    } else {
+        snprintf(head, n, "--%s %s", o->name, o->metavar ? o->metavar : "X");
+    }
+}
+
+/* the default as --help says it; NULL: none to say */
+static const char *default_text(const sp_opt *o)
+{
+    const char *d = o->dflt_help ? o->dflt_help : o->dflt;
+    if (o->type == SP_OT_BOOL || !d)
+        return NULL;
+    return d[0] ? d : "none";
+}
+
+static void help_row_text(const sp_opt *o, const char *help, FILE *f)
 {
     const int indent = 20;
-    for (int i = 0; i < t->count; i++) {
-        const sp_opt *o = &t->rows[i];
-        if (o->section)
-            fprintf(f, "  %s:\n", o->section);
-        char head[128];
-        if (o->type == SP_OT_BOOL) {
-            int on = o->dflt && strcmp(o->dflt, "true") == 0;
-            snprintf(head, sizeof head, "  --%s%s", on ? "no-" : "", o->name);
-        } else if (o->type == SP_OT_CHOICE && !o->metavar) {
-            size_t w = (size_t)snprintf(head, sizeof head, "  --%s ", o->name);
-            for (const sp_opt_choice *c = o->choices; c->name && w < sizeof head; c++)
-                w += (size_t)snprintf(head + w, sizeof head - w, "%s%s", c == o->choices ? "" : "|", c->name);
-        } else {
-            snprintf(head, sizeof head, "  --%s %s", o->name, o->metavar ? o->metavar : "X");
-        }
-        int col = (int)strlen(head);
-        fputs(head, f);
-        if (col + 2 > indent) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent;
-        } else {
-            fprintf(f, "%*s", indent - col, "");
-            col = indent;
-        }
-        char text[1400];
-        const char *d = o->dflt_help ? o->dflt_help : o->dflt;
-        if (o->type == SP_OT_BOOL || !d)
-            snprintf(text, sizeof text, "%s", o->help);
-        else
-            snprintf(text, sizeof text, "%s (default: %s)", o->help, d[0] ? d : "none");
-        wrap(f, text, col, indent);
+    char head[128] = "  ";
+    flag_text(o, head + 2, sizeof head - 2);
+    int col = (int)strlen(head);
+    fputs(head, f);
+    if (col + 2 > indent)
+        fprintf(f, "\n%*s", indent, "");
+    else
+        fprintf(f, "%*s", indent - col, "");
+    col = indent;
+    char text[1400];
+    const char *d = default_text(o);
+    if (!d)
+        snprintf(text, sizeof text, "%s", help);
+    else
+        snprintf(text, sizeof text, "%s (default: %s)", help, d);
+    wrap(f, text, col, indent);
+    fputc('\n', f);
+}
+
+static void help_row(const sp_opt *o, FILE *f) { help_row_text(o, o->help, f); }
+
+static int group_index(const sp_opt_table *t, const char *key)
+{
+    for (int g = 0; g < t->ngroups; g++)
+        if (strcmp(t->groups[g].key, key) == 0)
+            return g;
+    return -1;
+}
+
+static int in_group(const sp_opt_table *t, const sp_opt *o, int g)
+{
+    return o->group && strcmp(o->group, t->groups[g].key) == 0;
+}
+
+static void help_one_group(const sp_opt_table *t, int g, FILE *f)
+{
+    fprintf(f, "  %s:\n", t->groups[g].title);
+    for (int i = 0; i < t->count; i++)
+        if (in_group(t, &t->rows[i], g))
+            help_row(&t->rows[i], f);
+}
+
+void sp_opts_help(const sp_opt_table *t, FILE *f)
+{
+    if (t->groups) {
+        for (int g = 0; g < t->ngroups; g++)
+            help_one_group(t, g, f);
+        return;
+    }
+    for (int i = 0; i < t->count; i++)
+        help_row(&t->rows[i], f);
+}
+
+void sp_opts_help_everyday(const sp_opt_table *t, FILE *f)
+{
+    for (int i = 0; i < t->count; i++)
+        if (t->rows[i].flags & SP_OPT_EVERYDAY)
+            help_row_text(&t->rows[i], t->rows[i].brief ? t->rows[i].brief : t->rows[i].help, f);
+}
+
+void sp_opts_help_groups(const sp_opt_table *t, FILE *f)
+{
+    for (int g = 0; g < t->ngroups; g++) {
+        int cnt = 0;
+        for (int i = 0; i < t->count; i++)
+            cnt += in_group(t, &t->rows[i], g);
+        char head[64], text[300];
+        snprintf(head, sizeof head, "  --help=%s", t->groups[g].key);
+        snprintf(text, sizeof text, "%s (%d options)", t->groups[g].title, cnt);
+        fprintf(f, "%-24s", head);
+        wrap(f, text, strlen(head) < 24 ? 24 : (int)strlen(head), 24);
         fputc('\n', f);
     }
+}
+
+int sp_opts_help_group(const sp_opt_table *t, const char *key, FILE *f)
+{
+    int g = group_index(t, key);
+    if (g < 0)
+        return -1;
+    if (f)
+        help_one_group(t, g, f);
+    return 0;
+}
+
+/* `text` in a Markdown table cell: '|' escaped, line breaks as spaces */
+static void md_cell(const char *text, FILE *f)
+{
+    for (const char *s = text; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void md_row(const sp_opt *o, FILE *f)
+{
+    char head[128], range[400];
+    flag_text(o, head, sizeof head);
+    range_text(o, range, sizeof range);
+    fputs("| `", f);
+    md_cell(head, f);
+    fputs("` | ", f);
+    const char *d = default_text(o);
+    if (o->type == SP_OT_BOOL) /* shown as --help shows it: --no-NAME when NAME is on by default */
+        fputs("not given", f);
+    else if (d) {
+        fputs("`", f);
+        md_cell(d, f);
+        fputs("`", f);
+    }
+    fputs(" | ", f);
+    md_cell(range, f);
+    fputs(" | ", f);
+    md_cell(o->help, f);
+    if (o->flags & SP_OPT_CLI_ONLY)
+        fputs(" *A flag only, not a config key.*", f);
+    fputs(" |\n", f);
+}
+
+static void md_header(FILE *f) { fputs("| option | default | allowed | what it does |\n|---|---|---|---|\n", f); }
+
+void sp_opts_markdown(const sp_opt_table *t, const char *level, FILE *f)
+{
+    if (!t->groups) {
+        md_header(f);
+        for (int i = 0; i < t->count; i++)
+            md_row(&t->rows[i], f);
+        return;
+    }
+    for (int g = 0; g < t->ngroups; g++) {
+        fprintf(f, "%s %s\n\n`--help=%s`\n\n", level, t->groups[g].title, t->groups[g].key);
+        md_header(f);
+        for (int i = 0; i < t->count; i++)
+            if (in_group(t, &t->rows[i], g))
+                md_row(&t->rows[i], f);
+        fputc('\n', f);
+    }
+}
+
+const char *sp_opts_help_arg(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return "";
+        if (strncmp(argv[i], "--help=", 7) == 0)
+            return argv[i] + 7;
+    }
+    return NULL;
 }
 
 cJSON *sp_opts_read_config(const char *path, char *err, size_t errlen)

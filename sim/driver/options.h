@@ -32,6 +32,7 @@ enum {
     SP_OPT_NO_ECHO = 1 << 2,  /* not part of the configuration echoed into summary.json */
     SP_OPT_CLI_ONLY = 1 << 3, /* a flag only, not a config file key (--config itself) */
     SP_OPT_LIST = 1 << 4,     /* a comma list (or a JSON array): the command runs each value */
+    SP_OPT_EVERYDAY = 1 << 5, /* shown by the short --help of a table with groups */
 };
 
 typedef struct {
@@ -45,16 +46,32 @@ typedef struct {
     const char *metavar;    /* the value's name in --help */
     const char *range;      /* the allowed values, as messages say them; NULL: from the bounds */
     const char *help;       /* what it does ('\n' breaks a line) */
-    const char *section;    /* non-NULL: --help prints this heading before the row */
     const char *dflt_help;  /* the default as --help says it, when not dflt */
+    const char *group;      /* tables with groups: the key of the row's group */
+    const char *brief;      /* SP_OPT_EVERYDAY rows: the short --help's one line (NULL: the help) */
 } sp_opt;
+
+/* A group of a table's options: --help=KEY shows it.  A table with groups
+ * prints its rows group by group, in the groups' order, each group's rows in
+ * the table's order (which is also the order of the echo). */
+typedef struct {
+    const char *key;   /* --help=KEY */
+    const char *title; /* its heading */
+} sp_opt_group;
 
 typedef struct {
     const sp_opt *rows;
     int count;
+    const sp_opt_group *groups; /* NULL: no groups; --help prints every row in order */
+    int ngroups;
 } sp_opt_table;
 
-#define SP_OPT_TABLE(rows) ((sp_opt_table){rows, (int)(sizeof rows / sizeof rows[0])})
+#define SP_OPT_TABLE(r) ((sp_opt_table){.rows = (r), .count = (int)(sizeof(r) / sizeof((r)[0]))})
+#define SP_OPT_TABLE_GROUPED(r, g)                                                                                  \
+    ((sp_opt_table){.rows = (r),                                                                                   \
+                    .count = (int)(sizeof(r) / sizeof((r)[0])),                                                    \
+                    .groups = (g),                                                                                 \
+                    .ngroups = (int)(sizeof(g) / sizeof((g)[0]))})
 
 /* Every field of `target` set to its row's default. */
 void sp_opts_defaults(const sp_opt_table *t, void *target);
@@ -87,8 +104,30 @@ int sp_opts_apply_json(const sp_opt_table *t, void *target, unsigned char *given
 /* The value of a row as text (a choice by its name). */
 void sp_opts_format(const sp_opt *o, const void *target, char *buf, size_t n);
 
-/* The rows as --help lines. */
+/* The rows as --help lines: every row (group by group where the table has
+ * groups). */
 void sp_opts_help(const sp_opt_table *t, FILE *f);
+
+/* --help of a table with groups: the SP_OPT_EVERYDAY rows, in table order,
+ * each with its brief line. */
+void sp_opts_help_everyday(const sp_opt_table *t, FILE *f);
+
+/* One line per group: how to see it (--help=KEY), its heading and how many
+ * options it holds. */
+void sp_opts_help_groups(const sp_opt_table *t, FILE *f);
+
+/* --help=KEY: the group's heading and rows (f NULL: only whether it is
+ * one); -1 if the table has no group KEY (nothing printed). */
+int sp_opts_help_group(const sp_opt_table *t, const char *key, FILE *f);
+
+/* The rows as a Markdown reference: per group a heading at `level` ("##")
+ * and its --help=KEY, then a table of the flag with its value, the default,
+ * the allowed values and the help (a table without groups: the one table). */
+void sp_opts_markdown(const sp_opt_table *t, const char *level, FILE *f);
+
+/* What follows "--help" among the arguments: "" for --help or -h, the text
+ * after "--help=" for --help=X, NULL when none asks for help. */
+const char *sp_opts_help_arg(int argc, char **argv);
 
 /* The configuration as a JSON object: every row without SP_OPT_NO_ECHO,
  * numbers as numbers, choices by name, flags as booleans. */

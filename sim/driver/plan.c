@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define F(field) offsetof(sp_plan, field), sizeof(((sp_plan *)0)->field)
+#define F(field) .offset = offsetof(sp_plan, field), .size = sizeof(((sp_plan *)0)->field)
 
 static const sp_opt_choice network_choices[] = {{"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
 static const sp_opt_choice crosstraffic_choices[] = {{"model", -1}, {"on", 1}, {"off", 0}, {NULL, 0}};
@@ -47,231 +47,327 @@ static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift",
 #define U64MAX 1.8446744073709552e19
 
 static const sp_opt run_options[] = {
-    {"algo", SP_OT_STRING, F(algo), 0, 0, "all", NULL, SP_OPT_LIST, "NAME", NULL,
-     "algorithm: ring, recdoubling, rabenseifner, topka, gtopk, gaussiank, topkdsa, oktopk; a comma list; or "
-     "'all' for every one",
-     NULL, NULL},
-    {"ranks", SP_OT_INT, F(ranks), 1, SP_MAX_RANKS, "64", NULL, SP_OPT_LIST, "P", NULL, "number of ranks", NULL,
-     NULL},
-    {"platform", SP_OT_STRING, F(platform), 0, 0, "1gbe", NULL, SP_OPT_LIST, "NAME",
-     NULL,
-     "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz Daint's "
-     "Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their global links, up to 7680 "
-     "ranks), daint-static (the same wiring, one global link per pair of nodes), daint-simgrid (SimGrid's own "
-     "dragonfly with "
-     "Daint's sizes, the earlier daint, up to 6144 ranks), or a SimGrid platform XML file (rank i on its i-th host)",
-     NULL, NULL},
-    {"network", SP_OT_CHOICE, F(network), 0, 0, "lv08", network_choices, 0, "MODEL", NULL,
-     "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
-     "TCP-calibrated model), smpi (piecewise MPI model)",
-     NULL, NULL},
-    {"crosstraffic", SP_OT_CHOICE, F(crosstraffic), 0, 0, "model", crosstraffic_choices, 0, "MODE", NULL,
-     "whether a flow also loads the reverse direction of its links, as TCP's acknowledgements do: model (what "
-     "--network implies: on for lv08 and smpi, off for cm02), on, or off. Off suits networks that are not TCP, "
-     "such as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)",
-     NULL, NULL},
-    {"unshared-below", SP_OT_U64, F(unshared_below), 0, 1099511627776.0, "0", NULL, SP_OPT_SUFFIX, "BYTES", NULL,
-     "messages smaller than BYTES skip SimGrid's bandwidth sharing: each takes the time it would take alone on its "
-     "route (the network model's latency and bandwidth with its factors) and its send completes at once, as an "
+    {.name = "algo", .type = SP_OT_STRING, .group = "run", F(algo), .dflt = "all",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
+     .brief = "algorithms: a comma list of names (sparsim list), or all",
+     .help = "algorithm: ring, recdoubling, rabenseifner, topka, gtopk, gaussiank, topkdsa, oktopk; a comma list; or "
+     "'all' for every one"},
+    {.name = "ranks", .type = SP_OT_INT, .group = "run", F(ranks), .min = 1, .max = SP_MAX_RANKS, .dflt = "64",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "P",
+     .brief = "number of ranks",
+     .help = "number of ranks"},
+    {.name = "platform", .type = SP_OT_STRING, .group = "network", F(platform), .dflt = "1gbe",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
+     .brief = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid, or a SimGrid platform XML file",
+     .help = "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz "
+     "Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their global links, up to "
+     "7680 ranks), daint-static (the same wiring, one global link per pair of nodes), daint-simgrid (SimGrid's own "
+     "dragonfly with Daint's sizes, the earlier daint, up to 6144 ranks), or a SimGrid platform XML file (rank i on "
+     "its i-th host)"},
+    {.name = "network", .type = SP_OT_CHOICE, .group = "network", F(network), .dflt = "lv08",
+     .choices = network_choices, .flags = SP_OPT_EVERYDAY, .metavar = "MODEL",
+     .brief = "cm02 (alpha-beta: matches the closed forms), lv08 (TCP-calibrated), smpi",
+     .help = "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
+     "TCP-calibrated model), smpi (piecewise MPI model)"},
+    {.name = "crosstraffic", .type = SP_OT_CHOICE, .group = "network", F(crosstraffic), .dflt = "model",
+     .choices = crosstraffic_choices, .metavar = "MODE",
+     .help = "whether a flow also loads the reverse direction of its links, as TCP's acknowledgements do: model (what "
+     "--network implies: on for lv08 and smpi, off for cm02), on, or off. Off suits networks that are not TCP, such "
+     "as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)"},
+    {.name = "unshared-below", .type = SP_OT_U64, .group = "network", F(unshared_below), .min = 0,
+     .max = 1099511627776.0, .dflt = "0", .flags = SP_OPT_SUFFIX, .metavar = "BYTES",
+     .help = "messages smaller than BYTES skip SimGrid's bandwidth sharing: each takes the time it would take alone "
+     "on its route (the network model's latency and bandwidth with its factors) and its send completes at once, as an "
      "eager MPI send; 0 (the default) shares every message. For P^2 small messages at thousands of ranks, where "
-     "re-solving the sharing at every message's start and end is most of the run (bench/README.md, section 13); "
-     "K, M suffixes",
-     NULL, NULL},
-    {"device", SP_OT_STRING, F(device), 0, 0, "none", NULL, 0, "NAME", NULL,
-     "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or a JSON "
-     "file (sparsim-mpi calibrate writes one)",
-     NULL, NULL},
-    {"n", SP_OT_U64, F(n), 1, 2147483647.0, "1M", NULL, SP_OPT_SUFFIX | SP_OPT_LIST, "N",
-     "an integer in 1..2^31-1 (int32 indices)", "gradient length in floats; K, M, G suffixes are powers of 1024",
-     NULL, NULL},
-    {"density", SP_OT_DOUBLE, F(density), 0, 1, "0.01", NULL, SP_OPT_OPEN_MIN | SP_OPT_LIST, "D", NULL,
-     "fraction of entries a sparse algorithm selects; k = floor(n * D)", NULL, NULL},
-    {"iters", SP_OT_INT, F(iters), 1, MAXI, "1", NULL, 0, "I", NULL, "iterations, with error feedback between them",
-     NULL, NULL},
-    {"iters-at", SP_OT_STRING, F(iters_at), 0, 0, "", NULL, 0, "LIST", NULL,
-     "simulate only these training iterations of a long run, e.g. 0,1,64,127 or 0-3,1000 (increasing); the state "
-     "between them (residual, thresholds) comes from the model, so it needs --payload model for sparse algorithms",
-     NULL, NULL},
-    {"seed", SP_OT_U64, F(seed), 0, U64MAX, "1", NULL, 0, "S", "a non-negative integer",
-     "seed of every random stream", NULL, NULL},
-    {"out", SP_OT_STRING, F(out), 0, 0, "sparsim-out", NULL, SP_OPT_NO_ECHO, "DIR", NULL, "output folder", NULL,
-     NULL},
-    {"grad-file", SP_OT_STRING, F(grad_file), 0, 0, "", NULL, 0, "F", NULL,
-     "gradients from a .npy of float32, shape (P, n) for one iteration or (I, P, n); sets n", NULL, NULL},
-    {"dump-result", SP_OT_STRING, F(dump_result), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
-     "write the last iteration's global result (float32, (n,))", NULL, NULL},
-    {"payload", SP_OT_CHOICE, F(payload), 0, 0, "auto", payload_choices, 0, "MODE", NULL,
-     "exact (real vectors, real values travel; results checked), model (no vector of length n: a statistical "
-     "model of the workload says what each rank selects, where it lies and how selections overlap; for paper "
-     "scale), size (only sizes travel: algorithms whose sizes do not depend on data), auto (exact when it fits in "
-     "memory, else model)",
-     NULL, NULL},
-    {"warmup", SP_OT_INT, F(warmup), 0, MAXI, "0", NULL, 0, "W", "a non-negative integer",
-     "run the first W iterations as dense ring allreduce (as the reference codes warm up)", NULL, NULL},
-    {"gaussian-variant", SP_OT_CHOICE, F(opts.gaussian_oktopk), 0, 0, "authors", gaussian_choices, 0, NULL, NULL,
-     "Gaussian-k threshold adjustment: the Gaussian-k authors' loop (x0.5 / x1.5, 3 passes, band [2k/3, 4k/3]) or "
-     "the Ok-Topk authors' (x/÷1.02, 20 passes, band [3k/4, 5k/4])",
-     NULL, NULL},
-    {"dsa-dense-at", SP_OT_DOUBLE, F(opts.dsa_dense_at), 0, 1, "0.3333333333333333", NULL, SP_OPT_OPEN_MIN, "F",
-     "a fraction in (0, 1]",
-     "TopkDSA all-gathers densely once the reduced non-zeros reach F x n (1/3 as in Ok-Topk's TopkDSA code)", NULL,
-     "1/3"},
-    {"bucket", SP_OT_INT, F(opts.bucket), 0, MAXI, "0", NULL, 0, "B", "a non-negative integer (0: min(4, P))",
-     "steps per bucket of destination-rotation exchanges; 0 is min(4, P), the authors' rule", NULL, NULL},
-    {"oktopk-preset", SP_OT_CHOICE, F(opts.oktopk_preset), 0, 0, "bert", preset_choices, 0, NULL, NULL,
-     "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, tau' "
-     "(32, 32, 128), feedback factors, balancing (off, off, on); when not given, bert's factors without changing "
-     "density or warm-up",
-     "Ok-Topk", NULL},
-    {"tau", SP_OT_INT, F(opts.tau), 1, MAXI, "64", NULL, 0, "N", "a positive integer",
-     "iterations between space repartitions", NULL, NULL},
-    {"tau-prime", SP_OT_INT, F(opts.tau_prime), 1, MAXI, NULL, NULL, 0, "N", "a positive integer",
-     "iterations between exact threshold recomputations", NULL, "the preset's"},
-    {"balance", SP_OT_CHOICE, F(opts.balance), 0, 0, "preset", balance_choices, 0, NULL, NULL,
-     "data balancing before the allgatherv", NULL, NULL},
-    {"quantiles", SP_OT_CHOICE, F(opts.exact_quantiles), 0, 0, "authors", quantile_choices, 0, NULL, NULL,
-     "region boundaries at positions i*floor(m/P) of each rank's sorted selection (the authors' code: the last "
-     "region gets the remainder) or at floor(i*m/P)",
-     NULL, NULL},
-    {"packing", SP_OT_CHOICE, F(opts.separate), 0, 0, "pairs", packing_choices, 0, NULL, NULL,
-     "one message of (index, value) pairs per peer, or the authors' separate index and value messages", NULL,
-     NULL},
-    {"workload", SP_OT_STRING, F(workload), 0, 0, "generic", NULL, 0, "NAME",
-     NULL,
-     "the gradients' profile: generic, the papers' models vgg16, lstm, bert, resnet20, alexnet, resnet50, lstm-ptb "
-     "(their real layer tables), or a "
-     "profile JSON file (sparsim profile writes one); scaled to --n when it differs",
-     "gradients (sim/workload/profile.h documents the model)", NULL},
-    {"grad-layers", SP_OT_INT, F(grad_layers), 1, 4096, "16", NULL, 0, "L", NULL,
-     "generic profile: layers, of sizes spread over three decades", NULL, NULL},
-    {"grad-spread", SP_OT_DOUBLE, F(grad_spread), 1, 1e6, "10", NULL, 0, "S", NULL,
-     "generic profile: layer scales log-uniform in [1/S, S]", NULL, NULL},
-    {"grad-tail", SP_OT_DOUBLE, F(grad_tail), 0, 3, NULL, NULL, 0, "T", NULL,
-     "spread of log10 scales within every layer (heavy tails within a layer)", NULL, "the profile's"},
-    {"grad-zeros", SP_OT_DOUBLE, F(grad_zeros), 0, 0.999, NULL, NULL, 0, "F", NULL,
-     "fraction of entries exactly zero in every layer", NULL, "the profile's"},
-    {"grad-shared", SP_OT_DOUBLE, F(grad_shared), 0, 0.999, NULL, NULL, 0, "F", NULL,
-     "variance fraction shared by all ranks in an iteration", NULL, "the profile's"},
-    {"grad-mean", SP_OT_DOUBLE, F(grad_mean), 0, 0.999, NULL, NULL, 0, "F", NULL,
-     "variance fraction of a per-coordinate direction that persists across iterations and ranks (a "
-     "gradient's cosine with the previous one)",
-     NULL, "the profile's"},
-    {"grad-refresh", SP_OT_DOUBLE, F(grad_refresh), 0, 1e9, NULL, NULL, 0, "R", NULL,
-     "iterations over which a coordinate's scale is redrawn (0: never)", NULL, "the profile's"},
-    {"grad-persistence", SP_OT_DOUBLE, F(grad_persistence), 0, 1, NULL, NULL, 0, "F", NULL,
-     "share of a coordinate's log-scale variance that survives a redraw", NULL, "the profile's"},
-    {"grad-spikes", SP_OT_DOUBLE, F(grad_spikes), 0, 0.5, NULL, NULL, 0, "F", NULL,
-     "probability that a rank's own noise is a spike (heavy tails of per-sample noise)", NULL, "the profile's"},
-    {"grad-spike-scale", SP_OT_DOUBLE, F(grad_spike_scale), 1, 100, NULL, NULL, 0, "K", NULL,
-     "a spike's standard deviation over the other draws'", NULL, "the profile's"},
-    {"grad-scale-sd", SP_OT_DOUBLE, F(grad_scale_sd), 0, 3, NULL, NULL, 0, "S", NULL,
-     "standard deviation of the log of the overall scale over iterations", NULL, "the profile's"},
-    {"grad-scale-corr", SP_OT_DOUBLE, F(grad_scale_corr), 0, 0.999, NULL, NULL, 0, "R", NULL,
-     "correlation of the log overall scale from one iteration to the next", NULL, "the profile's"},
-    {"settle", SP_OT_INT, F(settle), 0, MAXI, "0", NULL, 0, "N", "a non-negative integer",
-     "start from a settled residual: N iterations of local error feedback (each rank consumes its exact top-k) "
-     "before the first simulated one, which then uses iteration N's gradient",
-     NULL, NULL},
-    {"model-ablation", SP_OT_CHOICE, F(model_ablation), 0, 0, "none", ablation_choices, 0, NULL, NULL,
-     "for checking the model: leave out where large entries sit (uniform: selections spread evenly over the index "
-     "space) or the overlap of the ranks' selections (disjoint); --payload model only",
-     NULL, NULL},
-    {"dump-grads", SP_OT_STRING, F(dump_grads), 0, 0, "", NULL, SP_OPT_NO_ECHO, "F", NULL,
-     "write every gradient the run used as float32 .npy of shape (I, P, n)", NULL, NULL},
+     "re-solving the sharing at every message's start and end is most of the run (bench/README.md, section 13); K, M "
+     "suffixes"},
+    {.name = "device", .type = SP_OT_STRING, .group = "run", F(device), .dflt = "none", .flags = SP_OPT_EVERYDAY,
+     .metavar = "NAME",
+     .brief = "device profile that prices local kernels (sparsim list), or a JSON file",
+     .help = "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or "
+     "a JSON file (sparsim-mpi calibrate writes one)"},
+    {.name = "n", .type = SP_OT_U64, .group = "run", F(n), .min = 1, .max = 2147483647.0, .dflt = "1M",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_SUFFIX | SP_OPT_LIST, .metavar = "N",
+     .range = "an integer in 1..2^31-1 (int32 indices)",
+     .brief = "gradient length in floats; K, M, G suffixes",
+     .help = "gradient length in floats; K, M, G suffixes are powers of 1024"},
+    {.name = "density", .type = SP_OT_DOUBLE, .group = "run", F(density), .min = 0, .max = 1, .dflt = "0.01",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_OPEN_MIN | SP_OPT_LIST, .metavar = "D",
+     .brief = "fraction of entries a sparse algorithm selects; k = floor(n * D)",
+     .help = "fraction of entries a sparse algorithm selects; k = floor(n * D)"},
+    {.name = "iters", .type = SP_OT_INT, .group = "run", F(iters), .min = 1, .max = MAXI, .dflt = "1",
+     .flags = SP_OPT_EVERYDAY, .metavar = "I",
+     .brief = "iterations, with error feedback between them",
+     .help = "iterations, with error feedback between them"},
+    {.name = "iters-at", .type = SP_OT_STRING, .group = "run", F(iters_at), .dflt = "", .metavar = "LIST",
+     .help = "simulate only these training iterations of a long run, e.g. 0,1,64,127 or 0-3,1000 (increasing); the "
+     "state between them (residual, thresholds) comes from the model, so it needs --payload model for sparse "
+     "algorithms"},
+    {.name = "seed", .type = SP_OT_U64, .group = "run", F(seed), .min = 0, .max = U64MAX, .dflt = "1",
+     .flags = SP_OPT_EVERYDAY, .metavar = "S", .range = "a non-negative integer",
+     .brief = "seed of every random stream",
+     .help = "seed of every random stream"},
+    {.name = "out", .type = SP_OT_STRING, .group = "outputs", F(out), .dflt = "sparsim-out",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "DIR",
+     .brief = "output folder",
+     .help = "output folder"},
+    {.name = "grad-file", .type = SP_OT_STRING, .group = "run", F(grad_file), .dflt = "", .flags = SP_OPT_EVERYDAY,
+     .metavar = "F",
+     .brief = "gradients from a float32 .npy of shape (P, n) or (I, P, n)",
+     .help = "gradients from a .npy of float32, shape (P, n) for one iteration or (I, P, n); sets n"},
+    {.name = "dump-result", .type = SP_OT_STRING, .group = "run", F(dump_result), .dflt = "",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "F",
+     .brief = "write the last iteration's global result as a float32 .npy",
+     .help = "write the last iteration's global result (float32, (n,))"},
+    {.name = "payload", .type = SP_OT_CHOICE, .group = "run", F(payload), .dflt = "auto", .choices = payload_choices,
+     .flags = SP_OPT_EVERYDAY, .metavar = "MODE",
+     .brief = "exact (real vectors), model (a statistical model: paper scale), size, or auto",
+     .help = "exact (real vectors, real values travel; results checked), model (no vector of length n: a statistical "
+     "model of the workload says what each rank selects, where it lies and how selections overlap; for paper scale), "
+     "size (only sizes travel: algorithms whose sizes do not depend on data), auto (exact when it fits in memory, "
+     "else model)"},
+    {.name = "warmup", .type = SP_OT_INT, .group = "run", F(warmup), .min = 0, .max = MAXI, .dflt = "0",
+     .flags = SP_OPT_EVERYDAY, .metavar = "W", .range = "a non-negative integer",
+     .brief = "run the first W iterations as dense ring allreduce",
+     .help = "run the first W iterations as dense ring allreduce (as the reference codes warm up)"},
+    {.name = "gaussian-variant", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.gaussian_oktopk),
+     .dflt = "authors", .choices = gaussian_choices,
+     .help = "Gaussian-k threshold adjustment: the Gaussian-k authors' loop (x0.5 / x1.5, 3 passes, band [2k/3, "
+     "4k/3]) or the Ok-Topk authors' (x/÷1.02, 20 passes, band [3k/4, 5k/4])"},
+    {.name = "dsa-dense-at", .type = SP_OT_DOUBLE, .group = "algorithms", F(opts.dsa_dense_at), .min = 0, .max = 1,
+     .dflt = "0.3333333333333333", .flags = SP_OPT_OPEN_MIN, .metavar = "F", .range = "a fraction in (0, 1]",
+     .help = "TopkDSA all-gathers densely once the reduced non-zeros reach F x n (1/3 as in Ok-Topk's TopkDSA code)",
+     .dflt_help = "1/3"},
+    {.name = "bucket", .type = SP_OT_INT, .group = "algorithms", F(opts.bucket), .min = 0, .max = MAXI, .dflt = "0",
+     .metavar = "B", .range = "a non-negative integer (0: min(4, P))",
+     .help = "steps per bucket of destination-rotation exchanges; 0 is min(4, P), the authors' rule"},
+    {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
+     .choices = preset_choices,
+     .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "
+     "tau' (32, 32, 128), feedback factors, balancing (off, off, on); when not given, bert's factors without changing "
+     "density or warm-up"},
+    {.name = "tau", .type = SP_OT_INT, .group = "algorithms", F(opts.tau), .min = 1, .max = MAXI, .dflt = "64",
+     .metavar = "N", .range = "a positive integer",
+     .help = "iterations between space repartitions"},
+    {.name = "tau-prime", .type = SP_OT_INT, .group = "algorithms", F(opts.tau_prime), .min = 1, .max = MAXI,
+     .metavar = "N", .range = "a positive integer",
+     .help = "iterations between exact threshold recomputations",
+     .dflt_help = "the preset's"},
+    {.name = "balance", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.balance), .dflt = "preset",
+     .choices = balance_choices,
+     .help = "data balancing before the allgatherv"},
+    {.name = "quantiles", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.exact_quantiles), .dflt = "authors",
+     .choices = quantile_choices,
+     .help = "region boundaries at positions i*floor(m/P) of each rank's sorted selection (the authors' code: the "
+     "last region gets the remainder) or at floor(i*m/P)"},
+    {.name = "packing", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.separate), .dflt = "pairs",
+     .choices = packing_choices,
+     .help = "one message of (index, value) pairs per peer, or the authors' separate index and value messages"},
+    {.name = "workload", .type = SP_OT_STRING, .group = "gradients", F(workload), .dflt = "generic",
+     .flags = SP_OPT_EVERYDAY, .metavar = "NAME",
+     .brief = "generic, a paper's model (vgg16, lstm, bert, ...), or a profile JSON file",
+     .help = "the gradients' profile: generic, the papers' models vgg16, lstm, bert, resnet20, alexnet, resnet50, "
+     "lstm-ptb (their real layer tables), or a profile JSON file (sparsim profile writes one); scaled to --n when it "
+     "differs"},
+    {.name = "grad-layers", .type = SP_OT_INT, .group = "gradients", F(grad_layers), .min = 1, .max = 4096,
+     .dflt = "16", .metavar = "L",
+     .help = "generic profile: layers, of sizes spread over three decades"},
+    {.name = "grad-spread", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_spread), .min = 1, .max = 1e6,
+     .dflt = "10", .metavar = "S",
+     .help = "generic profile: layer scales log-uniform in [1/S, S]"},
+    {.name = "grad-tail", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_tail), .min = 0, .max = 3, .metavar = "T",
+     .help = "spread of log10 scales within every layer (heavy tails within a layer)",
+     .dflt_help = "the profile's"},
+    {.name = "grad-zeros", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_zeros), .min = 0, .max = 0.999,
+     .metavar = "F",
+     .help = "fraction of entries exactly zero in every layer",
+     .dflt_help = "the profile's"},
+    {.name = "grad-shared", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_shared), .min = 0, .max = 0.999,
+     .metavar = "F",
+     .help = "variance fraction shared by all ranks in an iteration",
+     .dflt_help = "the profile's"},
+    {.name = "grad-mean", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_mean), .min = 0, .max = 0.999,
+     .metavar = "F",
+     .help = "variance fraction of a per-coordinate direction that persists across iterations and ranks (a gradient's "
+     "cosine with the previous one)",
+     .dflt_help = "the profile's"},
+    {.name = "grad-refresh", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_refresh), .min = 0, .max = 1e9,
+     .metavar = "R",
+     .help = "iterations over which a coordinate's scale is redrawn (0: never)",
+     .dflt_help = "the profile's"},
+    {.name = "grad-persistence", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_persistence), .min = 0, .max = 1,
+     .metavar = "F",
+     .help = "share of a coordinate's log-scale variance that survives a redraw",
+     .dflt_help = "the profile's"},
+    {.name = "grad-spikes", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_spikes), .min = 0, .max = 0.5,
+     .metavar = "F",
+     .help = "probability that a rank's own noise is a spike (heavy tails of per-sample noise)",
+     .dflt_help = "the profile's"},
+    {.name = "grad-spike-scale", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_spike_scale), .min = 1, .max = 100,
+     .metavar = "K",
+     .help = "a spike's standard deviation over the other draws'",
+     .dflt_help = "the profile's"},
+    {.name = "grad-scale-sd", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_scale_sd), .min = 0, .max = 3,
+     .metavar = "S",
+     .help = "standard deviation of the log of the overall scale over iterations",
+     .dflt_help = "the profile's"},
+    {.name = "grad-scale-corr", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_scale_corr), .min = 0, .max = 0.999,
+     .metavar = "R",
+     .help = "correlation of the log overall scale from one iteration to the next",
+     .dflt_help = "the profile's"},
+    {.name = "settle", .type = SP_OT_INT, .group = "gradients", F(settle), .min = 0, .max = MAXI, .dflt = "0",
+     .flags = SP_OPT_EVERYDAY, .metavar = "N", .range = "a non-negative integer",
+     .brief = "start from the residual after N iterations of local error feedback",
+     .help = "start from a settled residual: N iterations of local error feedback (each rank consumes its exact "
+     "top-k) before the first simulated one, which then uses iteration N's gradient"},
+    {.name = "model-ablation", .type = SP_OT_CHOICE, .group = "gradients", F(model_ablation), .dflt = "none",
+     .choices = ablation_choices,
+     .help = "for checking the model: leave out where large entries sit (uniform: selections spread evenly over the "
+     "index space) or the overlap of the ranks' selections (disjoint); --payload model only"},
+    {.name = "dump-grads", .type = SP_OT_STRING, .group = "gradients", F(dump_grads), .dflt = "",
+     .flags = SP_OPT_NO_ECHO, .metavar = "F",
+     .help = "write every gradient the run used as float32 .npy of shape (I, P, n)"},
     /* whole training iterations (training.c) */
-    {"train-model", SP_OT_CHOICE, F(train_model), 0, 0, "none", train_choices, 0, NULL, NULL,
-     "report whole training iterations of this model: its forward and backward compute on --device (FLOPs per "
+    {.name = "train-model", .type = SP_OT_CHOICE, .group = "training", F(train_model), .dflt = "none",
+     .choices = train_choices, .flags = SP_OPT_EVERYDAY,
+     .brief = "report whole training iterations of this model (--help=training)",
+     .help = "report whole training iterations of this model: its forward and backward compute on --device (FLOPs per "
      "sample x --batch over the device's sustained FLOP/s; sources in sim/workload/paper_models.c) added to the "
-     "simulated allreduce, as iteration time, samples/s and speedup over the fastest dense allreduce run alongside",
-     "training iterations", NULL},
-    {"train-compute", SP_OT_DOUBLE, F(train_compute), 0, 1e6, "0", NULL, 0, "S", NULL,
-     "seconds of forward + backward per iteration on one rank, instead of the model's FLOPs on the device (a "
+     "simulated allreduce, as iteration time, samples/s and speedup over the fastest dense allreduce run alongside"},
+    {.name = "train-compute", .type = SP_OT_DOUBLE, .group = "training", F(train_compute), .min = 0, .max = 1e6,
+     .dflt = "0", .metavar = "S",
+     .help = "seconds of forward + backward per iteration on one rank, instead of the model's FLOPs on the device (a "
      "measured number); turns training iterations on (with --batch when no --train-model)",
-     NULL, "from --train-model and --device"},
-    {"batch", SP_OT_INT, F(batch), 0, MAXI, "0", NULL, 0, "B", "a non-negative integer",
-     "samples per rank per iteration (throughput = P x B / iteration time)", NULL, "the model's"},
-    {"overlap", SP_OT_BOOL, F(overlap), 0, 0, "false", NULL, 0, NULL, NULL,
-     "overlap communication with the backward pass layer by layer where the algorithm allows it (dense "
-     "allreduces; a sparse one selects over the whole gradient after backward)",
-     NULL, NULL},
+     .dflt_help = "from --train-model and --device"},
+    {.name = "batch", .type = SP_OT_INT, .group = "training", F(batch), .min = 0, .max = MAXI, .dflt = "0",
+     .metavar = "B", .range = "a non-negative integer",
+     .help = "samples per rank per iteration (throughput = P x B / iteration time)",
+     .dflt_help = "the model's"},
+    {.name = "overlap", .type = SP_OT_BOOL, .group = "training", F(overlap), .dflt = "false",
+     .help = "overlap communication with the backward pass layer by layer where the algorithm allows it (dense "
+     "allreduces; a sparse one selects over the whole gradient after backward)"},
     /* disturbances (sim/shim/disturb.h): each at its zero level by default */
-    {"compute", SP_OT_DOUBLE, F(disturb.compute), 0, 1e6, "0", NULL, 0, "S", NULL,
-     "seconds of local compute (a backward pass) every rank does at the start of each iteration, in a phase of its "
-     "own, before the allreduce; stragglers and noise act on it as on the device's kernels",
-     "disturbances (simulated backends; seeded by --seed)", NULL},
-    {"straggler-ranks", SP_OT_STRING, F(disturb.straggler_ranks), 0, 0, "", NULL, 0, "LIST", NULL,
-     "ranks whose local compute is --straggler-factor times slower, e.g. 3 or 0,5,7", NULL, NULL},
-    {"straggler-fraction", SP_OT_DOUBLE, F(disturb.straggler_fraction), 0, 1, "0", NULL, 0, "F", NULL,
-     "a fraction of the ranks, drawn afresh every iteration, is --straggler-factor times slower", NULL, NULL},
-    {"straggler-factor", SP_OT_DOUBLE, F(disturb.straggler_factor), 1, 1e6, "2", NULL, 0, "X", NULL,
-     "how much slower a straggler's local compute is (1: not at all)", NULL, NULL},
-    {"straggler-cv", SP_OT_DOUBLE, F(disturb.straggler_cv), 0, 100, "0", NULL, 0, "C", NULL,
-     "every rank's local compute in every iteration slowed by a log-normal factor of mean 1 and this coefficient of "
-     "variation (stragglers need local compute to slow: a device profile or --compute)",
-     NULL, NULL},
-    {"noise", SP_OT_DOUBLE, F(disturb.noise), 0, 0.9, "0", NULL, 0, "F", NULL,
-     "system noise: detours take this fraction of every rank's time; a detour stretches compute it overlaps, holds "
-     "a send about to be posted and holds a rank whose wait ends inside it",
-     NULL, NULL},
-    {"noise-length", SP_OT_DOUBLE, F(disturb.noise_length), 0, 1e3, "0.0001", NULL, SP_OPT_OPEN_MIN, "S",
-     "a positive number of seconds", "seconds per detour", NULL, "100 us"},
-    {"noise-kind", SP_OT_CHOICE, F(disturb.noise_kind), 0, 0, "periodic", noise_choices, 0, NULL, NULL,
-     "periodic detours (a daemon's tick, each rank at its own offset) or random ones (exponential gaps)", NULL, NULL},
-    {"degrade-links", SP_OT_STRING, F(disturb.degrade_links), 0, 0, "", NULL, 0, "CLASS", NULL,
-     "links to degrade: nic (every rank's host link), green, black, blue (the dragonfly's links within a chassis, "
-     "between chassis, between groups), all, or the name of a link (or the start of names)",
-     NULL, NULL},
-    {"degrade-nic", SP_OT_INT, F(disturb.degrade_nic), -1, SP_MAX_RANKS, "-1", NULL, 0, "R",
-     "a rank, or -1 (none)", "degrade the link by which rank R's host reaches the network", NULL, "none"},
-    {"degrade-fraction", SP_OT_DOUBLE, F(disturb.degrade_fraction), 0, 1, "1", NULL, SP_OPT_OPEN_MIN, "F", NULL,
-     "degrade this fraction of the --degrade-links class, drawn with the seed", NULL, NULL},
-    {"degrade-count", SP_OT_INT, F(disturb.degrade_count), 0, 1e6, "0", NULL, 0, "N", NULL,
-     "degrade N links of the --degrade-links class, drawn with the seed (0: as --degrade-fraction says)", NULL,
-     NULL},
-    {"degrade-bw", SP_OT_DOUBLE, F(disturb.degrade_bw), 0, 1, "1", NULL, SP_OPT_OPEN_MIN, "X", NULL,
-     "a degraded link's bandwidth, as a factor of its own", NULL, NULL},
-    {"degrade-latency", SP_OT_DOUBLE, F(disturb.degrade_latency), 0, 1e3, "0", NULL, 0, "S", NULL,
-     "seconds of latency a degraded link adds", NULL, NULL},
-    {"bg-load", SP_OT_DOUBLE, F(disturb.bg_load), 0, 0.99, "0", NULL, 0, "L", NULL,
-     "background traffic: other jobs' flows from every host of the platform at this share of its injection "
-     "bandwidth (Poisson arrivals), sharing links with the run",
-     NULL, NULL},
-    {"bg-pattern", SP_OT_CHOICE, F(disturb.bg_pattern), 0, 0, "uniform", bg_choices, 0, NULL, NULL,
-     "where background flows go: a uniform random other host, or the host half the machine away", NULL, NULL},
-    {"bg-flow", SP_OT_U64, F(disturb.bg_flow), 1, 1099511627776.0, "1M", NULL, SP_OPT_SUFFIX, "B", NULL,
-     "bytes per background flow; K, M, G suffixes", NULL, NULL},
-    {"fail-rank", SP_OT_INT, F(disturb.fail_rank), -1, SP_MAX_RANKS, "-1", NULL, 0, "R", "a rank, or -1 (none)",
-     "rank R stops at --fail-at: the run ends with one line naming it, where it was and the ranks left waiting on "
-     "it, and writes nothing",
-     NULL, "none"},
-    {"fail-at", SP_OT_DOUBLE, F(disturb.fail_at), 0, 1e9, "0", NULL, 0, "S", NULL,
-     "simulated seconds at which --fail-rank stops", NULL, NULL},
-    {"disturb-baseline", SP_OT_BOOL, F(disturb.baseline), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL,
-     "do not run the plan undisturbed (same seed) too: no slowdowns in summary.json", NULL, NULL},
-    {"csv", SP_OT_BOOL, F(write_csv), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write messages.csv",
-     "outputs", NULL},
-    {"trace", SP_OT_BOOL, F(write_trace), 0, 0, "true", NULL, SP_OPT_NO_ECHO, NULL, NULL, "do not write trace.json",
-     NULL, NULL},
-    {"trace-msgs", SP_OT_U64, F(trace_msgs), 0, U64MAX, "200000", NULL, SP_OPT_SUFFIX | SP_OPT_NO_ECHO, "N",
-     "a non-negative integer", "at most N message events in trace.json", NULL, NULL},
-    {"quiet", SP_OT_BOOL, F(quiet), 0, 0, "false", NULL, SP_OPT_NO_ECHO, NULL, NULL, "no summary on stdout", NULL,
-     NULL},
-    {"watchdog", SP_OT_DOUBLE, F(watchdog), 0, 1e9, "60", NULL, SP_OPT_OPEN_MIN | SP_OPT_NO_ECHO, "S",
-     "a positive number of seconds",
-     "sparsim-mpi only: end the job when a wait makes no progress for S seconds", NULL, NULL},
-    {"select", SP_OT_CHOICE, F(select_dev), 0, 0, "cpu", select_choices, SP_OPT_NO_ECHO, NULL, NULL,
-     "sparsim-mpi only: where the selection kernels run: cpu, or cuda (each rank's residual on a GPU, rank modulo "
-     "the GPUs; only selected pairs come to the host, in a phase gpu-copy)",
-     NULL, NULL},
-    {"config", SP_OT_STRING, F(config), 0, 0, "", NULL, SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY, "FILE", NULL,
-     "read options from a JSON object first (keys: the names above)", NULL, NULL},
+    {.name = "compute", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.compute), .min = 0, .max = 1e6,
+     .dflt = "0", .metavar = "S",
+     .help = "seconds of local compute (a backward pass) every rank does at the start of each iteration, in a phase "
+     "of its own, before the allreduce; stragglers and noise act on it as on the device's kernels"},
+    {.name = "straggler-ranks", .type = SP_OT_STRING, .group = "disturbances", F(disturb.straggler_ranks), .dflt = "",
+     .metavar = "LIST",
+     .help = "ranks whose local compute is --straggler-factor times slower, e.g. 3 or 0,5,7"},
+    {.name = "straggler-fraction", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.straggler_fraction),
+     .min = 0, .max = 1, .dflt = "0", .metavar = "F",
+     .help = "a fraction of the ranks, drawn afresh every iteration, is --straggler-factor times slower"},
+    {.name = "straggler-factor", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.straggler_factor), .min = 1,
+     .max = 1e6, .dflt = "2", .metavar = "X",
+     .help = "how much slower a straggler's local compute is (1: not at all)"},
+    {.name = "straggler-cv", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.straggler_cv), .min = 0,
+     .max = 100, .dflt = "0", .metavar = "C",
+     .help = "every rank's local compute in every iteration slowed by a log-normal factor of mean 1 and this "
+     "coefficient of variation (stragglers need local compute to slow: a device profile or --compute)"},
+    {.name = "noise", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.noise), .min = 0, .max = 0.9,
+     .dflt = "0", .metavar = "F",
+     .help = "system noise: detours take this fraction of every rank's time; a detour stretches compute it overlaps, "
+     "holds a send about to be posted and holds a rank whose wait ends inside it"},
+    {.name = "noise-length", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.noise_length), .min = 0,
+     .max = 1e3, .dflt = "0.0001", .flags = SP_OPT_OPEN_MIN, .metavar = "S", .range = "a positive number of seconds",
+     .help = "seconds per detour",
+     .dflt_help = "100 us"},
+    {.name = "noise-kind", .type = SP_OT_CHOICE, .group = "disturbances", F(disturb.noise_kind), .dflt = "periodic",
+     .choices = noise_choices,
+     .help = "periodic detours (a daemon's tick, each rank at its own offset) or random ones (exponential gaps)"},
+    {.name = "degrade-links", .type = SP_OT_STRING, .group = "disturbances", F(disturb.degrade_links), .dflt = "",
+     .metavar = "CLASS",
+     .help = "links to degrade: nic (every rank's host link), green, black, blue (the dragonfly's links within a "
+     "chassis, between chassis, between groups), all, or the name of a link (or the start of names)"},
+    {.name = "degrade-nic", .type = SP_OT_INT, .group = "disturbances", F(disturb.degrade_nic), .min = -1,
+     .max = SP_MAX_RANKS, .dflt = "-1", .metavar = "R", .range = "a rank, or -1 (none)",
+     .help = "degrade the link by which rank R's host reaches the network",
+     .dflt_help = "none"},
+    {.name = "degrade-fraction", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.degrade_fraction), .min = 0,
+     .max = 1, .dflt = "1", .flags = SP_OPT_OPEN_MIN, .metavar = "F",
+     .help = "degrade this fraction of the --degrade-links class, drawn with the seed"},
+    {.name = "degrade-count", .type = SP_OT_INT, .group = "disturbances", F(disturb.degrade_count), .min = 0,
+     .max = 1e6, .dflt = "0", .metavar = "N",
+     .help = "degrade N links of the --degrade-links class, drawn with the seed (0: as --degrade-fraction says)"},
+    {.name = "degrade-bw", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.degrade_bw), .min = 0, .max = 1,
+     .dflt = "1", .flags = SP_OPT_OPEN_MIN, .metavar = "X",
+     .help = "a degraded link's bandwidth, as a factor of its own"},
+    {.name = "degrade-latency", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.degrade_latency), .min = 0,
+     .max = 1e3, .dflt = "0", .metavar = "S",
+     .help = "seconds of latency a degraded link adds"},
+    {.name = "bg-load", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.bg_load), .min = 0, .max = 0.99,
+     .dflt = "0", .metavar = "L",
+     .help = "background traffic: other jobs' flows from every host of the platform at this share of its injection "
+     "bandwidth (Poisson arrivals), sharing links with the run"},
+    {.name = "bg-pattern", .type = SP_OT_CHOICE, .group = "disturbances", F(disturb.bg_pattern), .dflt = "uniform",
+     .choices = bg_choices,
+     .help = "where background flows go: a uniform random other host, or the host half the machine away"},
+    {.name = "bg-flow", .type = SP_OT_U64, .group = "disturbances", F(disturb.bg_flow), .min = 1,
+     .max = 1099511627776.0, .dflt = "1M", .flags = SP_OPT_SUFFIX, .metavar = "B",
+     .help = "bytes per background flow; K, M, G suffixes"},
+    {.name = "fail-rank", .type = SP_OT_INT, .group = "disturbances", F(disturb.fail_rank), .min = -1,
+     .max = SP_MAX_RANKS, .dflt = "-1", .metavar = "R", .range = "a rank, or -1 (none)",
+     .help = "rank R stops at --fail-at: the run ends with one line naming it, where it was and the ranks left "
+     "waiting on it, and writes nothing",
+     .dflt_help = "none"},
+    {.name = "fail-at", .type = SP_OT_DOUBLE, .group = "disturbances", F(disturb.fail_at), .min = 0, .max = 1e9,
+     .dflt = "0", .metavar = "S",
+     .help = "simulated seconds at which --fail-rank stops"},
+    {.name = "disturb-baseline", .type = SP_OT_BOOL, .group = "disturbances", F(disturb.baseline), .dflt = "true",
+     .flags = SP_OPT_NO_ECHO,
+     .help = "do not run the plan undisturbed (same seed) too: no slowdowns in summary.json"},
+    {.name = "csv", .type = SP_OT_BOOL, .group = "outputs", F(write_csv), .dflt = "true",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO,
+     .help = "do not write messages.csv"},
+    {.name = "trace", .type = SP_OT_BOOL, .group = "outputs", F(write_trace), .dflt = "true",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO,
+     .help = "do not write trace.json"},
+    {.name = "trace-msgs", .type = SP_OT_U64, .group = "outputs", F(trace_msgs), .min = 0, .max = U64MAX,
+     .dflt = "200000", .flags = SP_OPT_SUFFIX | SP_OPT_NO_ECHO, .metavar = "N", .range = "a non-negative integer",
+     .help = "at most N message events in trace.json"},
+    {.name = "quiet", .type = SP_OT_BOOL, .group = "outputs", F(quiet), .dflt = "false",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO,
+     .help = "no summary on stdout"},
+    {.name = "config", .type = SP_OT_STRING, .group = "run", F(config), .dflt = "",
+     .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO | SP_OPT_CLI_ONLY, .metavar = "FILE",
+     .help = "read options from a JSON object first (keys: the long option names)"},
+};
+
+/* the groups of --help=GROUP, in the order --help=all prints them */
+static const sp_opt_group run_groups[] = {
+    {.key = "run", .title = "what runs"},
+    {.key = "network", .title = "platform and network"},
+    {.key = "algorithms", .title = "settings of Gaussian-k, TopkDSA and Ok-Topk"},
+    {.key = "gradients", .title = "gradients and their model"},
+    {.key = "training", .title = "training iterations"},
+    {.key = "disturbances", .title = "disturbances (simulated runs only)"},
+    {.key = "outputs", .title = "outputs"},
+};
+
+/* sparsim-mpi's own options: flags and config keys of sparsim-mpi run only.
+ * The simulator checks their values as sparsim-mpi would, then refuses them
+ * by name, so that a command line meant for the other binary says so. */
+static const sp_opt mpi_options[] = {
+    {.name = "watchdog", .type = SP_OT_DOUBLE, F(watchdog), .min = 0, .max = 1e9, .dflt = "60",
+     .flags = SP_OPT_OPEN_MIN | SP_OPT_NO_ECHO, .metavar = "S", .range = "a positive number of seconds",
+     .help = "end the job when a wait makes no progress for S seconds"},
+    {.name = "select", .type = SP_OT_CHOICE, F(select_dev), .dflt = "cpu", .choices = select_choices,
+     .flags = SP_OPT_NO_ECHO,
+     .help = "where the selection kernels run: cpu, or cuda (each rank's residual on a GPU, rank "
+     "modulo the GPUs; only selected pairs come to the host, in a phase gpu-copy)"},
 };
 
 _Static_assert(sizeof run_options / sizeof run_options[0] <= SP_PLAN_MAX_OPTS, "sp_plan.given is too small");
 
 const sp_opt_table *sp_plan_options(void)
 {
-    static const sp_opt_table t = SP_OPT_TABLE(run_options);
+    static const sp_opt_table t = SP_OPT_TABLE_GROUPED(run_options, run_groups);
+    return &t;
+}
+
+const sp_opt_table *sp_plan_mpi_options(void)
+{
+    static const sp_opt_table t = SP_OPT_TABLE(mpi_options);
     return &t;
 }
 
@@ -279,6 +375,7 @@ void sp_plan_defaults(sp_plan *p)
 {
     memset(p, 0, sizeof *p);
     sp_opts_defaults(sp_plan_options(), p);
+    sp_opts_defaults(sp_plan_mpi_options(), p);
 }
 
 int sp_plan_set(sp_plan *p, const char *name, const char *value, char *err, size_t errlen)
@@ -295,12 +392,15 @@ int sp_plan_given(const sp_plan *p, const char *name)
     return i >= 0 && p->given[i];
 }
 
-int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+/* Options from --config, then flags over them.  The run's rows first; what
+ * they do not know goes to sparsim-mpi's rows, which refuse it unless `mpi`. */
+static int parse(sp_plan *p, int mpi, int argc, char **argv, char *err, size_t errlen)
 {
-    /* pass 1: --help and --config */
+    const sp_opt_table *run = sp_plan_options(), *own = sp_plan_mpi_options();
+    if (sp_opts_help_arg(argc, argv))
+        return 1;
+    /* pass 1: --config */
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
         if (strcmp(argv[i], "--config") == 0 || strncmp(argv[i], "--config=", 9) == 0) {
             const char *path = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[i + 1] : NULL);
             if (!path) {
@@ -310,14 +410,45 @@ int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
             cJSON *j = sp_opts_read_config(path, err, errlen);
             if (!j)
                 return -1;
-            int rc = sp_opts_apply_json(sp_plan_options(), p, p->given, j, 0, path, err, errlen);
+            int rc = sp_opts_apply_json(run, p, p->given, j, mpi, path, err, errlen);
+            if (rc == 0 && mpi)
+                rc = sp_opts_apply_json(own, p, NULL, j, 0, path, err, errlen);
             cJSON_Delete(j);
             if (rc)
                 return -1;
         }
     }
     /* pass 2: flags override */
-    return sp_opts_parse_argv(sp_plan_options(), p, p->given, argc, argv, NULL, NULL, err, errlen);
+    char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+    unsigned char given[sizeof mpi_options / sizeof mpi_options[0]] = {0};
+    int nrest = 0, rc = -1;
+    if (!rest) {
+        snprintf(err, errlen, "out of memory reading the options");
+        return -1;
+    }
+    if (sp_opts_parse_argv(run, p, p->given, argc, argv, rest, &nrest, err, errlen) == 0 &&
+        sp_opts_parse_argv(own, p, given, nrest, rest, NULL, NULL, err, errlen) == 0) {
+        rc = 0;
+        for (int i = 0; !mpi && i < own->count; i++)
+            if (given[i]) {
+                snprintf(err, errlen, "--%s is an option of sparsim-mpi (real MPI processes), not of the simulator",
+                         own->rows[i].name);
+                rc = -1;
+                break;
+            }
+    }
+    free(rest);
+    return rc;
+}
+
+int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+{
+    return parse(p, 0, argc, argv, err, errlen);
+}
+
+int sp_plan_parse_mpi(sp_plan *p, int argc, char **argv, char *err, size_t errlen)
+{
+    return parse(p, 1, argc, argv, err, errlen);
 }
 
 int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
@@ -551,24 +682,106 @@ int sp_plan_validate(sp_plan *p, char *err, size_t errlen)
     return rc;
 }
 
-void sp_plan_print_help(const char *prog, FILE *f)
+static const char run_outputs_help[] =
+    "outputs in DIR (per algorithm in DIR/NAME when several run):\n"
+    "  messages.csv   iter,phase,src,dst,tag,bytes,t_post,t_done (seconds)\n"
+    "  summary.json   configuration, time per iteration and phase, bytes per rank,\n"
+    "                 volume as the bounds count it, bound and ratio\n"
+    "  trace.json     Chrome trace event format: open in https://ui.perfetto.dev\n"
+    "\n"
+    "exit status: 0 success, 1 the run failed, 2 bad input\n";
+
+/* docs/options.md: every row, group by group, then sparsim-mpi's own */
+static void print_markdown(FILE *f)
 {
-    fprintf(f,
-            "usage: %s run [options]\n"
-            "\n"
-            "Simulates P ranks running one allreduce algorithm (or several, one after\n"
-            "the other) and writes what every message did.\n"
-            "\n"
-            "options (a JSON --config file takes the same names as keys; flags override it):\n",
-            prog);
-    sp_opts_help(sp_plan_options(), f);
-    fprintf(f, "  -h, --help        this help\n"
-               "\n"
-               "outputs in DIR (per algorithm in DIR/NAME when several run):\n"
-               "  messages.csv   iter,phase,src,dst,tag,bytes,t_post,t_done (seconds)\n"
-               "  summary.json   configuration, time per iteration and phase, bytes per rank,\n"
-               "                 volume as the bounds count it, bound and ratio\n"
-               "  trace.json     Chrome trace event format: open in https://ui.perfetto.dev\n"
-               "\n"
-               "exit status: 0 success, 1 the run failed, 2 bad input\n");
+    fputs("# Options of `sparsim run`\n"
+          "\n"
+          "<!-- Generated from the option table (sim/driver/plan.c) by `sparsim run --help=markdown`.\n"
+          "     Do not edit: change the table and run that command again; the docs test compares. -->\n"
+          "\n"
+          "Every option is a flag (`--name value`, `--name=value`) and a key of a JSON object given to\n"
+          "`--config` (except those marked as flags only); flags given on the command line override the\n"
+          "file. A switch is listed as it changes the default: `--NAME` turns on what is off unless given,\n"
+          "`--no-NAME` turns off what is on; in a config file both are the key NAME with `true` or\n"
+          "`false`.\n"
+          "Values are checked before anything runs; a bad one gets one line naming the option and what it\n"
+          "allows, and exit status 2. The configuration a run used is echoed into summary.json's `config`.\n"
+          "\n"
+          "`sparsim run --help` lists the everyday options; `--help=GROUP` one group below (its key is\n"
+          "under its heading); `--help=all` every one.\n"
+          "\n",
+          f);
+    sp_opts_markdown(sp_plan_options(), "##", f);
+    fputs("## sparsim-mpi run only\n"
+          "\n"
+          "`mpirun -np P sparsim-mpi run` takes every option above and these two, which the simulator\n"
+          "refuses by name. They are not echoed into summary.json.\n"
+          "\n",
+          f);
+    sp_opts_markdown(sp_plan_mpi_options(), "##", f);
+}
+
+int sp_plan_print_help(const char *which, int mpi, FILE *f, char *err, size_t errlen)
+{
+    const sp_opt_table *t = sp_plan_options(), *own = sp_plan_mpi_options();
+    int everyday = !which[0], all = !strcmp(which, "all"), markdown = !strcmp(which, "markdown");
+    int own_group = mpi && !strcmp(which, "mpi");
+    if (!everyday && !all && !markdown && !own_group && sp_opts_help_group(t, which, NULL) != 0) {
+        char known[300] = "";
+        for (int g = 0; g < t->ngroups; g++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ", t->groups[g].key);
+        snprintf(err, errlen, "--help=%s: no such group (groups: %s%sall, markdown)", which, known,
+                 mpi ? "mpi, " : "");
+        return -1;
+    }
+    if (!f)
+        return 0;
+    if (markdown) {
+        print_markdown(f);
+        return 0;
+    }
+    if (mpi)
+        fputs("usage: mpirun -np P sparsim-mpi run [options]\n"
+              "\n"
+              "Runs the same algorithms on P real MPI processes and writes what every\n"
+              "message did, as sparsim run does for a simulated run.\n",
+              f);
+    else
+        fputs("usage: sparsim run [options]\n"
+              "\n"
+              "Simulates P ranks running one allreduce algorithm (or several, one after\n"
+              "the other) and writes what every message did.\n",
+              f);
+    fputs("\noptions (a JSON --config file takes the same names as keys; flags override it):\n", f);
+    if (everyday) {
+        sp_opts_help_everyday(t, f);
+        if (mpi) {
+            fputs("  sparsim-mpi:\n", f);
+            sp_opts_help(own, f);
+        }
+        fputs("  -h, --help        this help\n"
+              "\n"
+              "more options, one group at a time:\n",
+              f);
+        sp_opts_help_groups(t, f);
+        fputs("  --help=all            every option\n"
+              "  --help=markdown       every option as a Markdown reference (docs/options.md)\n"
+              "\n",
+              f);
+        fputs(run_outputs_help, f);
+    } else if (all) {
+        sp_opts_help(t, f);
+        if (mpi) {
+            fputs("  sparsim-mpi:\n", f);
+            sp_opts_help(own, f);
+        }
+        fputs("  -h, --help        this help\n\n", f);
+        fputs(run_outputs_help, f);
+    } else if (own_group) {
+        fputs("  sparsim-mpi:\n", f);
+        sp_opts_help(own, f);
+    } else {
+        sp_opts_help_group(t, which, f);
+    }
+    return 0;
 }

@@ -71,6 +71,9 @@ typedef struct {
 /* The option table of `sparsim run` (and of sparsim-mpi run). */
 const sp_opt_table *sp_plan_options(void);
 
+/* The options sparsim-mpi run takes besides those (--watchdog, --select). */
+const sp_opt_table *sp_plan_mpi_options(void);
+
 /* Every field at its default. */
 void sp_plan_defaults(sp_plan *p);
 
@@ -78,6 +81,9 @@ void sp_plan_defaults(sp_plan *p);
  * file is read first and flags override it.  Returns 0, 1 when --help was
  * asked for, or -1 with a one-line message in err. */
 int sp_plan_parse(sp_plan *p, int argc, char **argv, char *err, size_t errlen);
+
+/* The same for sparsim-mpi run, which also takes sp_plan_mpi_options(). */
+int sp_plan_parse_mpi(sp_plan *p, int argc, char **argv, char *err, size_t errlen);
 
 /* Sets one option from its text, as a flag would (0, or -1 with a message). */
 int sp_plan_set(sp_plan *p, const char *name, const char *value, char *err, size_t errlen);
@@ -110,7 +116,10 @@ int sp_plan_profile(const sp_plan *p, struct sp_profile_s *profile, char *err, s
  * NULL with a gradient file) is the workload's, as the run resolved it. */
 struct cJSON *sp_plan_echo(const sp_plan *p, const struct sp_profile_s *profile);
 
-/* `sparsim run --help` (prog names the program). */
-void sp_plan_print_help(const char *prog, FILE *f);
+/* `sparsim run --help[=WHICH]`: WHICH "" the everyday options and one line
+ * per group, "all" every option, a group's key that group, "markdown" the
+ * reference (docs/options.md).  `mpi`: sparsim-mpi run's help, with its own
+ * options.  0, or -1 when WHICH names nothing (a message in err). */
+int sp_plan_print_help(const char *which, int mpi, FILE *f, char *err, size_t errlen);
 
 #endif
