@@ -12,12 +12,18 @@ srcs=(algorithms/*.c traces/*.c analysis/bounds.c analysis/workload_stats.c topo
 # the one version string, as CMakeLists.txt's project() declares it
 version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 objs=()
+stale=()
 for s in "${srcs[@]}"; do
     o="$out/smpi/$(echo "$s" | tr / _).o"
     if [ ! -e "$o" ] || [ "$s" -nt "$o" ]; then
-        smpicc -std=gnu11 -O2 -w -I. -DSPARSIM_SMPI -DSPARSIM_VERSION="\"$version\"" -c "$s" -o "$o"
+        stale+=("$s")
     fi
     objs+=("$o")
 done
+# the stale ones compiled on every core at once
+export out version
+[ ${#stale[@]} -eq 0 ] || printf '%s\0' "${stale[@]}" | xargs -0 -r -P "$(nproc)" -I{} bash -c \
+    'smpicc -std=gnu11 -O2 -w -I. -DSPARSIM_SMPI -DSPARSIM_VERSION="\"$version\"" -c "$1" \
+         -o "$out/smpi/$(echo "$1" | tr / _).o"' _ {}
 smpicc "${objs[@]}" -o "$out/sparsim-smpi" -lcjson -lgsl -lgslcblas -lm
 echo "$out/sparsim-smpi"

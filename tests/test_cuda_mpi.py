@@ -14,7 +14,8 @@ stderr, and exits 77 (ctest's SKIP_RETURN_CODE): never a pass.
 With --emulated, SPARSIM_MPI is sparsim-mpi-emu, where the CPU plays the GPU
 (select_cuda_emu.c): the same checks, on any machine, of everything around the
 kernels (P = 3 and 4, from the gradient file).
-usage: test_cuda_mpi.py SPARSIM SPARSIM_MPI [--emulated]
+With --quick (the sanitizer build) only P = 4.
+usage: test_cuda_mpi.py SPARSIM SPARSIM_MPI [--emulated] [--quick]
 """
 import json
 import os
@@ -25,7 +26,8 @@ import tempfile
 import numpy as np
 
 SPARSIM, SPARSIM_MPI = sys.argv[1:3]
-EMULATED = sys.argv[3:4] == ["--emulated"]
+EMULATED = "--emulated" in sys.argv[3:]
+QUICK = "--quick" in sys.argv[3:]  # the sanitizer build: P = 4 only
 import mpi_common
 from mpi_common import ALGOS, check, checks, failures, write_npy  # noqa: F401
 
@@ -60,7 +62,7 @@ def main():
                        "cuda", "--payload", "model", "--quiet", "--out", os.path.join(tmp, "m")])
         check(r.returncode == 2 and "exact payloads" in r.stderr,
               "a model workload with --select cuda is not refused: %d %r" % (r.returncode, r.stderr))
-        for P in ((3, 4) if EMULATED else (1, 3, 4)):
+        for P in ((4,) if QUICK else (3, 4) if EMULATED else (1, 3, 4)):
             g = rng.standard_normal((3, P, 100003)).astype(np.float32)
             g[:, :, 17] = 2.5  # ties across ranks and within one
             g[:, :, 18] = -2.5
