@@ -1,4 +1,4 @@
-/* test_aries.c - the daint platforms, wired as Aries is (sim/shim/simgrid_aries.cpp):
+/* test_aries.c - the daint platforms, wired as Aries is (sim/backends/simgrid/simgrid_aries.cpp):
  * their link counts and routes equal hand-computed ones, flows between two
  * groups share the summed bandwidth of their global links on daint (spread)
  * and take one global link each on daint-static, and the CLI runs them and

@@ -1,5 +1,5 @@
 /* test_fidelity.c - host and copy overheads charged exactly where the rule
- * says (sim/shim/simgrid.c: o_send and a device-to-host copy per message
+ * says (sim/backends/simgrid/transport.c: o_send and a device-to-host copy per message
  * posted, o_recv and a host-to-device copy per message received, call_o per
  * wait), and the finite-backplane switch of 1gbe-switch against its
  * closed form (topologies/platforms.c). */
