@@ -1,11 +1,15 @@
-/* test_tables.c - the tables of facts held against each other: every
- * registered algorithm has exactly one row of facts (analysis/bounds.c) and
- * every row an algorithm, each with its formulas and citations, and the
- * lower bound of the registry's class. */
+/* test_tables.c - the tables of facts held against each other and against
+ * themselves: every registered algorithm has exactly one row of facts
+ * (analysis/bounds.c) and every row an algorithm, each with its formulas and
+ * citations, and the lower bound of the registry's class; every platform row
+ * (topologies/platforms.c) is found by its name, says how it is built and
+ * why it holds the ranks it holds. */
 #include "algorithms/algorithm.h"
 #include "analysis/bounds.h"
+#include "topologies/platform.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int filled(const char *s) { return s && s[0]; }
@@ -71,4 +75,65 @@ Test(facts, diagnostics_have_none)
     cr_assert_neq(sp_bound_volume("selftest-unmatched", 8, 800, 8, &b), 0);
     cr_assert_eq(sp_predict_time("selftest-unmatched", 8, 800, 8, 1e-6, 1e-9), -1.0);
     cr_assert_eq(sp_predict_time("nosuch", 1, 800, 8, 1e-6, 1e-9), 0.0);
+}
+
+/* ---- platforms (topologies/platforms.c) ---------------------------------- */
+
+/* the number after "up to " in text, or -1 */
+static long up_to(const char *text)
+{
+    const char *u = strstr(text, "up to ");
+    return u ? strtol(u + 6, NULL, 10) : -1;
+}
+
+Test(platforms, every_row_is_whole_and_found_by_its_name)
+{
+    int n;
+    const sp_platform_row *r = sp_platform_rows(&n);
+    cr_assert_gt(n, 1);
+    cr_assert_eq(r[n - 1].kind, SP_PLATFORM_FILE, "the file row comes last");
+    char help[2000];
+    cr_assert_lt(sp_platform_help(help, sizeof help), sizeof help);
+    for (int i = 0; i < n; i++) {
+        cr_assert(filled(r[i].name) && filled(r[i].syntax) && filled(r[i].summary) && filled(r[i].description),
+                  "row %d", i);
+        cr_assert_null(r[i].network, "%s: no platform wants a network model of its own yet", r[i].name);
+        if (!r[i].unlisted)
+            cr_assert_not_null(strstr(help, r[i].syntax), "%s is not in the help's list", r[i].name);
+        if (r[i].kind == SP_PLATFORM_FILE) {
+            cr_assert_null(sp_platform_find(r[i].name));
+            continue;
+        }
+        cr_assert_eq(sp_platform_find(r[i].name), &r[i], "%s", r[i].name);
+        cr_assert(r[i].kind == SP_PLATFORM_XML ? r[i].write_xml && !r[i].builder
+                                               : filled(r[i].builder) && filled(r[i].why_code) && !r[i].write_xml,
+                  "%s: how it is built", r[i].name);
+        cr_assert(!r[i].max_ranks || filled(r[i].ranks_why), "%s: why it holds %d ranks", r[i].name, r[i].max_ranks);
+        /* a limit the prose states is the row's */
+        long stated = up_to(r[i].description) >= 0 ? up_to(r[i].description) : up_to(r[i].summary);
+        cr_assert(stated < 0 || stated == r[i].max_ranks, "%s says up to %ld ranks, holds %d", r[i].name, stated,
+                  r[i].max_ranks);
+        cr_assert_eq(strncmp(r[i].syntax, r[i].name, strlen(r[i].name)), 0, "%s", r[i].name);
+        cr_assert_eq(!!r[i].param, strcmp(r[i].syntax, r[i].name) != 0, "%s: a parameter is in its syntax", r[i].name);
+    }
+    cr_assert_null(sp_platform_find("nosuch.xml"));
+    cr_assert_not_null(sp_platform_find("1gbe-switch:4"));
+}
+
+Test(platforms, ranks_beyond_a_row_are_refused_with_its_reason)
+{
+    int n;
+    const sp_platform_row *r = sp_platform_rows(&n);
+    for (int i = 0; i < n; i++) {
+        if (!r[i].max_ranks)
+            continue;
+        sp_platform p;
+        char err[400] = "";
+        cr_assert_neq(sp_platform_prepare(r[i].name, r[i].max_ranks + 1, &p, err, sizeof err), 0, "%s", r[i].name);
+        cr_assert_not_null(strstr(err, r[i].ranks_why), "%s: %s", r[i].name, err);
+        if (r[i].kind == SP_PLATFORM_CODE) { /* built in code: nothing to write, the limit itself is fine */
+            cr_assert_eq(sp_platform_prepare(r[i].name, r[i].max_ranks, &p, err, sizeof err), 0, "%s", err);
+            sp_platform_release(&p);
+        }
+    }
 }
