@@ -6,6 +6,7 @@
  * why it holds the ranks it holds. */
 #include "algorithms/algorithm.h"
 #include "analysis/bounds.h"
+#include "topologies/device.h"
 #include "topologies/platform.h"
 
 #include <criterion/criterion.h>
@@ -135,5 +136,34 @@ Test(platforms, ranks_beyond_a_row_are_refused_with_its_reason)
             cr_assert_eq(sp_platform_prepare(r[i].name, r[i].max_ranks, &p, err, sizeof err), 0, "%s", err);
             sp_platform_release(&p);
         }
+    }
+}
+
+/* ---- devices (topologies/devices.c) and Ok-Topk's presets ---------------- */
+
+Test(devices, every_row_is_named_once_and_sourced)
+{
+    int n;
+    const sp_device *d = sp_device_list(&n);
+    for (int i = 0; i < n; i++) {
+        cr_assert(filled(d[i].name) && filled(d[i].description) && filled(d[i].source), "row %d", i);
+        cr_assert_eq(sp_device_find(d[i].name), &d[i], "%s is not found as itself", d[i].name);
+        cr_assert(d[i].copy_lat == 0 || d[i].copy_bw > 0, "%s: copies need a bandwidth", d[i].name);
+    }
+    char err[600];
+    cr_assert_null(sp_device_load("no-such-device", err, sizeof err));
+    for (int i = 0; i < n; i++)
+        cr_assert_not_null(strstr(err, d[i].name), "the unknown-device message lacks %s: %s", d[i].name, err);
+}
+
+Test(presets, every_preset_is_found_by_its_name)
+{
+    for (int i = 0; i < 3; i++) {
+        const sp_oktopk_preset *p = sp_oktopk_preset_at(i);
+        int at = -1;
+        cr_assert_eq(sp_oktopk_preset_find(p->name, &at), p);
+        cr_assert_eq(at, i);
+        cr_assert(p->density > 0 && p->tau_prime > 0 && p->local_s > 1 && p->glob_div > 1 && p->glob_mul > 1,
+                  "%s", p->name);
     }
 }
