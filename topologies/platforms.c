@@ -1,4 +1,8 @@
-/* platforms.c - built-in platforms, generated as SimGrid XML for P ranks.
+/* platforms.c - the platform table: built-in platforms, generated as SimGrid
+ * XML for P ranks or built in code by the simulated backend, and the checks
+ * of a user's platform file.  One row per platform (name, syntax, summary,
+ * listing, how it is built, the ranks it holds) drives `sparsim list`, the
+ * help's list and the validation of --platform.
  *
  *   1gbe   crossbar cluster of 1 Gbps Ethernet: every node has a private
  *          full-duplex link of 125 MB/s and 50 us to a non-blocking switch,
