@@ -51,9 +51,15 @@
 /* Presets from the authors' scripts and allreducer code (see the table in
  * Li & Hoefler's repository: VGG-16/CIFAR-10, LSTM/AN4, BERT/Wikipedia). */
 static const sp_oktopk_preset presets[] = {
-    {"vgg16", 0.02, 32, 512, 0, 2.0 / 3.0, 1.012, 2.0 / 3.0, 1.008, 4.0 / 3.0, 1.008},
-    {"lstm", 0.02, 32, 128, 0, 3.0 / 4.0, 1.012, 2.0 / 3.0, 1.01, 4.0 / 3.0, 1.008},
-    {"bert", 0.01, 128, 0, 1, 4.0 / 5.0, 1.025, 4.0 / 5.0, 1.036, 5.0 / 4.0, 1.025},
+    {.name = "vgg16", .density = 0.02, .tau_prime = 32, .warmup = 512, .balance = 0,
+     .local_a = 2.0 / 3.0, .local_s = 1.012,
+     .glob_lo = 2.0 / 3.0, .glob_div = 1.008, .glob_hi = 4.0 / 3.0, .glob_mul = 1.008},
+    {.name = "lstm", .density = 0.02, .tau_prime = 32, .warmup = 128, .balance = 0,
+     .local_a = 3.0 / 4.0, .local_s = 1.012,
+     .glob_lo = 2.0 / 3.0, .glob_div = 1.01, .glob_hi = 4.0 / 3.0, .glob_mul = 1.008},
+    {.name = "bert", .density = 0.01, .tau_prime = 128, .warmup = 0, .balance = 1,
+     .local_a = 4.0 / 5.0, .local_s = 1.025,
+     .glob_lo = 4.0 / 5.0, .glob_div = 1.036, .glob_hi = 5.0 / 4.0, .glob_mul = 1.025},
 };
 
 const sp_oktopk_preset *sp_oktopk_preset_find(const char *name, int *index)

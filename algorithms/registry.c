@@ -1,4 +1,7 @@
-/* registry.c - the table of algorithms, looked up by name. */
+/* registry.c - the table of algorithms, looked up by name: what each one is
+ * (its class) and how it runs.  What is known of it in closed form (bounds,
+ * predictions, what it consumes from the residual) is its row of the facts
+ * table, analysis/bounds.c, which a test holds against this one. */
 #include "algorithm.h"
 
 #include <string.h>
@@ -24,28 +27,63 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
     return 2.0 * (double)P * (double)P * (double)k * 8.0;
 }
 
-#define DENSE .cls = SP_ALGO_DENSE
-#define SPARSE .cls = SP_ALGO_SPARSE
-
 static const sp_algorithm algorithms[] = {
-    {.name = "ring", .summary = "dense ring allreduce (reduce-scatter + allgather)", .run = sp_ring_allreduce, DENSE,
-     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
-    {.name = "recdoubling", .summary = "dense recursive-doubling allreduce", .run = sp_recdoubling_allreduce, DENSE,
-     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = dense_extra},
-    {.name = "rabenseifner", .summary = "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
-     .run = sp_rabenseifner_allreduce, DENSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = dense_extra},
-    {.name = "topka", .summary = "TopkA: allgather of local exact top-k, summed locally", .run = sp_topka, SPARSE,
-     .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = topka_extra},
-    {.name = "gtopk", .summary = "gTop-k: tree reduction keeping the top k at each merge, then broadcast",
-     .run = sp_gtopk, SPARSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
-    {.name = "gaussiank", .summary = "Gaussian-k: threshold from a normal fit, allgatherv of the selections",
-     .run = sp_gaussiank, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = topka_extra},
+    {.name = "ring",
+     .summary = "dense ring allreduce (reduce-scatter + allgather)",
+     .run = sp_ring_allreduce,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
+    {.name = "recdoubling",
+     .summary = "dense recursive-doubling allreduce",
+     .run = sp_recdoubling_allreduce,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = dense_extra},
+    {.name = "rabenseifner",
+     .summary = "dense reduce-scatter (recursive halving) + allgather (recursive doubling)",
+     .run = sp_rabenseifner_allreduce,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = dense_extra},
+    {.name = "topka",
+     .summary = "TopkA: allgather of local exact top-k, summed locally",
+     .run = sp_topka,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = topka_extra},
+    {.name = "gtopk",
+     .summary = "gTop-k: tree reduction keeping the top k at each merge, then broadcast",
+     .run = sp_gtopk,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
+    {.name = "gaussiank",
+     .summary = "Gaussian-k: threshold from a normal fit, allgatherv of the selections",
+     .run = sp_gaussiank,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = topka_extra},
     {.name = "topkdsa",
      .summary = "TopkDSA (SparCML): sparse reduce-scatter over equal regions, then sparse or dense allgatherv",
-     .run = sp_topkdsa, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = dense_extra},
+     .run = sp_topkdsa,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = dense_extra},
     {.name = "oktopk",
      .summary = "Ok-Topk (Li & Hoefler): balanced split-and-reduce, balancing, allgatherv, threshold reuse",
-     .run = sp_oktopk, SPARSE, .size_only_ok = 0, .model_ok = 1, .exact_extra_bytes = topka_extra},
+     .run = sp_oktopk,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = topka_extra},
 };
 
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
@@ -62,8 +100,13 @@ static int selftest_unmatched(sp_ctx *c, sp_algo_io *io)
 }
 
 static const sp_algorithm hidden[] = {
-    {.name = "selftest-unmatched", .summary = "diagnostic: rank 0 waits for a message nobody sends",
-     .run = selftest_unmatched, DENSE, .size_only_ok = 1, .model_ok = 1, .exact_extra_bytes = no_extra},
+    {.name = "selftest-unmatched",
+     .summary = "diagnostic: rank 0 waits for a message nobody sends",
+     .run = selftest_unmatched,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
 };
 
 const sp_algorithm *sp_algorithm_find(const char *name)

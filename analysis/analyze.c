@@ -32,6 +32,7 @@
 
 typedef struct {
     char algo[64], platform[256];
+    const sp_algo_facts *facts; /* the algorithm's row of the facts table (bounds.h); NULL: none */
     char level[200]; /* a sweep's disturbance level, NAME=LEVEL (analysis/speedup.h); "" none */
     int ranks;
     double n, k, time, predicted, volume;
@@ -136,8 +137,9 @@ static int read_summary(const char *path, rows *rs, char *err, size_t errlen)
         alpha = sp_json_num(j, SPK_PLATFORM, SPK_ALPHA);
         bw = sp_json_num(j, SPK_PLATFORM, SPK_BANDWIDTH);
     }
+    r.facts = sp_algo_facts_find(r.algo);
     r.predicted = bw > 0 && alpha >= 0 && isfinite(bw)
-                      ? sp_predict_time(r.algo, r.ranks, (uint64_t)r.n, (uint64_t)r.k, alpha, 1.0 / bw)
+                      ? sp_facts_predict(r.facts, r.ranks, (uint64_t)r.n, (uint64_t)r.k, alpha, 1.0 / bw)
                       : -1;
     add(rs, &r);
     cJSON_Delete(j);
@@ -265,6 +267,7 @@ static int read_sweep_csv(const char *path, rows *rs, char *err, size_t errlen)
         run_row rr;
         memset(&rr, 0, sizeof rr);
         snprintf(rr.algo, sizeof rr.algo, "%.63s", field[SP_SC_ALGO]);
+        rr.facts = sp_algo_facts_find(rr.algo);
         snprintf(rr.platform, sizeof rr.platform, "%.255s", field[SP_SC_PLATFORM]);
         if (c_dist >= 0 && c_level >= 0)
             sp_speedup_level(field[c_dist], field[c_level], rr.level, sizeof rr.level);
@@ -419,7 +422,7 @@ static int print_table(const rows *rs, int format)
     for (int i = 0; i < rs->n; i++) {
         const run_row *r = &rs->r[i];
         sp_bound b;
-        int have = sp_bound_volume(r->algo, r->ranks, (uint64_t)r->n, (uint64_t)r->k, &b) == 0;
+        int have = sp_facts_bound(r->facts, r->ranks, (uint64_t)r->n, (uint64_t)r->k, &b) == 0;
         double w = r->volume / 4.0;
         sp_nccl_figures nc;
         sp_nccl_figures_of(r->n, r->ranks, r->time, &nc);
@@ -542,12 +545,12 @@ int sp_analyze_as(const char *path, int format, char *err, size_t errlen)
     printf("%-12s %6s %10s %8s %-8s %12s %12s %12s %8s %12s %8s %11s %11s %7s\n", "algorithm", "P", "n", "k",
            "platform", "volume (B)", "volume (w)", "bound (w)", "ratio", "lower (w)", "/lower", "time (s)",
            "alpha-beta", "ratio");
-    const char *seen[64];
+    const sp_algo_facts *seen[64]; /* the algorithms met, in order, for the formulas under the table */
     int nseen = 0;
     for (int i = 0; i < rs.n; i++) {
         run_row *r = &rs.r[i];
         sp_bound b;
-        int have = sp_bound_volume(r->algo, r->ranks, (uint64_t)r->n, (uint64_t)r->k, &b) == 0;
+        int have = sp_facts_bound(r->facts, r->ranks, (uint64_t)r->n, (uint64_t)r->k, &b) == 0;
         double w = r->volume / 4.0;
         const char *plat = strrchr(r->platform, '/') ? strrchr(r->platform, '/') + 1 : r->platform;
         printf("%-12s %6d %10.0f %8.0f %-8.8s %12.0f %12.0f ", r->algo, r->ranks, r->n, r->k, plat, r->volume, w);
@@ -560,20 +563,20 @@ int sp_analyze_as(const char *path, int format, char *err, size_t errlen)
             printf("%11.5g %11.5g %7.3f\n", r->time, r->predicted, r->time / r->predicted);
         else
             printf("%11.5g %11s %7s\n", r->time, "-", "-");
-        int known = 0;
+        int known = !r->facts;
         for (int s = 0; s < nseen; s++)
-            known |= !strcmp(seen[s], r->algo);
+            known |= seen[s] == r->facts;
         if (!known && nseen < 64)
-            seen[nseen++] = r->algo;
+            seen[nseen++] = r->facts;
     }
     printf("\nformulas (words of 4 bytes per rank; the ratio is measured / bound):\n");
     for (int s = 0; s < nseen; s++) {
-        sp_bound b;
-        if (sp_bound_volume(seen[s], 8, 1000, 10, &b) == 0)
-            printf("  %-12s %-38s %s\n  %-12s lower bound %-26s %s\n", seen[s], b.formula, b.source, "",
-                   b.lower_formula,
-                   strcmp(b.lower_formula, "2k(P-1)/P") == 0 ? "Li & Hoefler, PPoPP 2022, Theorem 3.1"
-                                                             : "Patarasuk & Yuan, JPDC 2009");
+        /* the formulas as written for P a power of two, and the lower bound of the class */
+        const sp_algorithm *a = sp_algorithm_find(seen[s]->name);
+        const sp_lower_bound *lb = a ? sp_lower_bound_of(a->cls) : NULL;
+        if (lb)
+            printf("  %-12s %-38s %s\n  %-12s lower bound %-26s %s\n", seen[s]->name, seen[s]->formula,
+                   seen[s]->source, "", lb->formula, lb->source);
     }
     printf("alpha-beta: uncontended, one message of L bytes costs alpha + L beta (Hockney);\n"
            "  compute time is not in the prediction, so the ratio shows contention, the\n"

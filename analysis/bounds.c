@@ -1,5 +1,13 @@
-/* bounds.c - closed forms, each with its citation. */
+/* bounds.c - the facts table: every algorithm's closed-form volume and
+ * alpha-beta prediction, each with its citation, and what it consumes from
+ * the residual; and the lower bound of each class.
+ *
+ * One row per algorithm of the registry (algorithms/registry.c; a test holds
+ * the two tables against each other), found by name once; every command
+ * reads its bounds and predictions from here.
+ */
 #include "bounds.h"
+#include "algorithms/algorithm.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,100 +28,268 @@ static int ceil_log2(int P)
     return r;
 }
 
-int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b)
+static sp_shape shape_of(int P, uint64_t n, uint64_t k)
 {
-    double Pd = P, nd = (double)n, kd = (double)k;
-    int p2 = pow2_floor(P), rem = P - p2;
-    double lg = log2((double)p2);
+    sp_shape s = {.P = P, .n = (double)n, .k = (double)k, .p2 = pow2_floor(P), .ceil_log2_P = ceil_log2(P)};
+    s.rem = P - s.p2;
+    s.log2_p2 = log2((double)s.p2);
+    return s;
+}
+
+/* ---- volumes, in words per rank ------------------------------------------ */
+
+/* Patarasuk & Yuan, JPDC 2009; the gTop-k paper's cost model (Shi et al., ICDCS 2019) */
+static double ring_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 2.0 * s->n * (s->P - 1) / s->P;
+}
+
+/* Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005: n log2 P; the
+ * non-power-of-two fold adds one vector in and one out */
+static double recdoubling_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return s->n * s->log2_p2 + (s->rem ? 2.0 * s->n : 0.0);
+}
+
+/* Rabenseifner, ICCS 2004; Thakur et al., IJHPCA 2005: 2n(p2-1)/p2, and
+ * the fold as above */
+static double rabenseifner_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 2.0 * s->n * (s->p2 - 1) / s->p2 + (s->rem ? 2.0 * s->n : 0.0);
+}
+
+/* Li & Hoefler, PPoPP 2022, Table 1; Renggli et al., SC 2019: 2k(P-1);
+ * Gaussian-k's allgather of about k pairs per rank counts the same */
+static double allgather_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 2.0 * s->k * (s->P - 1);
+}
+
+/* Shi et al., ICDCS 2019: reduction 2k log P words, plus the broadcast */
+static double gtopk_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 4.0 * s->k * s->ceil_log2_P;
+}
+
+/* Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1: between
+ * 4k(P-1)/P (sparse to the end) and (2k+n)(P-1)/P (a dense allgather) */
+static double topkdsa_words(const sp_shape *s, double *floor_words)
+{
+    *floor_words = 4.0 * s->k * (s->P - 1) / s->P;
+    return (2.0 * s->k + s->n) * (s->P - 1) / s->P;
+}
+
+/* Li & Hoefler, PPoPP 2022, Eq. 3 */
+static double oktopk_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 6.0 * s->k * (s->P - 1) / s->P;
+}
+
+/* ---- alpha-beta predictions (one message of L bytes: alpha + L beta) ------ */
+
+/* 2(P-1) steps of one block; the largest block paces each step */
+static double ring_seconds(const sp_shape *s, double alpha, double beta)
+{
+    double blk = ceil(s->n / s->P);
+    return 2.0 * (s->P - 1) * (alpha + 4.0 * blk * beta);
+}
+
+static double recdoubling_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return (s->log2_p2 + (s->rem ? 2 : 0)) * (alpha + 4.0 * s->n * beta);
+}
+
+static double rabenseifner_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return 2.0 * s->log2_p2 * alpha + 2.0 * 4.0 * s->n * (s->p2 - 1) / s->p2 * beta +
+           (s->rem ? 2.0 * (alpha + 4.0 * s->n * beta) : 0.0);
+}
+
+/* Bruck allgather: ceil(log2 P) rounds, (P-1) blocks of 8k bytes */
+static double topka_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return s->ceil_log2_P * alpha + 8.0 * s->k * (s->P - 1) * beta;
+}
+
+/* ceil(log2 P) rounds of one 8k-byte message up the tree and down again */
+static double gtopk_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return 2.0 * s->ceil_log2_P * (alpha + 8.0 * s->k * beta);
+}
+
+/* Li & Hoefler, PPoPP 2022, Eq. 3: (2P + 2 log P) alpha + 6k(P-1)/P words */
+static double oktopk_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return (2.0 * s->P + 2.0 * s->ceil_log2_P) * alpha + 4.0 * 6.0 * s->k * (s->P - 1) / s->P * beta;
+}
+
+/* Renggli et al., SC 2019 (as Table 1 of Li & Hoefler): (P + 2 log P) alpha,
+ * and the sparse end of its bandwidth term, 4k(P-1)/P words */
+static double topkdsa_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return (s->P + 2.0 * s->ceil_log2_P) * alpha + 4.0 * 4.0 * s->k * (s->P - 1) / s->P * beta;
+}
+
+/* counts, then about k pairs per rank, both by Bruck's allgather */
+static double gaussiank_seconds(const sp_shape *s, double alpha, double beta)
+{
+    return 2.0 * s->ceil_log2_P * alpha + 8.0 * (s->P - 1) * beta + 8.0 * s->k * (s->P - 1) * beta;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+#define DENSE_CONSUMES "every entry: the whole vector enters the result"
+
+static const sp_algo_facts facts[] = {
+    {.name = "ring",
+     .formula = "2n(P-1)/P",
+     .source = "Patarasuk & Yuan, JPDC 69(2) 2009",
+     .words = ring_words,
+     .time_formula = "2(P-1)(alpha + 4 ceil(n/P) beta)",
+     .time_source = "Patarasuk & Yuan, JPDC 69(2) 2009",
+     .seconds = ring_seconds,
+     .consumes = DENSE_CONSUMES},
+    {.name = "recdoubling",
+     .formula = "n log2 P",
+     .formula_any = "n(log2 p2 + 2), p2 = 2^floor(log2 P)",
+     .source = "Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .words = recdoubling_words,
+     .time_formula = "log2 P (alpha + 4n beta); (log2 p2 + 2)(alpha + 4n beta) for P not a power of two",
+     .time_source = "Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .seconds = recdoubling_seconds,
+     .consumes = DENSE_CONSUMES},
+    {.name = "rabenseifner",
+     .formula = "2n(P-1)/P",
+     .formula_any = "2n(p2-1)/p2 + 2n, p2 = 2^floor(log2 P)",
+     .source = "Rabenseifner, ICCS 2004; Thakur et al., IJHPCA 2005",
+     .words = rabenseifner_words,
+     .time_formula = "2 log2 p2 alpha + 8n(p2-1)/p2 beta, plus 2(alpha + 4n beta) for P not a power of two",
+     .time_source = "Rabenseifner, ICCS 2004; Thakur et al., IJHPCA 2005",
+     .seconds = rabenseifner_seconds,
+     .consumes = DENSE_CONSUMES},
+    {.name = "topka",
+     .formula = "2k(P-1)",
+     .source = "Li & Hoefler, PPoPP 2022, Table 1",
+     .words = allgather_words,
+     .time_formula = "ceil(log2 P) alpha + 8k(P-1) beta (Bruck's allgather)",
+     .time_source = "Bruck et al., IEEE TPDS 8(11) 1997; Li & Hoefler, PPoPP 2022, Table 1",
+     .seconds = topka_seconds,
+     .consumes = "its own exact top-k, all of which enter the result"},
+    {.name = "gtopk",
+     .formula = "4k ceil(log2 P)",
+     .source = "Shi et al., ICDCS 2019; Li & Hoefler, PPoPP 2022, Table 1",
+     .words = gtopk_words,
+     .time_formula = "2 ceil(log2 P)(alpha + 8k beta)",
+     .time_source = "Shi et al., ICDCS 2019",
+     .seconds = gtopk_seconds,
+     .consumes = "its own exact top-k entries whose index is among the global top k (the authors' rule; "
+                 "not mass-preserving for P >= 3)"},
+    {.name = "gaussiank",
+     .formula = "2k(P-1) (about: counts vary)",
+     .source = "Li & Hoefler, PPoPP 2022, Table 1",
+     .words = allgather_words,
+     .time_formula = "2 ceil(log2 P) alpha + 8(P-1) beta + 8k(P-1) beta (counts, then pairs, by Bruck's allgather)",
+     .time_source = "Li & Hoefler, PPoPP 2022, Table 1; Bruck et al., IEEE TPDS 8(11) 1997",
+     .seconds = gaussiank_seconds,
+     .consumes = "its selection (|acc| above the normal fit's threshold, as adjusted), all of which enters the "
+                 "result"},
+    {.name = "topkdsa",
+     .formula = "(2k+n)(P-1)/P, at least 4k(P-1)/P",
+     .source = "Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1",
+     .words = topkdsa_words,
+     .time_formula = "(P + 2 ceil(log2 P)) alpha + 16k(P-1)/P beta (the sparse end)",
+     .time_source = "Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1",
+     .seconds = topkdsa_seconds,
+     .consumes = "its own exact top-k, all of which enter the result"},
+    {.name = "oktopk",
+     .formula = "6k(P-1)/P",
+     .source = "Li & Hoefler, PPoPP 2022, Eq. 3",
+     .words = oktopk_words,
+     .time_formula = "(2P + 2 ceil(log2 P)) alpha + 24k(P-1)/P beta",
+     .time_source = "Li & Hoefler, PPoPP 2022, Eq. 3",
+     .seconds = oktopk_seconds,
+     .consumes = "its local selection (|acc| above its local threshold) at the indices that entered the global "
+                 "result (above the global threshold, or the exact global top k when it is recomputed)"},
+};
+
+/* the dense lower bound: every rank must receive the other ranks' share of
+ * each of its reduced entries and send its own (Patarasuk & Yuan, 2009) */
+static double dense_lower(const sp_shape *s) { return 2.0 * s->n * (s->P - 1) / s->P; }
+
+/* the sparse lower bound, Li & Hoefler, PPoPP 2022, Theorem 3.1 */
+static double sparse_lower(const sp_shape *s) { return 2.0 * s->k * (s->P - 1) / s->P; }
+
+static const sp_lower_bound lower_bounds[] = {
+    [SP_ALGO_DENSE] = {.formula = "2n(P-1)/P", .source = "Patarasuk & Yuan, JPDC 2009", .words = dense_lower},
+    [SP_ALGO_SPARSE] = {.formula = "2k(P-1)/P", .source = "Li & Hoefler, PPoPP 2022, Theorem 3.1",
+                        .words = sparse_lower},
+    /* compressed (quantised, low-rank) algorithms: none here yet */
+};
+
+const sp_algo_facts *sp_algo_facts_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+        if (strcmp(facts[i].name, name) == 0)
+            return &facts[i];
+    return NULL;
+}
+
+const sp_algo_facts *sp_algo_facts_list(int *count)
+{
+    *count = (int)(sizeof facts / sizeof facts[0]);
+    return facts;
+}
+
+const sp_lower_bound *sp_lower_bound_of(int cls)
+{
+    if (cls < 0 || cls >= (int)(sizeof lower_bounds / sizeof lower_bounds[0]) || !lower_bounds[cls].words)
+        return NULL;
+    return &lower_bounds[cls];
+}
+
+int sp_facts_bound(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, sp_bound *b)
+{
     memset(b, 0, sizeof *b);
-    /* dense lower bound: every rank must receive the other ranks' share of
-     * each of its reduced entries and send its own (Patarasuk & Yuan, 2009) */
-    b->lower_words = 2.0 * nd * (Pd - 1) / Pd;
-    b->lower_formula = "2n(P-1)/P";
-    if (strcmp(algo, "ring") == 0) {
-        /* Patarasuk & Yuan, JPDC 2009; gTop-k paper's cost model (Shi et al., ICDCS 2019) */
-        b->words = 2.0 * nd * (Pd - 1) / Pd;
-        b->formula = "2n(P-1)/P";
-        b->source = "Patarasuk & Yuan, JPDC 69(2) 2009";
-    } else if (strcmp(algo, "recdoubling") == 0) {
-        /* Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005: n log2 P; the
-         * non-power-of-two fold adds one vector in and one out */
-        b->words = nd * lg + (rem ? 2.0 * nd : 0.0);
-        b->formula = rem ? "n(log2 p2 + 2), p2 = 2^floor(log2 P)" : "n log2 P";
-        b->source = "Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005";
-    } else if (strcmp(algo, "rabenseifner") == 0) {
-        b->words = 2.0 * nd * (p2 - 1) / p2 + (rem ? 2.0 * nd : 0.0);
-        b->formula = rem ? "2n(p2-1)/p2 + 2n, p2 = 2^floor(log2 P)" : "2n(P-1)/P";
-        b->source = "Rabenseifner, ICCS 2004; Thakur et al., IJHPCA 2005";
-    } else if (strcmp(algo, "topka") == 0) {
-        /* Li & Hoefler, PPoPP 2022, Table 1; Renggli et al., SC 2019 */
-        b->words = 2.0 * kd * (Pd - 1);
-        b->formula = "2k(P-1)";
-        b->source = "Li & Hoefler, PPoPP 2022, Table 1";
-    } else if (strcmp(algo, "gtopk") == 0) {
-        /* Shi et al., ICDCS 2019: reduction 2k log P words, plus the broadcast */
-        b->words = 4.0 * kd * ceil_log2(P);
-        b->formula = "4k ceil(log2 P)";
-        b->source = "Shi et al., ICDCS 2019; Li & Hoefler, PPoPP 2022, Table 1";
-    } else if (strcmp(algo, "gaussiank") == 0) {
-        /* an allgather of about k pairs per rank */
-        b->words = 2.0 * kd * (Pd - 1);
-        b->formula = "2k(P-1) (about: counts vary)";
-        b->source = "Li & Hoefler, PPoPP 2022, Table 1";
-    } else if (strcmp(algo, "topkdsa") == 0) {
-        /* Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1 */
-        b->words = (2.0 * kd + nd) * (Pd - 1) / Pd;
-        b->floor_words = 4.0 * kd * (Pd - 1) / Pd;
-        b->formula = "(2k+n)(P-1)/P, at least 4k(P-1)/P";
-        b->source = "Renggli et al., SC 2019; Li & Hoefler, PPoPP 2022, Table 1";
-    } else if (strcmp(algo, "oktopk") == 0) {
-        /* Li & Hoefler, PPoPP 2022, Eq. 3 */
-        b->words = 6.0 * kd * (Pd - 1) / Pd;
-        b->formula = "6k(P-1)/P";
-        b->source = "Li & Hoefler, PPoPP 2022, Eq. 3";
-    } else {
+    const sp_algorithm *a = f ? sp_algorithm_find(f->name) : NULL;
+    if (!a)
         return -1;
-    }
-    if (strcmp(algo, "ring") && strcmp(algo, "recdoubling") && strcmp(algo, "rabenseifner")) {
-        /* sparse lower bound, Li & Hoefler, PPoPP 2022, Theorem 3.1 */
-        b->lower_words = 2.0 * kd * (Pd - 1) / Pd;
-        b->lower_formula = "2k(P-1)/P";
+    sp_shape s = shape_of(P, n, k);
+    b->words = f->words(&s, &b->floor_words);
+    b->formula = s.rem && f->formula_any ? f->formula_any : f->formula;
+    b->source = f->source;
+    const sp_lower_bound *lb = sp_lower_bound_of(a->cls);
+    if (lb) {
+        b->lower_words = lb->words(&s);
+        b->lower_formula = lb->formula;
+        b->lower_source = lb->source;
+    } else {
+        b->lower_formula = b->lower_source = "-";
     }
     return 0;
 }
 
-double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double alpha, double beta)
+double sp_facts_predict(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, double alpha, double beta)
 {
     if (P <= 1)
         return 0.0;
-    double Pd = P, nd = (double)n;
-    int p2 = pow2_floor(P), rem = P - p2;
-    double lg = log2((double)p2);
-    if (strcmp(algo, "ring") == 0) {
-        /* 2(P-1) steps of one block; the largest block paces each step */
-        double blk = ceil(nd / Pd);
-        return 2.0 * (Pd - 1) * (alpha + 4.0 * blk * beta);
-    }
-    if (strcmp(algo, "recdoubling") == 0)
-        return (lg + (rem ? 2 : 0)) * (alpha + 4.0 * nd * beta);
-    if (strcmp(algo, "rabenseifner") == 0)
-        return 2.0 * lg * alpha + 2.0 * 4.0 * nd * (p2 - 1) / p2 * beta +
-               (rem ? 2.0 * (alpha + 4.0 * nd * beta) : 0.0);
-    if (strcmp(algo, "topka") == 0)
-        /* Bruck allgather: ceil(log2 P) rounds, (P-1) blocks of 8k bytes */
-        return ceil_log2(P) * alpha + 8.0 * (double)k * (Pd - 1) * beta;
-    if (strcmp(algo, "gtopk") == 0)
-        /* ceil(log2 P) rounds of one 8k-byte message up the tree and down again */
-        return 2.0 * ceil_log2(P) * (alpha + 8.0 * (double)k * beta);
-    if (strcmp(algo, "oktopk") == 0)
-        /* Li & Hoefler, PPoPP 2022, Eq. 3: (2P + 2 log P) alpha + 6k(P-1)/P words */
-        return (2.0 * Pd + 2.0 * ceil_log2(P)) * alpha + 4.0 * 6.0 * (double)k * (Pd - 1) / Pd * beta;
-    if (strcmp(algo, "topkdsa") == 0)
-        /* Renggli et al., SC 2019 (as Table 1 of Li & Hoefler): (P + 2 log P) alpha, and
-         * the sparse end of its bandwidth term, 4k(P-1)/P words */
-        return (Pd + 2.0 * ceil_log2(P)) * alpha + 4.0 * 4.0 * (double)k * (Pd - 1) / Pd * beta;
-    if (strcmp(algo, "gaussiank") == 0)
-        /* counts, then about k pairs per rank, both by Bruck's allgather */
-        return 2.0 * ceil_log2(P) * alpha + 8.0 * (Pd - 1) * beta + 8.0 * (double)k * (Pd - 1) * beta;
-    return -1.0;
+    if (!f)
+        return -1.0;
+    sp_shape s = shape_of(P, n, k);
+    return f->seconds(&s, alpha, beta);
+}
+
+int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b)
+{
+    return sp_facts_bound(sp_algo_facts_find(algo), P, n, k, b);
+}
+
+double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double alpha, double beta)
+{
+    return P <= 1 ? 0.0 : sp_facts_predict(sp_algo_facts_find(algo), P, n, k, alpha, beta);
 }

@@ -1,8 +1,14 @@
-/* bounds.h - closed-form volume and alpha-beta time models of the algorithms.
+/* bounds.h - what is known of every algorithm in closed form: one row of
+ * facts per algorithm of the registry (algorithms/registry.c), read by every
+ * command that holds a run against a bound or a prediction.
  *
- * Volumes are the bandwidth terms of the papers' alpha-beta models, per rank
- * on full-duplex links, in 4-byte words as the papers write them; callers
- * convert (bytes = 4 x words).  Each formula cites its source.
+ * A row holds the algorithm's closed-form volume (its formula as printed and
+ * its citation), its alpha-beta prediction of one iteration's communication,
+ * and what an iteration consumes from the residual.  The class (dense,
+ * sparse, compressed) stays the registry's; the lower bound of each class is
+ * a row of its own.  Volumes are the bandwidth terms of the papers'
+ * alpha-beta models, per rank on full-duplex links, in 4-byte words as the
+ * papers write them; callers convert (bytes = 4 x words).
  */
 #ifndef SPARSIM_BOUNDS_H
 #define SPARSIM_BOUNDS_H
@@ -16,14 +22,59 @@ typedef struct {
     double floor_words;  /* the algorithm's own best case, where it has one (TopkDSA), else 0 */
     double lower_words;  /* lower bound for its class (dense or sparse) */
     const char *lower_formula;
+    const char *lower_source; /* the lower bound's citation */
 } sp_bound;
 
-/* Returns 0 and fills b, or -1 for an unknown algorithm. */
-int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b);
+/* The sizes a closed form reads: P ranks, n entries, k selected per rank,
+ * and p2 = 2^floor(log2 P) with rem = P - p2 (the fold of the recursive
+ * algorithms for P not a power of two). */
+typedef struct {
+    double P, n, k;
+    int p2, rem, ceil_log2_P;
+    double log2_p2; /* log2 p2, as a double */
+} sp_shape;
 
+/* One algorithm's facts (the rows are in bounds.c). */
+typedef struct {
+    const char *name;        /* the registry's name */
+    const char *formula;     /* the volume per rank in words, as printed (P a power of two) */
+    const char *formula_any; /* the same for P not a power of two; NULL: formula holds for every P */
+    const char *source;      /* the volume's citation */
+    /* the volume in words; *floor_words its own best case where it has one */
+    double (*words)(const sp_shape *s, double *floor_words);
+    const char *time_formula; /* the alpha-beta prediction as written (L bytes cost alpha + L beta) */
+    const char *time_source;  /* its citation */
+    /* seconds of one iteration's communication, uncontended, P >= 2 */
+    double (*seconds)(const sp_shape *s, double alpha, double beta);
+    const char *consumes; /* which residual entries an iteration zeroes (algorithm.h's contract) */
+} sp_algo_facts;
+
+/* The lower bound of a class of algorithms (sp_algo_class). */
+typedef struct {
+    const char *formula, *source;
+    double (*words)(const sp_shape *s);
+} sp_lower_bound;
+
+/* The facts of a registered algorithm, or NULL (an unknown name, or a
+ * diagnostic of the registry that has none). */
+const sp_algo_facts *sp_algo_facts_find(const char *name);
+/* Every row, in the registry's order. */
+const sp_algo_facts *sp_algo_facts_list(int *count);
+/* The lower bound of class `cls` (an sp_algo_class), or NULL where the
+ * class has none here. */
+const sp_lower_bound *sp_lower_bound_of(int cls);
+
+/* The volume of `f` at (P, n, k): 0 and b filled, or -1 when f is NULL or
+ * the registry does not know its class. */
+int sp_facts_bound(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, sp_bound *b);
 /* alpha-beta prediction of one iteration's communication time (seconds) on
  * an uncontended network with route latency alpha and inverse bandwidth beta
- * (s/byte); -1 when the algorithm has no closed form here. */
+ * (s/byte); 0 for P <= 1, -1 when f is NULL. */
+double sp_facts_predict(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, double alpha, double beta);
+
+/* The same by name (one look-up, then the above): for callers that hold a
+ * name only. */
+int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b);
 double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double alpha, double beta);
 
 #endif

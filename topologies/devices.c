@@ -33,20 +33,31 @@
  *    it).  P100 on PCIe 3.0 x16: about 12 GB/s pinned, 10 us per copy; the
  *    P102-100 is a mining card wired as PCIe 1.1 x4: about 0.8 GB/s. */
 static const sp_device devices[] = {
-    {"none", "local compute is free (pure communication models)", 0, 0, 0, 0, "-", 0, 0, 0, 0, 0, 0},
+    {.name = "none", .description = "local compute is free (pure communication models)", .source = "-"},
     /* Piz Daint's Tesla P100 (16 GB HBM2, 720 GB/s peak); ~75% of peak is a
      * typical achieved stream bandwidth.  Launch overhead ~5 us.  Exact top-k
      * uses the P102 fit below scaled by the bandwidth ratio (no published
      * P100 fit).  FP32 peak 9.3 TFLOP/s (NVIDIA Tesla P100 PCIe data sheet). */
-    {"p100", "NVIDIA Tesla P100 16 GB (Piz Daint XC50 node)", 5e-6, 540e9, 2.18896957e-10 * 440.0 / 720.0,
-     60e9, "NVIDIA P100 datasheet (720 GB/s HBM2); top-k law from Shi et al. scaled by bandwidth", 0.4 * 9.3e12, 0,
-     0, 0, 0, 0},
+    {.name = "p100",
+     .description = "NVIDIA Tesla P100 16 GB (Piz Daint XC50 node)",
+     .launch = 5e-6,
+     .mem_bw = 540e9,
+     .topk_coeff = 2.18896957e-10 * 440.0 / 720.0,
+     .scatter_bw = 60e9,
+     .source = "NVIDIA P100 datasheet (720 GB/s HBM2); top-k law from Shi et al. scaled by bandwidth",
+     .train_flops = 0.4 * 9.3e12},
     /* NVIDIA P102-100 (10 GB GDDR5X, 440 GB/s) as in the gTop-k/Gaussian-k
      * authors' cluster; their code models exact top-k as
      * 2.18896957e-10 * n * log2(n) seconds (Shi et al. 2019, utils.py).
      * FP32 peak about 10.8 TFLOP/s (3200 CUDA cores at 1.68 GHz, [M]). */
-    {"p102", "NVIDIA P102-100 (gTop-k / Gaussian-k authors' cluster)", 5e-6, 330e9, 2.18896957e-10, 40e9,
-     "Shi et al., arXiv 1911.08772 (top-k fit); P102-100 spec 440 GB/s", 0.4 * 10.8e12, 0, 0, 0, 0, 0},
+    {.name = "p102",
+     .description = "NVIDIA P102-100 (gTop-k / Gaussian-k authors' cluster)",
+     .launch = 5e-6,
+     .mem_bw = 330e9,
+     .topk_coeff = 2.18896957e-10,
+     .scatter_bw = 40e9,
+     .source = "Shi et al., arXiv 1911.08772 (top-k fit); P102-100 spec 440 GB/s",
+     .train_flops = 0.4 * 10.8e12},
     /* Today's data-centre GPUs, for the CUDA kernels of algorithms/select_cuda.cu.
      * Every number is derived from the vendor's published HBM bandwidth B:
      *  - mem_bw = 0.75 B, the share of peak the p100 row assumes for streaming
@@ -64,31 +75,66 @@ static const sp_device devices[] = {
      * Copies are left out (copy_bw 0), as in the plain rows above. */
     /* Tesla V100 SXM2: 900 GB/s HBM2, 15.7 TFLOP/s FP32 (NVIDIA Tesla V100 GPU
      * Accelerator data sheet, 2018) */
-    {"v100", "NVIDIA Tesla V100 SXM2 (HBM2, 900 GB/s)", 5e-6, 0.75 * 900e9, 0, 0.75 * 900e9 / 8,
-     "NVIDIA Tesla V100 data sheet (900 GB/s HBM2, 15.7 TFLOP/s FP32); shares as devices.c says", 0.4 * 15.7e12, 0,
-     0, 0, 0, 0},
+    {.name = "v100",
+     .description = "NVIDIA Tesla V100 SXM2 (HBM2, 900 GB/s)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 900e9,
+     .scatter_bw = 0.75 * 900e9 / 8,
+     .source = "NVIDIA Tesla V100 data sheet (900 GB/s HBM2, 15.7 TFLOP/s FP32); shares as devices.c says",
+     .train_flops = 0.4 * 15.7e12},
     /* A100 SXM4 40 GB: 1,555 GB/s HBM2, 19.5 TFLOP/s FP32 (NVIDIA A100 Tensor
      * Core GPU data sheet, 2021; the 80 GB part has 2,039 GB/s) */
-    {"a100", "NVIDIA A100 SXM4 40 GB (HBM2, 1555 GB/s)", 5e-6, 0.75 * 1555e9, 0, 0.75 * 1555e9 / 8,
-     "NVIDIA A100 data sheet (1555 GB/s HBM2 for 40 GB SXM4, 19.5 TFLOP/s FP32); shares as devices.c says",
-     0.4 * 19.5e12, 0, 0, 0, 0, 0},
+    {.name = "a100",
+     .description = "NVIDIA A100 SXM4 40 GB (HBM2, 1555 GB/s)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 1555e9,
+     .scatter_bw = 0.75 * 1555e9 / 8,
+     .source = "NVIDIA A100 data sheet (1555 GB/s HBM2 for 40 GB SXM4, 19.5 TFLOP/s FP32); shares as devices.c says",
+     .train_flops = 0.4 * 19.5e12},
     /* H100 SXM5 80 GB: 3.35 TB/s HBM3, 67 TFLOP/s FP32 (NVIDIA H100 Tensor Core
      * GPU data sheet, 2023) */
-    {"h100", "NVIDIA H100 SXM5 80 GB (HBM3, 3.35 TB/s)", 5e-6, 0.75 * 3.35e12, 0, 0.75 * 3.35e12 / 8,
-     "NVIDIA H100 data sheet (3.35 TB/s HBM3 for SXM, 67 TFLOP/s FP32); shares as devices.c says", 0.4 * 67e12, 0,
-     0, 0, 0, 0},
+    {.name = "h100",
+     .description = "NVIDIA H100 SXM5 80 GB (HBM3, 3.35 TB/s)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 3.35e12,
+     .scatter_bw = 0.75 * 3.35e12 / 8,
+     .source = "NVIDIA H100 data sheet (3.35 TB/s HBM3 for SXM, 67 TFLOP/s FP32); shares as devices.c says",
+     .train_flops = 0.4 * 67e12},
     /* H200 SXM 141 GB: 4.8 TB/s HBM3e, 67 TFLOP/s FP32 (NVIDIA H200 Tensor Core
      * GPU data sheet, 2024) */
-    {"h200", "NVIDIA H200 SXM 141 GB (HBM3e, 4.8 TB/s)", 5e-6, 0.75 * 4.8e12, 0, 0.75 * 4.8e12 / 8,
-     "NVIDIA H200 data sheet (4.8 TB/s HBM3e, 67 TFLOP/s FP32); shares as devices.c says", 0.4 * 67e12, 0, 0, 0, 0,
-     0},
-    {"p100-host", "p100 with host and copy overheads (Ok-Topk on Piz Daint: Cray MPI over Aries, mpi4py)", 5e-6,
-     540e9, 2.18896957e-10 * 440.0 / 720.0, 60e9,
-     "p100's kernels; o, call and copy overheads as devices.c says ([M])", 0.4 * 9.3e12, 2e-6, 2e-6, 20e-6, 10e-6,
-     12e9},
-    {"p102-host", "p102 with host and copy overheads (gTop-k's cluster: MPI over TCP on 1 GbE, PCIe 1.1 x4)", 5e-6,
-     330e9, 2.18896957e-10, 40e9, "p102's kernels; o, call and copy overheads as devices.c says ([M])",
-     0.4 * 10.8e12, 10e-6, 10e-6, 50e-6, 10e-6, 0.8e9},
+    {.name = "h200",
+     .description = "NVIDIA H200 SXM 141 GB (HBM3e, 4.8 TB/s)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 4.8e12,
+     .scatter_bw = 0.75 * 4.8e12 / 8,
+     .source = "NVIDIA H200 data sheet (4.8 TB/s HBM3e, 67 TFLOP/s FP32); shares as devices.c says",
+     .train_flops = 0.4 * 67e12},
+    {.name = "p100-host",
+     .description = "p100 with host and copy overheads (Ok-Topk on Piz Daint: Cray MPI over Aries, mpi4py)",
+     .launch = 5e-6,
+     .mem_bw = 540e9,
+     .topk_coeff = 2.18896957e-10 * 440.0 / 720.0,
+     .scatter_bw = 60e9,
+     .source = "p100's kernels; o, call and copy overheads as devices.c says ([M])",
+     .train_flops = 0.4 * 9.3e12,
+     .send_o = 2e-6,
+     .recv_o = 2e-6,
+     .call_o = 20e-6,
+     .copy_lat = 10e-6,
+     .copy_bw = 12e9},
+    {.name = "p102-host",
+     .description = "p102 with host and copy overheads (gTop-k's cluster: MPI over TCP on 1 GbE, PCIe 1.1 x4)",
+     .launch = 5e-6,
+     .mem_bw = 330e9,
+     .topk_coeff = 2.18896957e-10,
+     .scatter_bw = 40e9,
+     .source = "p102's kernels; o, call and copy overheads as devices.c says ([M])",
+     .train_flops = 0.4 * 10.8e12,
+     .send_o = 10e-6,
+     .recv_o = 10e-6,
+     .call_o = 50e-6,
+     .copy_lat = 10e-6,
+     .copy_bw = 0.8e9},
 };
 
 const sp_device *sp_device_find(const char *name)
@@ -109,9 +155,14 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
     cJSON *j = sp_json_file_checked(path, 1 << 20, jerr, sizeof jerr);
     if (!j) {
         FILE *f = fopen(path, "rb");
-        if (!f)
-            snprintf(err, errlen, "unknown device profile '%s' (known: none, p100, p102, v100, a100, h100, h200, p100-host, p102-host, or a JSON file)", path);
-        else {
+        if (!f) {
+            char known[400];
+            size_t w = 0;
+            known[0] = '\0';
+            for (size_t i = 0; i < sizeof devices / sizeof devices[0] && w < sizeof known; i++)
+                w += (size_t)snprintf(known + w, sizeof known - w, "%s, ", devices[i].name);
+            snprintf(err, errlen, "unknown device profile '%s' (known: %sor a JSON file)", path, known);
+        } else {
             fclose(f);
             snprintf(err, errlen, "device profile %s", jerr);
         }
@@ -137,7 +188,8 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
      * each of up to 30000 ranks) must take a finite time, with room to add
      * up over a run: a tiny bandwidth would otherwise make simulated time
      * infinite */
-    sp_device probe = {"", "", v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], "", 0, 0, 0, 0, 0, 0};
+    sp_device probe = {.name = "", .description = "", .launch = v[0], .mem_bw = v[1], .topk_coeff = v[2],
+                       .scatter_bw = v[3] > 0 ? v[3] : v[1], .source = ""};
     const double largest = 2147483648.0 * 30000.0;
     static const char *const kernel_names[] = {"an exact top-k", "a threshold filter", "a scatter-add", "a merge",
                                                "a dense sum", "a copy"};
@@ -179,8 +231,9 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
     snprintf(desc, sizeof desc, "%s", cJSON_IsString(ds) ? ds->valuestring : "from a file");
     snprintf(source, sizeof source, "%s", path);
     cJSON_Delete(j);
-    loaded = (sp_device){name, desc, v[0], v[1], v[2], v[3] > 0 ? v[3] : v[1], source, ov[0], ov[1], ov[2], ov[3],
-                         ov[4], ov[5]};
+    loaded = (sp_device){.name = name, .description = desc, .launch = v[0], .mem_bw = v[1], .topk_coeff = v[2],
+                         .scatter_bw = v[3] > 0 ? v[3] : v[1], .source = source, .train_flops = ov[0],
+                         .send_o = ov[1], .recv_o = ov[2], .call_o = ov[3], .copy_lat = ov[4], .copy_bw = ov[5]};
     return &loaded;
 }
 

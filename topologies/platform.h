@@ -1,4 +1,4 @@
-/* platform.h - built-in platforms and user platform files.
+/* platform.h - the platforms: a table of built-ins, and user platform files.
  *
  * Built-ins are generated as SimGrid XML for the requested number of ranks;
  * a user file is passed through after a readability check.  Rank i runs on
@@ -16,7 +16,47 @@ typedef struct {
     char builder[16];      /* non-empty: the simulated backend builds it in code (daint), no file */
 } sp_platform;
 
-/* Resolves `name` ("1gbe", "daint", "daint-simgrid" or a file) for P ranks.  Returns -1 with
+/* How a platform comes to be. */
+typedef enum {
+    SP_PLATFORM_XML = 0, /* built in: written as SimGrid XML for P ranks */
+    SP_PLATFORM_CODE,    /* built in: the simulated backend builds it in code (`builder`), no XML */
+    SP_PLATFORM_FILE     /* the user's SimGrid XML file: every name no built-in row takes */
+} sp_platform_kind;
+
+/* One platform: a row of the table in platforms.c, which drives `sparsim
+ * list`, the help's list, the validation of --platform and its messages. */
+typedef struct {
+    const char *name;        /* as --platform takes it */
+    const char *syntax;      /* as help writes it, with its parameter: "1gbe-switch[:G]" */
+    const char *summary;     /* a few words, for --help */
+    const char *description; /* for `sparsim list`; '\n' where the listing breaks the line */
+    sp_platform_kind kind;
+    const char *builder;     /* SP_PLATFORM_CODE: the backend's builder of it ("aries") */
+    const char *why_code;    /* SP_PLATFORM_CODE: why it has no SimGrid XML */
+    /* SP_PLATFORM_XML: writes it for P ranks (name as given, with its parameter) */
+    int (*write_xml)(const char *name, int P, void *f /* FILE* */, char *err, size_t errlen);
+    const char *param;       /* the parameter after "NAME:" (NULL: none); such a row takes every
+                                name that begins with its own, and its writer reads the rest */
+    int max_ranks;           /* the most ranks it holds; 0: as many as a run takes */
+    const char *ranks_why;   /* why max_ranks, as the refusal says it */
+    const char *network;     /* the --network model it wants by default; NULL: --network's default */
+    int unlisted;            /* 1: an older name, still taken, listed under its row's description */
+} sp_platform_row;
+
+/* The built-in row that takes `name`, or NULL (a file's name). */
+const sp_platform_row *sp_platform_find(const char *name);
+/* Every row in the listing's order, the file row last. */
+const sp_platform_row *sp_platform_rows(int *count);
+/* The listing of `sparsim list`: one "  NAME  description" entry per listed row. */
+void sp_platform_write_list(void *f /* FILE* */);
+/* The platforms as --platform's help says them, "1gbe (...), ..., or a SimGrid
+ * platform XML file (...)", into buf; returns the length it needs (as snprintf). */
+size_t sp_platform_help(char *buf, size_t len);
+/* The listed built-ins' syntaxes joined by sep ("1gbe, 1gbe-switch[:G], ..."); only those
+ * with SimGrid XML when xml_only.  Returns the length it needs (as snprintf). */
+size_t sp_platform_names(char *buf, size_t len, const char *sep, int xml_only);
+
+/* Resolves `name` (a built-in row's, or a file) for P ranks.  Returns -1 with
  * a one-line message on error. */
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen);
 void sp_platform_release(sp_platform *p);

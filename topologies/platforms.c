@@ -1,4 +1,8 @@
-/* platforms.c - built-in platforms, generated as SimGrid XML for P ranks.
+/* platforms.c - the platform table: built-in platforms, generated as SimGrid
+ * XML for P ranks or built in code by the simulated backend, and the checks
+ * of a user's platform file.  One row per platform (name, syntax, summary,
+ * listing, how it is built, the ranks it holds) drives `sparsim list`, the
+ * help's list and the validation of --platform.
  *
  *   1gbe   crossbar cluster of 1 Gbps Ethernet: every node has a private
  *          full-duplex link of 125 MB/s and 50 us to a non-blocking switch,
@@ -17,7 +21,7 @@
  *          router, 50 between each pair of groups, and traffic between two
  *          groups spread over all 50 as adaptive routing spreads it (their
  *          summed bandwidth shared by the flows between the two groups).
- *          sim/shim/simgrid_aries.cpp says how and where the numbers come
+ *          sim/backends/simgrid/simgrid_aries.cpp says how and where the numbers come
  *          from.  SimGrid's XML cannot express its routing, so the simulated
  *          backend builds it in code; up to the machine's 20 groups (7680
  *          ranks).
@@ -67,29 +71,36 @@
 #define DAINT_MAX_GROUPS 16
 #define DAINT_NODES_PER_CHASSIS (DAINT_NODES_PER_ROUTER * DAINT_ROUTERS_PER_CHASSIS)
 #define DAINT_NODES_PER_GROUP (DAINT_NODES_PER_CHASSIS * DAINT_CHASSIS_PER_GROUP)
+/* the sizes as daint-simgrid's row says them */
+_Static_assert(DAINT_MAX_GROUPS == 16 && DAINT_NODES_PER_GROUP == 384, "daint-simgrid's ranks_why states the sizes");
 
-#define DAINT_SG "daint-simgrid" /* SimGrid's own dragonfly, `daint` until the Aries wiring */
-#define ARIES_STATIC "daint-static" /* the Aries wiring with one global link per pair of nodes */
-#define ARIES_ALIAS "daint-aries"   /* the first name of daint-static, still accepted */
-#define ARIES_MAX_NODES (20 * 384) /* sim/shim/simgrid_aries.cpp: 20 groups of 384 nodes */
-#define GBE_SWITCH "1gbe-switch"
+#define ARIES_MAX_NODES (20 * 384) /* sim/backends/simgrid/simgrid_aries.cpp: 20 groups of 384 nodes */
 #define GBE_SWITCH_DEFAULT_GBPS 8.0
 
-static int is_aries(const char *name)
+static const char xml_head[] = "<?xml version='1.0'?>\n"
+                               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                               "<platform version=\"4.1\">\n";
+
+static int write_1gbe(const char *name, int P, void *fp, char *err, size_t errlen)
 {
-    return strcmp(name, "daint") == 0 || strcmp(name, ARIES_STATIC) == 0 || strcmp(name, ARIES_ALIAS) == 0;
+    (void)name;
+    (void)err;
+    (void)errlen;
+    FILE *f = fp;
+    fprintf(f, "%s", xml_head);
+    fprintf(f,
+            "  <!-- 1 Gbps Ethernet crossbar: private 125 MB/s, 50 us full-duplex link per node -->\n"
+            "  <cluster id=\"gbe\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+            "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+            "</platform>\n",
+            P - 1);
+    return 0;
 }
 
-int sp_platform_is_builtin(const char *name)
+/* the backplane of 1gbe-switch[:G] in Gbps (what follows the row's name);
+ * -1 when the name is malformed */
+static double gbe_switch_gbps(const char *rest)
 {
-    return strcmp(name, "1gbe") == 0 || is_aries(name) || strcmp(name, DAINT_SG) == 0 ||
-           strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0;
-}
-
-/* the backplane of 1gbe-switch[:G] in Gbps; -1 when the name is malformed */
-static double gbe_switch_gbps(const char *name)
-{
-    const char *rest = name + strlen(GBE_SWITCH);
     if (!*rest)
         return GBE_SWITCH_DEFAULT_GBPS;
     if (*rest != ':' || !rest[1] || rest[1] == ' ')
@@ -100,77 +111,213 @@ static double gbe_switch_gbps(const char *name)
     return *end || errno || !(g >= 0.001) || g > 1e6 ? -1 : g;
 }
 
-static const char xml_head[] = "<?xml version='1.0'?>\n"
-                               "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                               "<platform version=\"4.1\">\n";
+static int write_1gbe_switch(const char *name, int P, void *fp, char *err, size_t errlen)
+{
+    FILE *f = fp;
+    double g = gbe_switch_gbps(name + strlen("1gbe-switch"));
+    if (g < 0) {
+        snprintf(err, errlen, "platform '%.60s': write 1gbe-switch or 1gbe-switch:G with G the backplane in Gbps "
+                              "(0.001..1e6)", name);
+        return -1;
+    }
+    fprintf(f, "%s", xml_head);
+    fprintf(f,
+            "  <!-- 1 Gbps Ethernet behind one switch: private 125 MB/s, 50 us full-duplex link per node,\n"
+            "       a backplane of %g Gbps shared by every flow that crosses it -->\n"
+            "  <cluster id=\"gbe\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+            "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"\n"
+            "           bb_bw=\"%.17gBps\" bb_lat=\"0us\" bb_sharing_policy=\"SHARED\"/>\n"
+            "</platform>\n",
+            g, P - 1, g * 1e9 / 8.0);
+    return 0;
+}
+
+/* P within the row's groups (its max_ranks, checked before) */
+static int write_daint_simgrid(const char *name, int P, void *fp, char *err, size_t errlen)
+{
+    (void)name;
+    (void)err;
+    (void)errlen;
+    FILE *f = fp;
+    int groups = (P + DAINT_NODES_PER_GROUP - 1) / DAINT_NODES_PER_GROUP;
+    int chassis = DAINT_CHASSIS_PER_GROUP;
+    if (groups == 1)
+        chassis = (P + DAINT_NODES_PER_CHASSIS - 1) / DAINT_NODES_PER_CHASSIS;
+    int nodes = groups * chassis * DAINT_NODES_PER_CHASSIS;
+    fprintf(f, "%s", xml_head);
+    fprintf(f,
+            "  <!-- Cray Aries dragonfly (Piz Daint): %d group(s) x %d chassis x %d routers x %d nodes;\n"
+            "       5.25 GB/s full-duplex links, 100 ns per hop -->\n"
+            "  <cluster id=\"daint\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
+            "           bw=\"5.25GBps\" lat=\"100ns\" sharing_policy=\"SPLITDUPLEX\"\n"
+            "           topology=\"DRAGONFLY\" topo_parameters=\"%d,10;%d,3;%d,1;%d\"/>\n"
+            "</platform>\n",
+            groups, chassis, DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER, nodes - 1, groups, chassis,
+            DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER);
+    return 0;
+}
+
+#define ARIES_WHY_CODE                                                                                             \
+    "its routing picks a global link per pair of nodes, which the XML cannot say; daint-simgrid has XML"
+#define ARIES_RANKS_WHY "20 groups of 384 nodes, as Piz Daint"
+#define LIST_INDENT "\n                 " /* a listing's continuation line, under the description */
+
+/* The platforms, in the order `sparsim list` and the help show them.  No
+ * row wants a network model of its own today: --network's default applies
+ * to every one. */
+static const sp_platform_row platforms[] = {
+    {.name = "1gbe",
+     .syntax = "1gbe",
+     .summary = "1 Gbps Ethernet crossbar",
+     .description = "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
+     .kind = SP_PLATFORM_XML,
+     .write_xml = write_1gbe},
+    {.name = "1gbe-switch",
+     .syntax = "1gbe-switch[:G]",
+     .summary = "the same behind a G Gbps backplane",
+     .description = "the same behind one switch with a backplane of G Gbps shared by all flows" LIST_INDENT
+                    "(1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
+     .kind = SP_PLATFORM_XML,
+     .write_xml = write_1gbe_switch,
+     .param = "G, the backplane in Gbps (0.001..1e6; 8 by default)"},
+    {.name = "daint",
+     .syntax = "daint",
+     .summary = "Piz Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their "
+                "global links, up to 7680 ranks",
+     .description = "Piz Daint's Cray Aries dragonfly wired as Aries is: groups of 384 nodes, global links" LIST_INDENT
+                    "on every router, 50 per pair of groups; traffic between two groups spread" LIST_INDENT
+                    "over their 50 (adaptive routing's fluid limit); up to 7680 ranks",
+     .kind = SP_PLATFORM_CODE,
+     .builder = "aries",
+     .why_code = ARIES_WHY_CODE,
+     .max_ranks = ARIES_MAX_NODES,
+     .ranks_why = ARIES_RANKS_WHY},
+    {.name = "daint-static",
+     .syntax = "daint-static",
+     .summary = "the same wiring, one global link per pair of nodes",
+     .description = "the same wiring, one global link picked per pair of nodes (static routing;" LIST_INDENT
+                    "daint-aries: the same)",
+     .kind = SP_PLATFORM_CODE,
+     .builder = "aries-static",
+     .why_code = ARIES_WHY_CODE,
+     .max_ranks = ARIES_MAX_NODES,
+     .ranks_why = ARIES_RANKS_WHY},
+    {.name = "daint-aries", /* the first name of daint-static */
+     .syntax = "daint-aries",
+     .summary = "daint-static's first name",
+     .description = "daint-static's first name",
+     .kind = SP_PLATFORM_CODE,
+     .builder = "aries-static",
+     .why_code = ARIES_WHY_CODE,
+     .max_ranks = ARIES_MAX_NODES,
+     .ranks_why = ARIES_RANKS_WHY,
+     .unlisted = 1},
+    {.name = "daint-simgrid", /* SimGrid's own dragonfly, `daint` until the Aries wiring */
+     .syntax = "daint-simgrid",
+     .summary = "SimGrid's own dragonfly with Daint's sizes, the earlier daint, up to 6144 ranks",
+     .description = "SimGrid 3.32's own dragonfly with Daint's sizes (the earlier daint): one link" LIST_INDENT
+                    "per pair of groups on one router (pessimistic past 384); up to 6144 ranks",
+     .kind = SP_PLATFORM_XML,
+     .write_xml = write_daint_simgrid,
+     .max_ranks = DAINT_MAX_GROUPS * DAINT_NODES_PER_GROUP,
+     .ranks_why = "16 dragonfly groups of 384 nodes; SimGrid 3.32 crashes with more groups than routers per chassis"},
+    {.name = "FILE.xml",
+     .syntax = "a SimGrid platform XML file",
+     .summary = "rank i on its i-th host",
+     .description = "any SimGrid platform; rank i runs on the platform's i-th host",
+     .kind = SP_PLATFORM_FILE},
+};
+
+#define NPLATFORMS ((int)(sizeof platforms / sizeof platforms[0]))
+
+const sp_platform_row *sp_platform_find(const char *name)
+{
+    for (int i = 0; i < NPLATFORMS; i++) {
+        const sp_platform_row *r = &platforms[i];
+        if (r->kind != SP_PLATFORM_FILE &&
+            (r->param ? strncmp(name, r->name, strlen(r->name)) == 0 : strcmp(name, r->name) == 0))
+            return r;
+    }
+    return NULL;
+}
+
+const sp_platform_row *sp_platform_rows(int *count)
+{
+    *count = NPLATFORMS;
+    return platforms;
+}
+
+int sp_platform_is_builtin(const char *name) { return sp_platform_find(name) != NULL; }
+
+void sp_platform_write_list(void *fp)
+{
+    FILE *f = fp;
+    for (int i = 0; i < NPLATFORMS; i++)
+        if (!platforms[i].unlisted)
+            fprintf(f, "  %-14s %s\n", platforms[i].name, platforms[i].description);
+}
+
+size_t sp_platform_help(char *buf, size_t len)
+{
+    size_t w = 0;
+    for (int i = 0; i < NPLATFORMS; i++) {
+        const sp_platform_row *r = &platforms[i];
+        if (r->unlisted)
+            continue;
+        int n = snprintf(buf + (w < len ? w : len), w < len ? len - w : 0, "%s%s%s (%s)", w ? ", " : "",
+                         r->kind == SP_PLATFORM_FILE ? "or " : "", r->syntax, r->summary);
+        w += n > 0 ? (size_t)n : 0;
+    }
+    return w;
+}
+
+size_t sp_platform_names(char *buf, size_t len, const char *sep, int xml_only)
+{
+    size_t w = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < NPLATFORMS; i++) {
+        const sp_platform_row *r = &platforms[i];
+        if (r->unlisted || r->kind == SP_PLATFORM_FILE || (xml_only && r->kind != SP_PLATFORM_XML))
+            continue;
+        int n = snprintf(buf + (w < len ? w : len), w < len ? len - w : 0, "%s%s", w ? sep : "", r->syntax);
+        w += n > 0 ? (size_t)n : 0;
+    }
+    return w;
+}
+
+/* P within what the row holds: 0, or -1 with the line that says so */
+static int check_ranks(const sp_platform_row *r, const char *name, int P, char *err, size_t errlen)
+{
+    if (P >= 1 && (!r->max_ranks || P <= r->max_ranks))
+        return 0;
+    if (r->kind == SP_PLATFORM_CODE && r->max_ranks) /* nothing before has refused P < 1 */
+        snprintf(err, errlen, "platform %s holds 1 to %d ranks (%s)", name, r->max_ranks, r->ranks_why);
+    else if (P >= 1)
+        snprintf(err, errlen, "platform %s holds at most %d ranks (%s)", name, r->max_ranks, r->ranks_why);
+    else
+        snprintf(err, errlen, "platform needs at least one rank");
+    return -1;
+}
 
 int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size_t errlen)
 {
-    FILE *f = fp;
     if (P < 1) {
         snprintf(err, errlen, "platform needs at least one rank");
         return -1;
     }
-    if (strcmp(name, "1gbe") == 0) {
-        fprintf(f, "%s", xml_head);
-        fprintf(f,
-                "  <!-- 1 Gbps Ethernet crossbar: private 125 MB/s, 50 us full-duplex link per node -->\n"
-                "  <cluster id=\"gbe\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
-                "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"/>\n"
-                "</platform>\n",
-                P - 1);
-        return 0;
-    }
-    if (is_aries(name)) {
-        snprintf(err, errlen, "platform %s is built in code, not as SimGrid XML (its routing picks a global "
-                              "link per pair of nodes, which the XML cannot say; daint-simgrid has XML)", name);
+    const sp_platform_row *r = sp_platform_find(name);
+    if (!r) {
+        snprintf(err, errlen, "unknown built-in platform '%s'", name);
         return -1;
     }
-    if (strncmp(name, GBE_SWITCH, strlen(GBE_SWITCH)) == 0) {
-        double g = gbe_switch_gbps(name);
-        if (g < 0) {
-            snprintf(err, errlen, "platform '%.60s': write 1gbe-switch or 1gbe-switch:G with G the backplane in Gbps "
-                                  "(0.001..1e6)", name);
-            return -1;
-        }
-        fprintf(f, "%s", xml_head);
-        fprintf(f,
-                "  <!-- 1 Gbps Ethernet behind one switch: private 125 MB/s, 50 us full-duplex link per node,\n"
-                "       a backplane of %g Gbps shared by every flow that crosses it -->\n"
-                "  <cluster id=\"gbe\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
-                "           bw=\"125MBps\" lat=\"50us\" sharing_policy=\"SPLITDUPLEX\"\n"
-                "           bb_bw=\"%.17gBps\" bb_lat=\"0us\" bb_sharing_policy=\"SHARED\"/>\n"
-                "</platform>\n",
-                g, P - 1, g * 1e9 / 8.0);
-        return 0;
+    if (r->kind == SP_PLATFORM_CODE) {
+        snprintf(err, errlen, "platform %s is built in code, not as SimGrid XML (%s)", name, r->why_code);
+        return -1;
     }
-    if (strcmp(name, DAINT_SG) == 0) {
-        int groups = (P + DAINT_NODES_PER_GROUP - 1) / DAINT_NODES_PER_GROUP;
-        if (groups > DAINT_MAX_GROUPS) {
-            snprintf(err, errlen,
-                     "platform daint-simgrid holds at most %d ranks (%d dragonfly groups of %d nodes; SimGrid 3.32 "
-                     "crashes with more groups than routers per chassis)",
-                     DAINT_MAX_GROUPS * DAINT_NODES_PER_GROUP, DAINT_MAX_GROUPS, DAINT_NODES_PER_GROUP);
-            return -1;
-        }
-        int chassis = DAINT_CHASSIS_PER_GROUP;
-        if (groups == 1)
-            chassis = (P + DAINT_NODES_PER_CHASSIS - 1) / DAINT_NODES_PER_CHASSIS;
-        int nodes = groups * chassis * DAINT_NODES_PER_CHASSIS;
-        fprintf(f, "%s", xml_head);
-        fprintf(f,
-                "  <!-- Cray Aries dragonfly (Piz Daint): %d group(s) x %d chassis x %d routers x %d nodes;\n"
-                "       5.25 GB/s full-duplex links, 100 ns per hop -->\n"
-                "  <cluster id=\"daint\" prefix=\"node-\" suffix=\"\" radical=\"0-%d\" speed=\"1Gf\"\n"
-                "           bw=\"5.25GBps\" lat=\"100ns\" sharing_policy=\"SPLITDUPLEX\"\n"
-                "           topology=\"DRAGONFLY\" topo_parameters=\"%d,10;%d,3;%d,1;%d\"/>\n"
-                "</platform>\n",
-                groups, chassis, DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER, nodes - 1, groups, chassis,
-                DAINT_ROUTERS_PER_CHASSIS, DAINT_NODES_PER_ROUTER);
-        return 0;
-    }
-    snprintf(err, errlen, "unknown built-in platform '%s'", name);
-    return -1;
+    if (check_ranks(r, name, P, err, errlen) != 0)
+        return -1;
+    return r->write_xml(name, P, fp, err, errlen);
 }
 
 /* ---- checking a platform file --------------------------------------------- */
@@ -742,8 +889,11 @@ static int check_platform_file(const char *path, int P, char *err, size_t errlen
 {
     FILE *f = fopen(path, "rb"); /* a name that is no file may have meant a built-in */
     if (!f) {
-        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: 1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid)", path,
-                 strerror(errno));
+        char names[300];
+        int why = errno;
+        sp_platform_names(names, sizeof names, ", ", 0);
+        snprintf(err, errlen, "cannot read platform file '%s': %s (built-in platforms: %s)", path, strerror(why),
+                 names);
         return -1;
     }
     fclose(f);
@@ -835,17 +985,15 @@ static int create_listed_temp(char *path, size_t n, const char *tmpdir, char *er
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (is_aries(name)) {
-        if (P < 1 || P > ARIES_MAX_NODES) {
-            snprintf(err, errlen, "platform %s holds 1 to %d ranks (20 groups of 384 nodes, as Piz Daint)", name,
-                     ARIES_MAX_NODES);
+    const sp_platform_row *row = sp_platform_find(name);
+    if (row && row->kind == SP_PLATFORM_CODE) {
+        if (check_ranks(row, name, P, err, errlen) != 0)
             return -1;
-        }
-        snprintf(out->builder, sizeof out->builder, "%s", strcmp(name, "daint") == 0 ? "aries" : "aries-static");
+        snprintf(out->builder, sizeof out->builder, "%s", row->builder);
         snprintf(out->host_prefix, sizeof out->host_prefix, "node-");
         return 0;
     }
-    if (sp_platform_is_builtin(name)) {
+    if (row) {
         const char *tmpdir = getenv("TMPDIR");
         if (!tmpdir || !*tmpdir)
             tmpdir = "/tmp";

@@ -117,6 +117,42 @@ static int report_win_again(evaluator *ev, const sp_cli_list *dense, const char 
     return 0;
 }
 
+/* the registry's dense algorithms, "a, b, c" */
+static void dense_names(char *out, size_t len)
+{
+    int n, w = 0;
+    const sp_algorithm *a = sp_algorithm_list(&n);
+    out[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (a[i].cls == SP_ALGO_DENSE && w >= 0 && (size_t)w < len)
+            w += snprintf(out + w, len - (size_t)w, "%s%s", w ? ", " : "", a[i].name);
+}
+
+/* an algorithm of --dense (dense: 1) must be a dense allreduce, one of
+ * --algo must not be: 0, or -1 with the line that says so */
+static int check_class(const char *name, int dense, char *err, size_t errlen)
+{
+    const sp_algorithm *a = sp_algorithm_find(name);
+    char shown[100], names[300];
+    sp_opts_printable(name, shown, sizeof shown);
+    if (!a) {
+        snprintf(err, errlen, "unknown algorithm '%s'", shown);
+        return -1;
+    }
+    if (dense && a->cls != SP_ALGO_DENSE) {
+        dense_names(names, sizeof names);
+        snprintf(err, errlen, "--dense takes dense allreduces only (%s): '%s' is %s", names, shown,
+                 sp_algo_class_name(a->cls));
+        return -1;
+    }
+    if (!dense && a->cls == SP_ALGO_DENSE) {
+        snprintf(err, errlen, "--algo takes the algorithms to hold against dense ones, not a dense allreduce: "
+                              "'%s' is dense (give it to --dense)", shown);
+        return -1;
+    }
+    return 0;
+}
+
 typedef struct {
     char algo[4096], dense[4096];
     int min_ranks, max_ranks, iters;
@@ -194,8 +230,8 @@ int sp_cmd_crossover(int argc, char **argv)
     for (int pass2 = 0; pass2 < 2; pass2++) {
         sp_cli_list *l = pass2 ? &dense : &sparse;
         for (int i = 0; i < l->count; i++)
-            if (!sp_algorithm_find(l->items[i])) {
-                fprintf(stderr, "sparsim: unknown algorithm '%s'\n", l->items[i]);
+            if (check_class(l->items[i], pass2, err, sizeof err) != 0) {
+                sp_opts_print_error(err);
                 return 2;
             }
     }

@@ -38,10 +38,14 @@ static void usage(FILE *f)
 /* sparsim platform NAME [--ranks P]: prints a built-in platform's XML */
 static int cmd_platform(int argc, char **argv)
 {
+    char xml[300], known[300];
+    sp_platform_names(xml, sizeof xml, "|", 1);
+    sp_platform_names(known, sizeof known, ", ", 1);
     if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
         fprintf(argc < 1 ? stderr : stdout,
-                "usage: sparsim platform 1gbe|1gbe-switch[:G]|daint-simgrid [--ranks P]   print the SimGrid XML of a built-in\n"
-                "       platform (daint is built in code and has none)\n");
+                "usage: sparsim platform %s [--ranks P]   print the SimGrid XML of a built-in\n"
+                "       platform (daint is built in code and has none)\n",
+                xml);
         return argc < 1 ? 2 : 0;
     }
     sp_plan p;
@@ -53,13 +57,13 @@ static int cmd_platform(int argc, char **argv)
             return 2;
         }
     } else if (argc != 1) {
-        fprintf(stderr, "sparsim: usage: sparsim platform 1gbe|1gbe-switch[:G]|daint-simgrid [--ranks P]\n");
+        fprintf(stderr, "sparsim: usage: sparsim platform %s [--ranks P]\n", xml);
         return 2;
     }
     if (!sp_platform_is_builtin(argv[0])) {
-        char msg[300], shown[160];
-        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: 1gbe, 1gbe-switch[:G], daint-simgrid)",
-                 sp_opts_printable(argv[0], shown, sizeof shown));
+        char msg[700], shown[160];
+        snprintf(msg, sizeof msg, "unknown built-in platform '%s' (known: %s)",
+                 sp_opts_printable(argv[0], shown, sizeof shown), known);
         sp_opts_print_error(msg);
         return 2;
     }
@@ -77,19 +81,8 @@ static int cmd_list(void)
     printf("algorithms:\n");
     for (int i = 0; i < n; i++)
         printf("  %-14s %s\n", a[i].name, a[i].summary);
-    printf("platforms:\n"
-           "  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n  %-14s %s\n",
-           "1gbe", "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
-           "1gbe-switch", "the same behind one switch with a backplane of G Gbps shared by all flows\n"
-           "                 (1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
-           "daint", "Piz Daint's Cray Aries dragonfly wired as Aries is: groups of 384 nodes, global links\n"
-           "                 on every router, 50 per pair of groups; traffic between two groups spread\n"
-           "                 over their 50 (adaptive routing's fluid limit); up to 7680 ranks",
-           "daint-static", "the same wiring, one global link picked per pair of nodes (static routing;\n"
-           "                 daint-aries: the same)",
-           "daint-simgrid", "SimGrid 3.32's own dragonfly with Daint's sizes (the earlier daint): one link\n"
-           "                 per pair of groups on one router (pessimistic past 384); up to 6144 ranks",
-           "FILE.xml", "any SimGrid platform; rank i runs on the platform's i-th host");
+    printf("platforms:\n");
+    sp_platform_write_list(stdout);
     const sp_device *d = sp_device_list(&n);
     printf("device profiles:\n");
     for (int i = 0; i < n; i++)

@@ -302,11 +302,12 @@ static int report_alloc(sp_report *rep, const sp_resolved *res)
 static void add_analysis(sp_report *rep, const sp_resolved *res)
 {
     const sp_plan *plan = &res->plan;
+    const sp_algo_facts *f = sp_algo_facts_find(res->algo->name);
     sp_bound b;
-    if (sp_bound_volume(plan->algo, plan->ranks, plan->n, rep->k, &b) == 0)
+    if (sp_facts_bound(f, plan->ranks, plan->n, rep->k, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
-    rep->predicted_s = sp_predict_time(plan->algo, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
+    rep->predicted_s = sp_facts_predict(f, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
 }
 
 /* ---- a disturbed run's baseline: the same plan undisturbed, same seed ----
