@@ -58,7 +58,6 @@ LONG_FUNCTIONS = {
     ("analysis/workload_stats.c", "sp_wstats_compute"): "to be split",
     ("sim/commands/calibrate.c", "sp_mpi_calibrate"): "to be split",
     ("sim/workload/fit.c", "sp_profile_fit"): "to be split",
-    ("sim/commands/merge.c", "sp_cmd_merge"): "to be split",
 }
 FUNCTION_NAME = re.compile(r"([A-Za-z_][A-Za-z_0-9:~]*)\s*\(")
 
