@@ -55,7 +55,6 @@ FUNCTION_SOURCES = (".c", ".cpp", ".cu")
 # (file, function) -> why it may be longer
 LONG_FUNCTIONS = {
     ("bench/gpu_bench.cu", "main"): "a benchmark program: one measurement after the other, read top to bottom",
-    ("sim/commands/calibrate.c", "sp_mpi_calibrate"): "to be split",
 }
 FUNCTION_NAME = re.compile(r"([A-Za-z_][A-Za-z_0-9:~]*)\s*\(")
 
