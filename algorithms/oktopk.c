@@ -252,198 +252,257 @@ static float sawtooth(float t_k, float t_up, double up, double step)
     return (float)((double)t_up * pow(up / target, 1 / alpha));
 }
 
-int sp_oktopk(sp_ctx *c, sp_algo_io *io)
+/* What one rank's iteration of Ok-Topk holds from step to step. */
+typedef struct {
+    sp_ctx *c;
+    sp_algo_io *io;
+    okstate *st;
+    const sp_oktopk_preset *pre;
+    int P, r, exact, sep, recompute;
+    uint64_t n, k;
+    double kd;
+    sp_set sel;             /* step 1: my local selection */
+    uint64_t m;             /* its size */
+    sp_pair **blocks;       /* step 2: sel cut at the region boundaries */
+    uint64_t *scnt, *rcnt;  /* step 3: counts sent to and received from each rank */
+    sp_region rs;           /* my region, reduced */
+    int64_t len;            /* its length */
+    uint64_t nnz;           /* its non-zeros */
+    float thr_sel;          /* the local threshold the selection used */
+    sp_pair *gsel, *gall, *mine_bal; /* step 4: my candidates, all of them, my balanced block */
+    uint64_t *gcnt;         /* candidates per rank */
+    uint64_t cr, T;         /* mine, and all ranks' */
+    float thr_used;         /* the global threshold the result used */
+} okiter;
+
+/* iterations skipped (--iters-at): the thresholds their feedback would
+ * hold, from the model's state now and at no cost; the regions stay those
+ * of the last simulated repartition (the model's index distribution does
+ * not drift, so a skipped repartition would place about the same ones) */
+static void thresholds_after_skip(okiter *x)
 {
-    int P = sp_size(c), r = sp_rank(c), it = sp_iter(c);
-    uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
-    int exact = sp_data_exact(io);
-    const sp_algo_opts *o = io->opts;
-    const sp_oktopk_preset *pre = sp_oktopk_preset_at(o->oktopk_preset);
-    int tau = o->tau, taup = o->tau_prime, do_balance = o->balance, sep = o->separate;
-    if (tau < 1 || taup < 1)
-        return SP_ERR_ARG;
-    okstate *st = sp_rank_state(c, sizeof(okstate) + ((size_t)P + 1) * sizeof(int64_t));
-    if (!st)
-        return SP_ERR_MEM;
-    int recompute = !st->init || it % taup == 0;
-    double kd = (double)k;
-    if (st->init && it != st->last_it + 1 && !recompute && !exact) {
-        /* iterations skipped (--iters-at): the thresholds their feedback
-         * would hold, from the model's state now and at no cost; the regions
-         * stay those of the last simulated repartition (the model's index
-         * distribution does not drift, so a skipped repartition would place
-         * about the same ones) */
-        float tl_k = sp_kth_threshold(c, io, k), tl_up = sp_kth_threshold(c, io, (uint64_t)(1.25 * kd));
-        st->thr_local = sawtooth(tl_k, tl_up, 1.25, pre->local_s);
-        float tg_k = sp_global_threshold_now(c, io, st->thr_local, k);
-        float tg_up = sp_global_threshold_now(c, io, st->thr_local, (uint64_t)(pre->glob_hi * kd));
-        st->thr_global = sawtooth(tg_k, tg_up, pre->glob_hi, pre->glob_mul);
-    }
-    st->last_it = it;
+    okstate *st = x->st;
+    const sp_oktopk_preset *pre = x->pre;
+    float tl_k = sp_kth_threshold(x->c, x->io, x->k), tl_up = sp_kth_threshold(x->c, x->io, (uint64_t)(1.25 * x->kd));
+    st->thr_local = sawtooth(tl_k, tl_up, 1.25, pre->local_s);
+    float tg_k = sp_global_threshold_now(x->c, x->io, st->thr_local, x->k);
+    float tg_up = sp_global_threshold_now(x->c, x->io, st->thr_local, (uint64_t)(pre->glob_hi * x->kd));
+    st->thr_global = sawtooth(tg_k, tg_up, pre->glob_hi, pre->glob_mul);
+}
 
-    sp_set sel = {0};
-    sp_pair *gsel = NULL, *gall = NULL, *mine_bal = NULL;
-    sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
-    uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
-    uint64_t *gcnt = calloc((size_t)P, sizeof *gcnt);
-    sp_region rs = {0};
-    int rc = blocks && scnt && rcnt && gcnt ? SP_OK : SP_ERR_MEM;
-    if (rc)
-        goto out;
-
-    /* 1. local threshold and selection */
+/* 1. local threshold and selection */
+static int select_local(okiter *x)
+{
+    sp_ctx *c = x->c;
+    okstate *st = x->st;
     sp_phase(c, "threshold");
-    if (recompute) {
-        st->thr_local = sp_kth_threshold(c, io, k);
-        if (isnan(st->thr_local)) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        sp_compute(c, SP_K_TOPK, (double)n);
+    if (x->recompute) {
+        st->thr_local = sp_kth_threshold(c, x->io, x->k);
+        if (isnan(st->thr_local))
+            return SP_ERR_MEM;
+        sp_compute(c, SP_K_TOPK, (double)x->n);
     } else {
         int raised = 0;
         for (int pass = 0; pass < 5; pass++) {
-            uint64_t cnt = sp_count_above(c, io, st->thr_local);
-            sp_compute(c, SP_K_THRESHOLD, (double)n);
-            if ((double)cnt <= 4.0 * kd / 3.0)
+            uint64_t cnt = sp_count_above(c, x->io, st->thr_local);
+            sp_compute(c, SP_K_THRESHOLD, (double)x->n);
+            if ((double)cnt <= 4.0 * x->kd / 3.0)
                 break;
             st->thr_local *= 1.03f;
             raised++;
         }
         sp_stat(c, "raised", raised);
     }
-    if ((rc = sp_set_above(c, io, st->thr_local, &sel)) != SP_OK)
-        goto out;
-    uint64_t m = sel.count;
-    sp_compute(c, SP_K_THRESHOLD, (double)n);
-    sp_stat(c, "local_selected", (double)m);
+    int rc = sp_set_above(c, x->io, st->thr_local, &x->sel);
+    if (rc != SP_OK)
+        return rc;
+    x->m = x->sel.count;
+    sp_compute(c, SP_K_THRESHOLD, (double)x->n);
+    sp_stat(c, "local_selected", (double)x->m);
     sp_stat(c, "thr_local", st->thr_local);
+    return SP_OK;
+}
 
-    /* 2. regions */
-    if (!st->have_regions || it % tau == 0) {
+/* 2. regions (repartitioned every tau iterations), and 3. split and reduce;
+ * then the local threshold's feedback for the next iteration */
+static int split_and_reduce(okiter *x)
+{
+    sp_ctx *c = x->c;
+    okstate *st = x->st;
+    const sp_algo_opts *o = x->io->opts;
+    int rc;
+    if (!st->have_regions || sp_iter(c) % o->tau == 0) {
         sp_phase(c, "repartition");
-        rc = repartition(c, st, &sel, n, o->exact_quantiles);
+        rc = repartition(c, st, &x->sel, x->n, o->exact_quantiles);
         if (rc)
-            goto out;
+            return rc;
     }
-    int64_t off = st->bounds[r], len = st->bounds[r + 1] - st->bounds[r];
-    if (sp_region_init(&rs, c, off, len, exact, st->thr_local) != SP_OK) {
-        rc = SP_ERR_MEM;
-        goto out;
-    }
-    sp_set_split(c, &sel, st->bounds, P, scnt, blocks);
+    int64_t off = st->bounds[x->r];
+    x->len = st->bounds[x->r + 1] - st->bounds[x->r];
+    if (sp_region_init(&x->rs, c, off, x->len, x->exact, st->thr_local) != SP_OK)
+        return SP_ERR_MEM;
+    sp_set_split(c, &x->sel, st->bounds, x->P, x->scnt, x->blocks);
 
-    /* 3. split and reduce */
     sp_phase(c, "counts");
-    rc = sp_alltoall_counts(c, scnt, rcnt, TAG_COUNTS);
+    rc = sp_alltoall_counts(c, x->scnt, x->rcnt, TAG_COUNTS);
     if (rc)
-        goto out;
+        return rc;
     sp_phase(c, "split-reduce");
-    sp_region_add(blocks[r], scnt[r], r, &rs);
-    rc = sp_rotation_exchange(c, blocks, scnt, rcnt, o->bucket, TAG_SPLIT, exact, sep, sp_region_add, &rs);
+    sp_region_add(x->blocks[x->r], x->scnt[x->r], x->r, &x->rs);
+    rc = sp_rotation_exchange(c, x->blocks, x->scnt, x->rcnt, o->bucket, TAG_SPLIT, x->exact, x->sep, sp_region_add,
+                              &x->rs);
     if (rc)
-        goto out;
-    uint64_t nnz = sp_region_nnz(&rs);
-    sp_stat(c, "region_nnz", (double)nnz);
-    /* local feedback for the next iteration */
-    float thr_sel = st->thr_local;
-    if ((double)m < pre->local_a * kd)
-        st->thr_local /= (float)pre->local_s;
-    else if ((double)m > 5.0 * kd / 4.0)
-        st->thr_local *= (float)pre->local_s;
+        return rc;
+    x->nnz = sp_region_nnz(&x->rs);
+    sp_stat(c, "region_nnz", (double)x->nnz);
+    x->thr_sel = st->thr_local;
+    if ((double)x->m < x->pre->local_a * x->kd)
+        st->thr_local /= (float)x->pre->local_s;
+    else if ((double)x->m > 5.0 * x->kd / 4.0)
+        st->thr_local *= (float)x->pre->local_s;
+    return SP_OK;
+}
 
-    /* 4. global selection */
-    uint64_t cr = 0, T = 0;
-    float thr_used = st->thr_global;
-    if (exact && !(gsel = malloc((nnz ? nnz : 1) * sizeof *gsel))) {
-        rc = SP_ERR_MEM;
-        goto out;
-    }
-    if (recompute) {
-        sp_phase(c, "counts");
-        cr = sp_region_pack(&rs, -1.0f, gsel); /* every reduced non-zero */
-        uint64_t all;
-        rc = sp_allgather_count(c, cr, gcnt, &all, TAG_GCOUNTS);
-        if (rc)
-            goto out;
-        if (exact && !(gall = malloc((all ? all : 1) * sizeof *gall))) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        sp_phase(c, "allgatherv");
-        rc = allgatherv_pairs(c, gsel, gcnt, gall, sep);
-        if (rc)
-            goto out;
-        sp_phase(c, "threshold");
-        T = sp_global_topk(c, gall, all, k, thr_sel, &st->thr_global);
-        if (T == (uint64_t)-1) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        sp_compute(c, SP_K_TOPK, (double)all);
-        thr_used = st->thr_global;
-    } else {
-        sp_phase(c, "threshold");
-        cr = sp_region_pack(&rs, st->thr_global, gsel);
-        sp_compute(c, SP_K_THRESHOLD, (double)len);
-        sp_phase(c, "counts");
-        rc = sp_allgather_count(c, cr, gcnt, &T, TAG_GCOUNTS);
-        if (rc)
-            goto out;
-        if (exact && !(gall = malloc((T ? T : 1) * sizeof *gall))) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        const sp_pair *block = gsel;
-        if (do_balance) {
-            sp_phase(c, "balance");
-            uint64_t q = T / (uint64_t)P + ((uint64_t)r < T % (uint64_t)P ? 1 : 0);
-            if (exact && !(mine_bal = malloc((q ? q : 1) * sizeof *mine_bal))) {
-                rc = SP_ERR_MEM;
-                goto out;
-            }
-            rc = balance(c, gsel, gcnt, mine_bal, sep);
-            if (rc)
-                goto out;
-            for (int j = 0; j < P; j++)
-                gcnt[j] = T / (uint64_t)P + ((uint64_t)j < T % (uint64_t)P ? 1 : 0);
-            block = mine_bal;
-            sp_stat(c, "balanced", (double)q);
-        }
-        sp_phase(c, "allgatherv");
-        rc = allgatherv_pairs(c, block, gcnt, gall, sep);
-        if (rc)
-            goto out;
-        /* global feedback for the next iteration */
-        if ((double)T < pre->glob_lo * kd)
-            st->thr_global /= (float)pre->glob_div;
-        else if ((double)T > pre->glob_hi * kd)
-            st->thr_global *= (float)pre->glob_mul;
-    }
-    sp_stat(c, "global_count", (double)cr);
-    sp_stat(c, "global_total", (double)T);
-    sp_stat(c, "thr_global", thr_used);
-    sp_stat(c, "recompute", recompute);
-    st->init = 1;
+/* 4, every tau' iterations: all reduced non-zeros all-gathered, the exact
+ * top k kept, which sets thr_global */
+static int select_global_exact(okiter *x)
+{
+    sp_ctx *c = x->c;
+    sp_phase(c, "counts");
+    x->cr = sp_region_pack(&x->rs, -1.0f, x->gsel); /* every reduced non-zero */
+    uint64_t all;
+    int rc = sp_allgather_count(c, x->cr, x->gcnt, &all, TAG_GCOUNTS);
+    if (rc)
+        return rc;
+    if (x->exact && !(x->gall = malloc((all ? all : 1) * sizeof *x->gall)))
+        return SP_ERR_MEM;
+    sp_phase(c, "allgatherv");
+    rc = allgatherv_pairs(c, x->gsel, x->gcnt, x->gall, x->sep);
+    if (rc)
+        return rc;
+    sp_phase(c, "threshold");
+    x->T = sp_global_topk(c, x->gall, all, x->k, x->thr_sel, &x->st->thr_global);
+    if (x->T == (uint64_t)-1)
+        return SP_ERR_MEM;
+    sp_compute(c, SP_K_TOPK, (double)all);
+    x->thr_used = x->st->thr_global;
+    return SP_OK;
+}
 
-    /* 5. the result, and the residual: only what entered it leaves */
-    sp_phase(c, "update");
-    if (exact) {
-        memset(io->result, 0, n * sizeof(float));
-        for (uint64_t j = 0; j < T; j++)
-            io->result[gall[j].idx] = gall[j].val;
+/* 4, in between: my region's entries above thr_global, their counts
+ * all-gathered, balanced (when asked) and all-gathered; then the global
+ * threshold's feedback for the next iteration */
+static int select_global_reused(okiter *x)
+{
+    sp_ctx *c = x->c;
+    okstate *st = x->st;
+    const uint64_t P = (uint64_t)x->P;
+    sp_phase(c, "threshold");
+    x->cr = sp_region_pack(&x->rs, st->thr_global, x->gsel);
+    sp_compute(c, SP_K_THRESHOLD, (double)x->len);
+    sp_phase(c, "counts");
+    int rc = sp_allgather_count(c, x->cr, x->gcnt, &x->T, TAG_GCOUNTS);
+    if (rc)
+        return rc;
+    const uint64_t T = x->T;
+    if (x->exact && !(x->gall = malloc((T ? T : 1) * sizeof *x->gall)))
+        return SP_ERR_MEM;
+    const sp_pair *block = x->gsel;
+    if (x->io->opts->balance) {
+        sp_phase(c, "balance");
+        uint64_t q = T / P + ((uint64_t)x->r < T % P ? 1 : 0);
+        if (x->exact && !(x->mine_bal = malloc((q ? q : 1) * sizeof *x->mine_bal)))
+            return SP_ERR_MEM;
+        rc = balance(c, x->gsel, x->gcnt, x->mine_bal, x->sep);
+        if (rc)
+            return rc;
+        for (uint64_t j = 0; j < P; j++)
+            x->gcnt[j] = T / P + (j < T % P ? 1 : 0);
+        block = x->mine_bal;
+        sp_stat(c, "balanced", (double)q);
     }
-    sp_compute(c, SP_K_SCATTER_ADD, (double)T);
-    sp_set_consume_delivered(c, io, &sel, gall, T, thr_used);
-out:
-    sp_set_free(&sel);
-    free(gsel);
-    free(gall);
-    free(mine_bal);
-    free(blocks);
-    free(scnt);
-    free(rcnt);
-    free(gcnt);
-    sp_region_free(&rs);
+    sp_phase(c, "allgatherv");
+    rc = allgatherv_pairs(c, block, x->gcnt, x->gall, x->sep);
+    if (rc)
+        return rc;
+    if ((double)T < x->pre->glob_lo * x->kd)
+        st->thr_global /= (float)x->pre->glob_div;
+    else if ((double)T > x->pre->glob_hi * x->kd)
+        st->thr_global *= (float)x->pre->glob_mul;
+    return SP_OK;
+}
+
+/* 4. global selection, either way, and its report */
+static int select_global(okiter *x)
+{
+    x->thr_used = x->st->thr_global;
+    if (x->exact && !(x->gsel = malloc((x->nnz ? x->nnz : 1) * sizeof *x->gsel)))
+        return SP_ERR_MEM;
+    int rc = x->recompute ? select_global_exact(x) : select_global_reused(x);
+    if (rc)
+        return rc;
+    sp_stat(x->c, "global_count", (double)x->cr);
+    sp_stat(x->c, "global_total", (double)x->T);
+    sp_stat(x->c, "thr_global", x->thr_used);
+    sp_stat(x->c, "recompute", x->recompute);
+    x->st->init = 1;
+    return SP_OK;
+}
+
+/* 5. the result, and the residual: only what entered it leaves */
+static void update(okiter *x)
+{
+    sp_phase(x->c, "update");
+    if (x->exact) {
+        memset(x->io->result, 0, x->n * sizeof(float));
+        for (uint64_t j = 0; j < x->T; j++)
+            x->io->result[x->gall[j].idx] = x->gall[j].val;
+    }
+    sp_compute(x->c, SP_K_SCATTER_ADD, (double)x->T);
+    sp_set_consume_delivered(x->c, x->io, &x->sel, x->gall, x->T, x->thr_used);
+}
+
+int sp_oktopk(sp_ctx *c, sp_algo_io *io)
+{
+    okiter x = {.c = c, .io = io, .P = sp_size(c), .r = sp_rank(c), .n = io->n};
+    const sp_algo_opts *o = io->opts;
+    int it = sp_iter(c);
+    x.k = io->k < io->n ? io->k : io->n;
+    x.kd = (double)x.k;
+    x.exact = sp_data_exact(io);
+    x.sep = o->separate;
+    x.pre = sp_oktopk_preset_at(o->oktopk_preset);
+    if (o->tau < 1 || o->tau_prime < 1)
+        return SP_ERR_ARG;
+    x.st = sp_rank_state(c, sizeof(okstate) + ((size_t)x.P + 1) * sizeof(int64_t));
+    if (!x.st)
+        return SP_ERR_MEM;
+    x.recompute = !x.st->init || it % o->tau_prime == 0;
+    if (x.st->init && it != x.st->last_it + 1 && !x.recompute && !x.exact)
+        thresholds_after_skip(&x);
+    x.st->last_it = it;
+
+    x.blocks = calloc((size_t)x.P, sizeof *x.blocks);
+    x.scnt = calloc((size_t)x.P, sizeof *x.scnt);
+    x.rcnt = calloc((size_t)x.P, sizeof *x.rcnt);
+    x.gcnt = calloc((size_t)x.P, sizeof *x.gcnt);
+    int rc = x.blocks && x.scnt && x.rcnt && x.gcnt ? SP_OK : SP_ERR_MEM;
+    if (rc == SP_OK)
+        rc = select_local(&x);
+    if (rc == SP_OK)
+        rc = split_and_reduce(&x);
+    if (rc == SP_OK)
+        rc = select_global(&x);
+    if (rc == SP_OK)
+        update(&x);
+    sp_set_free(&x.sel);
+    free(x.gsel);
+    free(x.gall);
+    free(x.mine_bal);
+    free(x.blocks);
+    free(x.scnt);
+    free(x.rcnt);
+    free(x.gcnt);
+    sp_region_free(&x.rs);
     return rc;
 }

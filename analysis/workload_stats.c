@@ -432,62 +432,81 @@ static int check_input(const sp_grad_source *src, const sp_wstats_opts *o, uint6
     return 0;
 }
 
-int sp_wstats_compute(sp_grad_source *src, const sp_wstats_opts *o, sp_wstats *out, char *err, size_t errlen)
-{
-    if (err && errlen)
-        err[0] = '\0';
-    if (!out) {
-        set_err(err, errlen, "workload statistics: nowhere to write");
-        return -1;
-    }
-    memset(out, 0, sizeof *out);
-    uint64_t k;
-    if (check_input(src, o, &k, err, errlen) != 0)
-        return -1;
-
-    const uint64_t n = src->n;
-    const int P = o->ranks, tau = o->tau_prime;
-    const int I = o->max_iters > 0 && o->max_iters < src->iters ? o->max_iters : src->iters;
-    const int depth = I < RING_DEPTH ? I : RING_DEPTH;
-    const uint64_t rw = n / (uint64_t)P; /* region width (0: n < P, regions undefined) */
+/* the statistics being computed: the source, the sizes, the buffers, and
+ * the means over (iteration, rank) pairs kept across iterations */
+typedef struct {
+    sp_grad_source *src;
+    sp_wstats *out;
+    uint64_t n, k;
+    int P, tau, I, depth;
+    uint64_t rw; /* region width (0: n < P, regions undefined) */
     work w;
-    memset(&w, 0, sizeof w);
-    char msg[256];
+    mean_acc jlag[SP_WSTATS_NLAGS], jother, clag;
+    char *err;
+    size_t errlen;
+} wstats_pass;
 
-    out->n = n;
-    out->k = k;
+/* one iteration's place in its run and what its ranks add up */
+typedef struct {
+    int it, ri, pos, half;
+    sp_wstats_iter *pi;
+    sp_wstats_run *run;
+    int32_t *sets;     /* this iteration's top-k sets, rank-major */
+    int lag_it[SP_WSTATS_NLAGS]; /* where the same ranks' sets of training iteration t - lag are (-1: none) */
+    uint64_t in_union; /* members of the union of the sets so far */
+    int next_p;        /* the next union_p to reach */
+    mean_acc jr, cr;   /* Jaccard and cosine of ranks r-1 and r */
+} wstats_iter;
+
+#define WS_OOM 1  /* out of memory: the message is written at the end */
+#define WS_FAIL 2 /* failed, the message written */
+
+/* the sizes and what they imply: the statistics' own parameters */
+static void describe(wstats_pass *s, const sp_wstats_opts *o)
+{
+    sp_wstats *out = s->out;
+    out->n = s->n;
+    out->k = s->k;
     out->density = o->density;
-    out->ranks = P;
-    out->tau_prime = tau;
-    out->iters = I;
+    out->ranks = s->P;
+    out->tau_prime = s->tau;
+    out->iters = s->I;
     for (int l = 0; l < SP_WSTATS_NLAGS; l++)
         out->lags[l] = LAGS[l];
     /* statistic 3's p: 2, 4, 8, ... <= P, and P itself if not a power of two */
-    for (long p = 2; p <= P; p *= 2)
+    for (long p = 2; p <= s->P; p *= 2)
         out->union_p[out->nunion++] = (int)p;
-    if (P >= 2 && (P & (P - 1)) != 0)
-        out->union_p[out->nunion++] = P;
+    if (s->P >= 2 && (s->P & (s->P - 1)) != 0)
+        out->union_p[out->nunion++] = s->P;
+}
 
-    /* runs of consecutive training iterations (iter_ids increasing by 1) */
-    w.run_of = malloc((size_t)I * sizeof *w.run_of);
-    w.run_start = malloc((size_t)I * sizeof *w.run_start);
-    if (!w.run_of || !w.run_start)
-        goto oom;
+/* runs of consecutive training iterations (iter_ids increasing by 1), and
+ * how many drift iterations each holds; *any_cold, *any_settled: whether
+ * any run needs the residuals.  0 or WS_OOM */
+static int plan_runs(wstats_pass *s, int *any_cold, int *any_settled)
+{
+    sp_wstats *out = s->out;
+    work *w = &s->w;
+    const int I = s->I, tau = s->tau;
+    w->run_of = malloc((size_t)I * sizeof *w->run_of);
+    w->run_start = malloc((size_t)I * sizeof *w->run_start);
+    if (!w->run_of || !w->run_start)
+        return WS_OOM;
     for (int it = 0; it < I; it++) {
-        if (it == 0 || sp_grad_iter_id(src, it) != sp_grad_iter_id(src, it - 1) + 1)
-            w.run_start[out->nruns++] = it;
-        w.run_of[it] = out->nruns - 1;
+        if (it == 0 || sp_grad_iter_id(s->src, it) != sp_grad_iter_id(s->src, it - 1) + 1)
+            w->run_start[out->nruns++] = it;
+        w->run_of[it] = out->nruns - 1;
     }
     out->runs = calloc((size_t)out->nruns, sizeof *out->runs);
-    w.settled_sum = calloc((size_t)out->nruns, sizeof *w.settled_sum);
-    if (!out->runs || !w.settled_sum)
-        goto oom;
-    int any_cold = 0, any_settled = 0;
+    w->settled_sum = calloc((size_t)out->nruns, sizeof *w->settled_sum);
+    if (!out->runs || !w->settled_sum)
+        return WS_OOM;
+    *any_cold = *any_settled = 0;
     for (int j = 0; j < out->nruns; j++) {
         sp_wstats_run *run = &out->runs[j];
-        int end = j + 1 < out->nruns ? w.run_start[j + 1] : I;
-        run->first_iter_id = sp_grad_iter_id(src, w.run_start[j]);
-        run->length = end - w.run_start[j];
+        int end = j + 1 < out->nruns ? w->run_start[j + 1] : I;
+        run->first_iter_id = sp_grad_iter_id(s->src, w->run_start[j]);
+        run->length = end - w->run_start[j];
         run->ncold = run->length - 1 < tau - 1 ? run->length - 1 : tau - 1;
         if (run->length >= SETTLED_MIN_RUN) {
             int reuse = run->length - run->length / 2 - 1;
@@ -495,235 +514,283 @@ int sp_wstats_compute(sp_grad_source *src, const sp_wstats_opts *o, sp_wstats *o
         }
         run->cold = malloc((size_t)(run->ncold + 1) * sizeof *run->cold);
         if (!run->cold)
-            goto oom;
+            return WS_OOM;
         run->cold[0] = NAN;
         for (int l = 1; l <= run->ncold; l++)
             run->cold[l] = 0;
         run->cold_mean = run->settled_mean = run->norm_ratio = NAN;
-        any_cold |= run->ncold > 0;
-        any_settled |= run->nsettled > 0;
+        *any_cold |= run->ncold > 0;
+        *any_settled |= run->nsettled > 0;
     }
+    return 0;
+}
 
-    out->per_iter = calloc((size_t)I, sizeof *out->per_iter);
-    w.ngrad = 1 + (I > 1 ? P : 1);
-    w.grad = calloc((size_t)w.ngrad, sizeof *w.grad);
-    if (!out->per_iter || !w.grad)
-        goto oom;
-    for (int j = 0; j < w.ngrad; j++)
-        if (!(w.grad[j] = malloc(n * sizeof(float))))
-            goto oom;
-    if ((uint64_t)depth * (uint64_t)P > SIZE_MAX / sizeof(int32_t) / k)
-        goto oom;
-    w.ring = malloc((size_t)depth * (size_t)P * k * sizeof *w.ring);
-    w.sum = malloc(n * sizeof *w.sum);
-    w.scratch = malloc(n * sizeof *w.scratch);
-    w.marks = malloc(n);
-    w.top = malloc(k * sizeof *w.top);
-    w.top2 = malloc(k * sizeof *w.top2);
-    w.lk = malloc((size_t)(src->nlayers > 1 ? src->nlayers : 1) * sizeof *w.lk);
-    w.reg_union = malloc((size_t)P * sizeof *w.reg_union);
-    w.reg_one = malloc((size_t)P * sizeof *w.reg_one);
-    w.cold_thr = malloc((size_t)P * sizeof *w.cold_thr);
-    w.settled_thr = malloc((size_t)P * sizeof *w.settled_thr);
-    w.norm2 = calloc((size_t)w.ngrad, sizeof *w.norm2);
+/* every buffer of the pass.  0 or WS_OOM */
+static int alloc_work(wstats_pass *s, int any_cold, int any_settled)
+{
+    work *w = &s->w;
+    const uint64_t n = s->n, k = s->k;
+    const int P = s->P;
+    s->out->per_iter = calloc((size_t)s->I, sizeof *s->out->per_iter);
+    w->ngrad = 1 + (s->I > 1 ? P : 1);
+    w->grad = calloc((size_t)w->ngrad, sizeof *w->grad);
+    if (!s->out->per_iter || !w->grad)
+        return WS_OOM;
+    for (int j = 0; j < w->ngrad; j++)
+        if (!(w->grad[j] = malloc(n * sizeof(float))))
+            return WS_OOM;
+    if ((uint64_t)s->depth * (uint64_t)P > SIZE_MAX / sizeof(int32_t) / k)
+        return WS_OOM;
+    w->ring = malloc((size_t)s->depth * (size_t)P * k * sizeof *w->ring);
+    w->sum = malloc(n * sizeof *w->sum);
+    w->scratch = malloc(n * sizeof *w->scratch);
+    w->marks = malloc(n);
+    w->top = malloc(k * sizeof *w->top);
+    w->top2 = malloc(k * sizeof *w->top2);
+    w->lk = malloc((size_t)(s->src->nlayers > 1 ? s->src->nlayers : 1) * sizeof *w->lk);
+    w->reg_union = malloc((size_t)P * sizeof *w->reg_union);
+    w->reg_one = malloc((size_t)P * sizeof *w->reg_one);
+    w->cold_thr = malloc((size_t)P * sizeof *w->cold_thr);
+    w->settled_thr = malloc((size_t)P * sizeof *w->settled_thr);
+    w->norm2 = calloc((size_t)w->ngrad, sizeof *w->norm2);
     if (n >= 4 * TOPK_SAMPLE) { /* room for about 4k candidates (topk) */
-        w.tk.cap = 4 * k + 64 * (n / TOPK_SAMPLE) + 1024;
-        if (w.tk.cap > n)
-            w.tk.cap = n;
-        w.tk.sample = malloc(TOPK_SAMPLE * sizeof *w.tk.sample);
-        w.tk.cand = malloc(w.tk.cap * sizeof *w.tk.cand);
-        if (!w.tk.sample || !w.tk.cand)
-            goto oom;
+        w->tk.cap = 4 * k + 64 * (n / TOPK_SAMPLE) + 1024;
+        if (w->tk.cap > n)
+            w->tk.cap = n;
+        w->tk.sample = malloc(TOPK_SAMPLE * sizeof *w->tk.sample);
+        w->tk.cand = malloc(w->tk.cap * sizeof *w->tk.cand);
+        if (!w->tk.sample || !w->tk.cand)
+            return WS_OOM;
     }
-    if (!w.norm2 || !w.ring || !w.sum || !w.scratch || !w.marks || !w.top || !w.top2 || !w.lk || !w.reg_union ||
-        !w.reg_one || !w.cold_thr || !w.settled_thr)
-        goto oom;
-    if (any_cold && !(w.cold = alloc_rows(P, n)))
-        goto oom;
-    if (any_settled && !(w.settled = alloc_rows(P, n)))
-        goto oom;
+    if (!w->norm2 || !w->ring || !w->sum || !w->scratch || !w->marks || !w->top || !w->top2 || !w->lk ||
+        !w->reg_union || !w->reg_one || !w->cold_thr || !w->settled_thr)
+        return WS_OOM;
+    if (any_cold && !(w->cold = alloc_rows(P, n)))
+        return WS_OOM;
+    if (any_settled && !(w->settled = alloc_rows(P, n)))
+        return WS_OOM;
+    return 0;
+}
 
-    mean_acc jlag[SP_WSTATS_NLAGS], jother = {0, 0}, clag = {0, 0};
-    memset(jlag, 0, sizeof jlag);
+/* iteration it's record, undefined statistics NAN, and its place */
+static void start_iteration(wstats_pass *s, int it, wstats_iter *x)
+{
+    sp_wstats_iter *pi = &s->out->per_iter[it];
+    memset(x, 0, sizeof *x);
+    pi->iter_id = sp_grad_iter_id(s->src, it);
+    pi->kurt_whole = pi->kurt_layer_median = pi->kth_over_median = pi->k10_over_kth = NAN;
+    pi->zeros = pi->norm = pi->region_union = pi->region_rank0 = NAN;
+    pi->jaccard_ranks = pi->cosine_ranks = pi->global_in_rank0 = pi->global_in_union = NAN;
+    for (int j = 0; j < SP_WSTATS_MAX_UNION; j++)
+        pi->union_over_k[j] = NAN;
+    x->it = it;
+    x->pi = pi;
+    x->ri = s->w.run_of[it];
+    x->pos = it - s->w.run_start[x->ri];
+    x->run = &s->out->runs[x->ri];
+    x->half = x->run->length / 2;
+    x->sets = s->w.ring + (size_t)(it % s->depth) * (size_t)s->P * s->k;
+    for (int l = 0; l < SP_WSTATS_NLAGS; l++)
+        x->lag_it[l] = find_iteration(s->src, it, pi->iter_id - LAGS[l]);
+    memset(s->w.marks, 0, s->n);
+    memset(s->w.reg_union, 0, (size_t)s->P * sizeof *s->w.reg_union);
+}
 
-    for (int it = 0; it < I; it++) {
-        sp_wstats_iter *pi = &out->per_iter[it];
-        pi->iter_id = sp_grad_iter_id(src, it);
-        pi->kurt_whole = pi->kurt_layer_median = pi->kth_over_median = pi->k10_over_kth = NAN;
-        pi->zeros = pi->norm = pi->region_union = pi->region_rank0 = NAN;
-        pi->jaccard_ranks = pi->cosine_ranks = pi->global_in_rank0 = pi->global_in_union = NAN;
-        for (int j = 0; j < SP_WSTATS_MAX_UNION; j++)
-            pi->union_over_k[j] = NAN;
-
-        const int ri = w.run_of[it], pos = it - w.run_start[ri];
-        sp_wstats_run *run = &out->runs[ri];
-        const int half = run->length / 2;
-        int32_t *sets = w.ring + (size_t)(it % depth) * (size_t)P * k; /* this iteration's, rank-major */
-        /* where the same ranks' sets of training iteration t - lag are */
-        int lag_it[SP_WSTATS_NLAGS];
-        for (int l = 0; l < SP_WSTATS_NLAGS; l++)
-            lag_it[l] = find_iteration(src, it, pi->iter_id - LAGS[l]);
-        memset(w.marks, 0, n);
-        memset(w.reg_union, 0, (size_t)P * sizeof *w.reg_union);
-        uint64_t in_union = 0;
-        int next_p = 0;
-        mean_acc jr = {0, 0}, cr = {0, 0};
-
-        for (int r = 0; r < P; r++) {
-            float *g = w.grad[0];
-            msg[0] = '\0';
-            if (src->fill(src, it, r, g, 0, msg, sizeof msg) != 0) {
-                set_err(err, errlen, "workload statistics: iteration %d (training iteration %d), rank %d: %s", it,
-                        pi->iter_id, r, msg);
-                goto fail;
-            }
-            if (r == 0)
-                memcpy(w.sum, g, n * sizeof *g);
-            else
-                add_into(w.sum, g, n);
-            if (topk(g, n, k, w.top, &w.tk) != 0)
-                goto oom;
-            int32_t *set = sets + (size_t)r * k;
-            for (uint64_t j = 0; j < k; j++)
-                set[j] = w.top[j].idx;
-            float kth = kth_largest(w.top, k);
-
-            if (r == 0) {
-                rank0_stats(src, g, n, w.top, k, w.scratch, w.lk, &out->layers, pi);
-                /* 4b: rank 0's top-k alone in the P regions: max/mean */
-                if (rw > 0) {
-                    memset(w.reg_one, 0, (size_t)P * sizeof *w.reg_one);
-                    for (uint64_t j = 0; j < k; j++)
-                        w.reg_one[region_of((uint64_t)set[j], rw, P)]++;
-                    pi->region_rank0 = max_over_mean(w.reg_one, P, k);
-                }
-            }
-
-            /* 3: |union of the top-k sets of ranks 0..p-1| / k, with marks;
-             * 4a counts the union's members per region as they join */
-            for (uint64_t j = 0; j < k; j++)
-                if (!w.marks[set[j]]) {
-                    w.marks[set[j]] = 1;
-                    in_union++;
-                    if (rw > 0)
-                        w.reg_union[region_of((uint64_t)set[j], rw, P)]++;
-                }
-            if (next_p < out->nunion && out->union_p[next_p] == r + 1)
-                pi->union_over_k[next_p++] = (double)in_union / (double)k;
-
-            /* grad[1 + q] holds rank q's gradient of the latest iteration
-             * filled for it (a single slot when there is one iteration) */
-            const int mine = I > 1 ? 1 + r : 1, left = I > 1 ? r : 1;
-            float *mine_prev = w.grad[mine];
-            const int cos_left = r > 0, cos_lag = it > 0 && lag_it[0] == it - 1;
-            double d[3]; /* |g|^2, <g, rank r-1's>, <g, its own at t-1> */
-            dots3(g, cos_left ? w.grad[left] : g, cos_lag ? mine_prev : g, n, d);
-            if (r > 0) {
-                /* 5a, 6a: ranks r-1 and r, same iteration */
-                macc(&jr, jaccard(sets + (size_t)(r - 1) * k, set, k));
-                macc(&cr, cosine_of(d[1], d[0], w.norm2[left]));
-            }
-            /* 5b: same rank, training iterations t - lag and t */
-            for (int l = 0; l < SP_WSTATS_NLAGS; l++)
-                if (lag_it[l] >= 0)
-                    macc(&jlag[l], jaccard(w.ring + ((size_t)(lag_it[l] % depth) * P + r) * k, set, k));
-            if (lag_it[0] >= 0 && r > 0) /* 5c: rank r-1 at t-1, rank r at t */
-                macc(&jother, jaccard(w.ring + ((size_t)(lag_it[0] % depth) * P + r - 1) * k, set, k));
-            if (cos_lag) /* 6b: same rank, t-1 and t (its buffer still holds t-1) */
-                macc(&clag, cosine_of(d[2], d[0], w.norm2[mine]));
-
-            /* 8 cold: residual 0 at the run's first iteration t0; there
-             * acc = g, thr = k-th largest |acc|, entries with |acc| >= thr
-             * sent; at t0 + l (l = 1..tau'-1) acc += g, count = #{|acc| >
-             * thr}, those sent.  run->cold[l] sums count/k over ranks. */
-            if (run->ncold > 0 && pos <= run->ncold) {
-                if (pos == 0) {
-                    memcpy(w.cold[r], g, n * sizeof *g);
-                    w.cold_thr[r] = kth;
-                    consume_at_least(w.cold[r], n, kth);
-                } else
-                    run->cold[pos] += (double)add_count_consume(w.cold[r], g, n, w.cold_thr[r]) / (double)k;
-            }
-            /* 8 settled: runs of >= 16; error feedback with the exact top-k
-             * over the first half (positions 0..half-1), the threshold set
-             * at position half as above, reused after it for up to tau'-1
-             * iterations; settled_sum sums count/k. */
-            if (run->nsettled > 0 && pos <= half + run->nsettled) {
-                float *acc = w.settled[r];
-                if (pos == 0) /* residual 0 at the run's start */
-                    memcpy(acc, g, n * sizeof *g);
-                else if (pos <= half)
-                    add_into(acc, g, n);
-                if (pos < half) {
-                    if (topk(acc, n, k, w.top2, &w.tk) != 0)
-                        goto oom;
-                    for (uint64_t j = 0; j < k; j++)
-                        acc[w.top2[j].idx] = 0.0f;
-                } else if (pos == half) {
-                    if (topk(acc, n, k, w.top2, &w.tk) != 0)
-                        goto oom;
-                    w.settled_thr[r] = kth_largest(w.top2, k);
-                    consume_at_least(acc, n, w.settled_thr[r]);
-                } else
-                    w.settled_sum[ri] += (double)add_count_consume(acc, g, n, w.settled_thr[r]) / (double)k;
-            }
-
-            /* keep g as rank r's latest; the old buffer is filled next */
-            w.grad[0] = mine_prev;
-            w.grad[mine] = g;
-            w.norm2[mine] = d[0];
+/* 3: |union of the top-k sets of ranks 0..p-1| / k, with marks; 4a counts
+ * the union's members per region as they join */
+static void join_union(wstats_pass *s, wstats_iter *x, int r, const int32_t *set)
+{
+    work *w = &s->w;
+    for (uint64_t j = 0; j < s->k; j++)
+        if (!w->marks[set[j]]) {
+            w->marks[set[j]] = 1;
+            x->in_union++;
+            if (s->rw > 0)
+                w->reg_union[region_of((uint64_t)set[j], s->rw, s->P)]++;
         }
+    if (x->next_p < s->out->nunion && s->out->union_p[x->next_p] == r + 1)
+        x->pi->union_over_k[x->next_p++] = (double)x->in_union / (double)s->k;
+}
 
-        /* 4a: the union of the P sets in P equal regions: max/mean */
-        if (rw > 0)
-            pi->region_union = max_over_mean(w.reg_union, P, in_union);
-        pi->jaccard_ranks = mget(&jr);
-        pi->cosine_ranks = mget(&cr);
+/* 5 and 6: Jaccard and cosine of rank r's gradient g (set: its top-k) with
+ * rank r-1's and with its own at earlier iterations; *g2 gets |g|^2 */
+static void compare_pairs(wstats_pass *s, wstats_iter *x, int r, const float *g, const int32_t *set, double *g2)
+{
+    work *w = &s->w;
+    const uint64_t k = s->k;
+    const int depth = s->depth, P = s->P;
+    /* grad[1 + q] holds rank q's gradient of the latest iteration filled
+     * for it (a single slot when there is one iteration) */
+    const int mine = s->I > 1 ? 1 + r : 1, left = s->I > 1 ? r : 1;
+    const int cos_left = r > 0, cos_lag = x->it > 0 && x->lag_it[0] == x->it - 1;
+    double d[3]; /* |g|^2, <g, rank r-1's>, <g, its own at t-1> */
+    dots3(g, cos_left ? w->grad[left] : g, cos_lag ? w->grad[mine] : g, s->n, d);
+    if (r > 0) {
+        /* 5a, 6a: ranks r-1 and r, same iteration */
+        macc(&x->jr, jaccard(x->sets + (size_t)(r - 1) * k, set, k));
+        macc(&x->cr, cosine_of(d[1], d[0], w->norm2[left]));
+    }
+    /* 5b: same rank, training iterations t - lag and t */
+    for (int l = 0; l < SP_WSTATS_NLAGS; l++)
+        if (x->lag_it[l] >= 0)
+            macc(&s->jlag[l], jaccard(w->ring + ((size_t)(x->lag_it[l] % depth) * P + r) * k, set, k));
+    if (x->lag_it[0] >= 0 && r > 0) /* 5c: rank r-1 at t-1, rank r at t */
+        macc(&s->jother, jaccard(w->ring + ((size_t)(x->lag_it[0] % depth) * P + r - 1) * k, set, k));
+    if (cos_lag) /* 6b: same rank, t-1 and t (its buffer still holds t-1) */
+        macc(&s->clag, cosine_of(d[2], d[0], w->norm2[mine]));
+    *g2 = d[0];
+}
 
-        /* 7: the exact global top-k (top-k of |sum of the P gradients|):
-         * share inside rank 0's top-k, and inside the union (marks) */
-        if (topk(w.sum, n, k, w.top2, &w.tk) != 0)
-            goto oom;
-        uint64_t in0 = 0, inu = 0;
-        for (uint64_t i = 0, j = 0; i < k && j < k;) {
-            if (w.top2[i].idx < sets[j])
-                i++;
-            else if (sets[j] < w.top2[i].idx)
-                j++;
-            else {
-                in0++;
-                i++;
-                j++;
-            }
-        }
-        for (uint64_t i = 0; i < k; i++)
-            inu += w.marks[w.top2[i].idx];
-        pi->global_in_rank0 = (double)in0 / (double)k;
-        pi->global_in_union = (double)inu / (double)k;
+/* 8: the drift of a reused threshold under error feedback, rank r's
+ * gradient g (kth: the k-th largest |g|).  0 or WS_OOM */
+static int drift(wstats_pass *s, wstats_iter *x, int r, const float *g, float kth)
+{
+    work *w = &s->w;
+    sp_wstats_run *run = x->run;
+    const uint64_t n = s->n, k = s->k;
+    const int pos = x->pos, half = x->half;
+    /* cold: residual 0 at the run's first iteration t0; there acc = g, thr
+     * = k-th largest |acc|, entries with |acc| >= thr sent; at t0 + l (l =
+     * 1..tau'-1) acc += g, count = #{|acc| > thr}, those sent.
+     * run->cold[l] sums count/k over ranks. */
+    if (run->ncold > 0 && pos <= run->ncold) {
+        if (pos == 0) {
+            memcpy(w->cold[r], g, n * sizeof *g);
+            w->cold_thr[r] = kth;
+            consume_at_least(w->cold[r], n, kth);
+        } else
+            run->cold[pos] += (double)add_count_consume(w->cold[r], g, n, w->cold_thr[r]) / (double)k;
+    }
+    /* settled: runs of >= 16; error feedback with the exact top-k over the
+     * first half (positions 0..half-1), the threshold set at position half
+     * as above, reused after it for up to tau'-1 iterations; settled_sum
+     * sums count/k. */
+    if (run->nsettled > 0 && pos <= half + run->nsettled) {
+        float *acc = w->settled[r];
+        if (pos == 0) /* residual 0 at the run's start */
+            memcpy(acc, g, n * sizeof *g);
+        else if (pos <= half)
+            add_into(acc, g, n);
+        if (pos < half) {
+            if (topk(acc, n, k, w->top2, &w->tk) != 0)
+                return WS_OOM;
+            for (uint64_t j = 0; j < k; j++)
+                acc[w->top2[j].idx] = 0.0f;
+        } else if (pos == half) {
+            if (topk(acc, n, k, w->top2, &w->tk) != 0)
+                return WS_OOM;
+            w->settled_thr[r] = kth_largest(w->top2, k);
+            consume_at_least(acc, n, w->settled_thr[r]);
+        } else
+            w->settled_sum[x->ri] += (double)add_count_consume(acc, g, n, w->settled_thr[r]) / (double)k;
+    }
+    return 0;
+}
 
-        /* the run's last iteration: its means over lags, ranks */
-        if (pos == run->length - 1) {
-            mean_acc cm = {0, 0};
-            for (int l = 1; l <= run->ncold; l++) {
-                run->cold[l] /= P;
-                macc(&cm, run->cold[l]);
-            }
-            run->cold_mean = mget(&cm);
-            if (run->nsettled > 0)
-                run->settled_mean = w.settled_sum[ri] / ((double)run->nsettled * P);
-            /* rank 0's gradient norm at the run's last iteration / first */
-            double first = out->per_iter[w.run_start[ri]].norm;
-            if (run->length >= 2 && first > 0)
-                run->norm_ratio = pi->norm / first;
+/* rank r's gradient of iteration x->it: filled, summed, its top-k, and
+ * every statistic it adds to.  0, WS_OOM or WS_FAIL */
+static int add_rank(wstats_pass *s, wstats_iter *x, int r)
+{
+    work *w = &s->w;
+    const uint64_t n = s->n, k = s->k;
+    float *g = w->grad[0];
+    char msg[256] = "";
+    if (s->src->fill(s->src, x->it, r, g, 0, msg, sizeof msg) != 0) {
+        set_err(s->err, s->errlen, "workload statistics: iteration %d (training iteration %d), rank %d: %s", x->it,
+                x->pi->iter_id, r, msg);
+        return WS_FAIL;
+    }
+    if (r == 0)
+        memcpy(w->sum, g, n * sizeof *g);
+    else
+        add_into(w->sum, g, n);
+    if (topk(g, n, k, w->top, &w->tk) != 0)
+        return WS_OOM;
+    int32_t *set = x->sets + (size_t)r * k;
+    for (uint64_t j = 0; j < k; j++)
+        set[j] = w->top[j].idx;
+    float kth = kth_largest(w->top, k);
+    if (r == 0) {
+        rank0_stats(s->src, g, n, w->top, k, w->scratch, w->lk, &s->out->layers, x->pi);
+        /* 4b: rank 0's top-k alone in the P regions: max/mean */
+        if (s->rw > 0) {
+            memset(w->reg_one, 0, (size_t)s->P * sizeof *w->reg_one);
+            for (uint64_t j = 0; j < k; j++)
+                w->reg_one[region_of((uint64_t)set[j], s->rw, s->P)]++;
+            x->pi->region_rank0 = max_over_mean(w->reg_one, s->P, k);
         }
     }
+    join_union(s, x, r, set);
+    double g2;
+    compare_pairs(s, x, r, g, set, &g2);
+    if (drift(s, x, r, g, kth) != 0)
+        return WS_OOM;
+    /* keep g as rank r's latest; the old buffer is filled next */
+    const int mine = s->I > 1 ? 1 + r : 1;
+    w->grad[0] = w->grad[mine];
+    w->grad[mine] = g;
+    w->norm2[mine] = g2;
+    return 0;
+}
 
-    /* the means over iterations, pairs and runs */
-    mean_acc a[10];
+/* after the ranks: 4a, the means over pairs, 7 (the exact global top-k,
+ * the top-k of |sum of the P gradients|: its share inside rank 0's top-k
+ * and inside the union), and at a run's last iteration its means.  0 or
+ * WS_OOM */
+static int end_iteration(wstats_pass *s, wstats_iter *x)
+{
+    work *w = &s->w;
+    sp_wstats_iter *pi = x->pi;
+    sp_wstats_run *run = x->run;
+    const uint64_t k = s->k;
+    const int P = s->P;
+    if (s->rw > 0)
+        pi->region_union = max_over_mean(w->reg_union, P, x->in_union);
+    pi->jaccard_ranks = mget(&x->jr);
+    pi->cosine_ranks = mget(&x->cr);
+    if (topk(w->sum, s->n, k, w->top2, &w->tk) != 0)
+        return WS_OOM;
+    uint64_t in0 = 0, inu = 0;
+    for (uint64_t i = 0, j = 0; i < k && j < k;) {
+        if (w->top2[i].idx < x->sets[j])
+            i++;
+        else if (x->sets[j] < w->top2[i].idx)
+            j++;
+        else {
+            in0++;
+            i++;
+            j++;
+        }
+    }
+    for (uint64_t i = 0; i < k; i++)
+        inu += w->marks[w->top2[i].idx];
+    pi->global_in_rank0 = (double)in0 / (double)k;
+    pi->global_in_union = (double)inu / (double)k;
+    if (x->pos == run->length - 1) { /* the run's last iteration: its means over lags, ranks */
+        mean_acc cm = {0, 0};
+        for (int l = 1; l <= run->ncold; l++) {
+            run->cold[l] /= P;
+            macc(&cm, run->cold[l]);
+        }
+        run->cold_mean = mget(&cm);
+        if (run->nsettled > 0)
+            run->settled_mean = w->settled_sum[x->ri] / ((double)run->nsettled * P);
+        /* rank 0's gradient norm at the run's last iteration / first */
+        double first = s->out->per_iter[w->run_start[x->ri]].norm;
+        if (run->length >= 2 && first > 0)
+            run->norm_ratio = pi->norm / first;
+    }
+    return 0;
+}
+
+/* the means over iterations and pairs */
+static void mean_over_iterations(wstats_pass *s)
+{
+    sp_wstats *out = s->out;
+    mean_acc a[11], au[SP_WSTATS_MAX_UNION];
     memset(a, 0, sizeof a);
-    mean_acc au[SP_WSTATS_MAX_UNION];
     memset(au, 0, sizeof au);
-    for (int it = 0; it < I; it++) {
+    for (int it = 0; it < s->I; it++) {
         const sp_wstats_iter *pi = &out->per_iter[it];
         macc(&a[0], pi->kurt_whole);
         macc(&a[1], pi->kurt_layer_median);
@@ -735,6 +802,7 @@ int sp_wstats_compute(sp_grad_source *src, const sp_wstats_opts *o, sp_wstats *o
         macc(&a[7], pi->jaccard_ranks);
         macc(&a[8], pi->cosine_ranks);
         macc(&a[9], pi->global_in_rank0);
+        macc(&a[10], pi->global_in_union);
         for (int j = 0; j < out->nunion; j++)
             macc(&au[j], pi->union_over_k[j]);
     }
@@ -748,47 +816,84 @@ int sp_wstats_compute(sp_grad_source *src, const sp_wstats_opts *o, sp_wstats *o
     out->jaccard_ranks = mget(&a[7]);
     out->cosine_ranks = mget(&a[8]);
     out->global_in_rank0 = mget(&a[9]);
-    memset(a, 0, sizeof a);
-    for (int it = 0; it < I; it++)
-        macc(&a[0], out->per_iter[it].global_in_union);
-    out->global_in_union = mget(&a[0]);
+    out->global_in_union = mget(&a[10]);
     for (int j = 0; j < out->nunion; j++)
         out->union_over_k[j] = mget(&au[j]);
     for (int l = 0; l < SP_WSTATS_NLAGS; l++) {
-        out->jaccard_lag[l] = mget(&jlag[l]);
-        out->jaccard_lag_pairs[l] = jlag[l].n;
+        out->jaccard_lag[l] = mget(&s->jlag[l]);
+        out->jaccard_lag_pairs[l] = s->jlag[l].n;
     }
-    out->jaccard_lag1_other = mget(&jother);
-    out->jaccard_lag1_other_pairs = jother.n;
-    out->cosine_lag1 = mget(&clag);
-    out->cosine_lag1_pairs = clag.n;
+    out->jaccard_lag1_other = mget(&s->jother);
+    out->jaccard_lag1_other_pairs = s->jother.n;
+    out->cosine_lag1 = mget(&s->clag);
+    out->cosine_lag1_pairs = s->clag.n;
+}
 
+/* the means over runs: the drift, and the norm's ratio */
+static void mean_over_runs(sp_wstats *out)
+{
+    mean_acc a[SP_WSTATS_NLAGS + 3];
     memset(a, 0, sizeof a);
     for (int j = 0; j < out->nruns; j++) {
         const sp_wstats_run *run = &out->runs[j];
         for (int l = 0; l < SP_WSTATS_NLAGS; l++)
             if (LAGS[l] <= run->ncold)
                 macc(&a[l], run->cold[LAGS[l]]);
-        macc(&a[3], run->cold_mean);
-        macc(&a[4], run->settled_mean);
-        macc(&a[5], run->norm_ratio);
+        macc(&a[SP_WSTATS_NLAGS], run->cold_mean);
+        macc(&a[SP_WSTATS_NLAGS + 1], run->settled_mean);
+        macc(&a[SP_WSTATS_NLAGS + 2], run->norm_ratio);
     }
     for (int l = 0; l < SP_WSTATS_NLAGS; l++)
         out->drift_cold[l] = mget(&a[l]);
-    out->drift_cold_mean = mget(&a[3]);
-    out->drift_settled_mean = mget(&a[4]);
-    out->norm_ratio = mget(&a[5]);
+    out->drift_cold_mean = mget(&a[SP_WSTATS_NLAGS]);
+    out->drift_settled_mean = mget(&a[SP_WSTATS_NLAGS + 1]);
+    out->norm_ratio = mget(&a[SP_WSTATS_NLAGS + 2]);
+}
 
-    work_free(&w, P);
+int sp_wstats_compute(sp_grad_source *src, const sp_wstats_opts *o, sp_wstats *out, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    if (!out) {
+        set_err(err, errlen, "workload statistics: nowhere to write");
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    wstats_pass s = {.src = src, .out = out, .err = err, .errlen = errlen};
+    if (check_input(src, o, &s.k, err, errlen) != 0)
+        return -1;
+    s.n = src->n;
+    s.P = o->ranks;
+    s.tau = o->tau_prime;
+    s.I = o->max_iters > 0 && o->max_iters < src->iters ? o->max_iters : src->iters;
+    s.depth = s.I < RING_DEPTH ? s.I : RING_DEPTH;
+    s.rw = s.n / (uint64_t)s.P;
+    describe(&s, o);
+    int any_cold, any_settled;
+    int rc = plan_runs(&s, &any_cold, &any_settled);
+    if (!rc)
+        rc = alloc_work(&s, any_cold, any_settled);
+    for (int it = 0; it < s.I && !rc; it++) {
+        wstats_iter x;
+        start_iteration(&s, it, &x);
+        for (int r = 0; r < s.P && !rc; r++)
+            rc = add_rank(&s, &x, r);
+        if (!rc)
+            rc = end_iteration(&s, &x);
+    }
+    if (!rc) {
+        mean_over_iterations(&s);
+        mean_over_runs(out);
+    }
+    if (rc == WS_OOM)
+        set_err(err, errlen, "workload statistics: out of memory (n = %llu, k = %llu, P = %d)",
+                (unsigned long long)s.n, (unsigned long long)s.k, s.P);
+    work_free(&s.w, s.P);
+    if (rc) {
+        sp_wstats_free(out);
+        return -1;
+    }
     return 0;
-
-oom:
-    set_err(err, errlen, "workload statistics: out of memory (n = %llu, k = %llu, P = %d)", (unsigned long long)n,
-            (unsigned long long)k, P);
-fail:
-    work_free(&w, P);
-    sp_wstats_free(out);
-    return -1;
 }
 
 /* ------------------------------------------------------------------ output */

@@ -241,6 +241,257 @@ static int closed_badly(FILE *f, int bad, const char *path, char *err, size_t er
 
 #define KERNELS "the kernels of calibration"
 
+/* what calibration measured, and what follows from it */
+typedef struct {
+    int me;
+    double sizes[13], times[13], xtimes[13]; /* message sizes, one-way and exchange times */
+    int ns;
+    double o_send, o_recv; /* LogGP's o, each side (this rank's until the kernels' allreduce) */
+    double alpha, bw, xbw, limiter, wire;
+    uint64_t n, m, nk, cnt; /* the kernels' sizes: floats, pairs, top-k input; entries the filter kept */
+    size_t big;             /* bytes of the GPU's copies */
+    char gpu[200];          /* its name */
+    double tk[6], cp[3];    /* this rank's kernel and copy times */
+    double tmax[11];        /* the slowest rank's: tk, cp, o_send, o_recv */
+} calibration;
+
+static void calibrate_help(const sp_opt_table *table)
+{
+    if (!sp_mpi_rank0())
+        return;
+    printf("usage: mpirun -np 2 sparsim-mpi calibrate [options]\n"
+           "Measures point-to-point latency and bandwidth between ranks 0 and 1 over\n"
+           "message sizes from 1 B to 16 MiB (one way, and both ways at once), and the\n"
+           "speed of the local kernels while every rank runs them at once (the slowest\n"
+           "rank's time: ranks of an allreduce compete for memory bandwidth),\n"
+           "then writes DIR/platform.xml (a SimGrid cluster whose routes have the\n"
+           "measured latency and bandwidth), DIR/device.json (a device profile for\n"
+           "--device) and DIR/calibration.txt (the measurements).  With --select cuda the\n"
+           "kernels are the GPU's (and the profile has its host-device copies).\n\n");
+    sp_opts_help(table, stdout);
+}
+
+/* the ping-pongs, exchanges and overheads between ranks 0 and 1, and the
+ * network they imply: alpha, the bandwidth one way and both ways, the
+ * limiter.  0, or the exit status (said) */
+static int measure_network(calibration *cal, char *msg, size_t msglen)
+{
+    const int me = cal->me;
+    size_t maxb = 16u << 20;
+    char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
+    int rc = buf && buf2 ? 0 : 1;
+    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the start of the calibration", 0, msg, msglen))) {
+        free(buf);
+        free(buf2);
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
+    }
+    double *sizes = cal->sizes, *times = cal->times, *xtimes = cal->xtimes;
+    int ns = 0;
+    for (size_t b = 1; b <= maxb; b *= 4) {
+        sizes[ns] = (double)b;
+        times[ns] = pingpong(1, me, b, b < (1u << 20) ? 50 : 10, buf);
+        xtimes[ns] = exchange(1, me, b, b < (1u << 20) ? 50 : 10, buf, buf2);
+        ns++;
+    }
+    cal->ns = ns;
+    overheads(me, 200, buf, &cal->o_send, &cal->o_recv);
+    free(buf);
+    free(buf2);
+    /* alpha: the smallest message; bandwidth: the slope over the largest ones */
+    cal->alpha = times[0];
+    double bw = (sizes[ns - 1] - sizes[ns - 3]) / (times[ns - 1] - times[ns - 3]);
+    /* per direction while both directions are busy; a host's limiter link
+     * (SimGrid's cluster limiter_link, shared by its traffic in and out)
+     * of twice that reproduces it (one-way traffic then gets the smaller of
+     * the link and the limiter).  Noise can make a slope meaningless: then
+     * the one-way figure stands for both. */
+    if (!(bw > 0) || !isfinite(bw))
+        bw = sizes[ns - 1] / times[ns - 1];
+    double xbw = (sizes[ns - 1] - sizes[ns - 3]) / (xtimes[ns - 1] - xtimes[ns - 3]);
+    if (!(xbw > 0) || !isfinite(xbw))
+        xbw = bw;
+    cal->bw = bw;
+    cal->xbw = xbw;
+    cal->limiter = 2.0 * (xbw < bw ? xbw : bw);
+    return 0;
+}
+
+/* the CPU's kernels on x (y a copy), timed between barriers */
+static void cpu_kernels(calibration *cal, const float *x, float *y, sp_pair *pairs, unsigned *seed)
+{
+    const uint64_t n = cal->n, m = cal->m, nk = cal->nk;
+    barrier(KERNELS);
+    double t = now();
+    for (uint64_t i = 0; i < n; i++)
+        y[i] += x[i];
+    cal->tk[0] = now() - t;
+    barrier(KERNELS);
+    t = now();
+    cal->cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
+    cal->tk[1] = now() - t;
+    barrier(KERNELS);
+    t = now();
+    sp_topk_exact(x, nk, nk / 100, pairs);
+    cal->tk[2] = now() - t;
+    for (uint64_t i = 0; i < m; i++) {
+        pairs[i].idx = (int32_t)(rand_r(seed) % n);
+        pairs[i].val = 1.0f;
+    }
+    barrier(KERNELS);
+    t = now();
+    for (uint64_t i = 0; i < m; i++)
+        y[pairs[i].idx] += pairs[i].val;
+    cal->tk[3] = now() - t;
+}
+
+/* kernels: every rank runs each one at the same time, as ranks do in an
+ * allreduce, so the profile includes their contention for memory
+ * bandwidth; the slowest rank's time counts (tmax).  0, or the exit status (said) */
+static int measure_kernels(calibration *cal, int select, char *err, size_t errlen, char *msg, size_t msglen)
+{
+    const uint64_t n = cal->n = 1u << 24, m = cal->m = 1u << 20;
+    cal->nk = 1u << 22;
+    cal->big = 64u << 20;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    sp_pair *pairs = malloc(m * sizeof *pairs);
+    int rc = x && y && pairs ? 0 : 1;
+    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the kernels of calibration", 0, msg, msglen))) {
+        free(x);
+        free(y);
+        free(pairs);
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
+    }
+    unsigned seed = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
+        y[i] = x[i];
+    }
+    if (select) {
+        /* random indices for the scatter-add, as on the CPU */
+        for (uint64_t i = 0; i < m; i++) {
+            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
+            pairs[i].val = 1.0f;
+        }
+        barrier(KERNELS);
+        rc = gpu_kernels(cal->me, x, n, cal->nk, pairs, m, cal->tk, cal->cp, cal->big, &cal->cnt, cal->gpu,
+                         sizeof cal->gpu, err, errlen)
+                 ? 1
+                 : 0;
+        rc = sp_mpi_agree(rc, err, "the GPU kernels of calibration", 0, msg, msglen);
+    } else
+        cpu_kernels(cal, x, y, pairs, &seed);
+    free(x);
+    free(y);
+    free(pairs);
+    if (rc)
+        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
+    const double *tk = cal->tk, *cp = cal->cp;
+    double tall[11] = {tk[0], tk[1], tk[2], tk[3], tk[4], tk[5], cp[0], cp[1], cp[2], cal->o_send, cal->o_recv};
+    sp_mpi_watch(KERNELS);
+    MPI_Allreduce(tall, cal->tmax, 11, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    sp_mpi_watch(NULL);
+    /* the wire's latency is what o leaves of alpha; where noise makes o
+     * the larger, o is scaled down to 90% of alpha (the split, not the
+     * total, is then uncertain) */
+    cal->o_send = cal->tmax[9];
+    cal->o_recv = cal->tmax[10];
+    if (cal->o_send + cal->o_recv > 0.9 * cal->alpha) {
+        double f = cal->o_send + cal->o_recv > 0 ? 0.9 * cal->alpha / (cal->o_send + cal->o_recv) : 0;
+        cal->o_send *= f;
+        cal->o_recv *= f;
+    }
+    cal->wire = cal->alpha - cal->o_send - cal->o_recv;
+    return 0;
+}
+
+/* DIR/device.json, opened as f (NULL: not opened): the GPU's profile with
+ * its launch term and copies, or the CPU's.  Whether it was not written whole */
+static int write_device(FILE *f, const calibration *cal, int select, double mem_bw, double topk_coeff,
+                        double scatter_bw)
+{
+    if (!select)
+        return !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate", 0,
+                                          mem_bw, topk_coeff, scatter_bw, cal->o_send, cal->o_recv) != 0;
+    /* the GPU's launch term, and its copies: latency, and the bandwidth
+     * of `big` bytes each way (pageable host memory, as the runs use) */
+    const double *tmax = cal->tmax;
+    double launch = tmax[5], copy_lat = tmax[6], copy_bw = (double)cal->big / (tmax[7] - copy_lat);
+    if (!(copy_bw > 0) || !isfinite(copy_bw))
+        copy_bw = (double)cal->big / tmax[7];
+    char desc[300];
+    snprintf(desc, sizeof desc, "%.200s, measured by sparsim-mpi calibrate --select cuda", cal->gpu);
+    for (char *c = desc; *c; c++)
+        if (*c == '"' || *c == '\\')
+            *c = '\'';
+    return !f || fprintf(f,
+                         "{\n  \"name\": \"calibrated-gpu\",\n  \"description\": \"%s\",\n  \"launch\": %.9g,\n"
+                         "  \"mem_bw\": %.9g,\n  \"topk_coeff\": %.9g,\n  \"scatter_bw\": %.9g,\n"
+                         "  \"send_o\": %.9g,\n  \"recv_o\": %.9g,\n"
+                         "  \"copy_lat\": %.9g,\n  \"copy_bw\": %.9g\n}\n",
+                         desc, launch, mem_bw, topk_coeff, scatter_bw, cal->o_send, cal->o_recv, copy_lat,
+                         copy_bw) < 0;
+}
+
+/* DIR/calibration.txt: every measurement (best effort) */
+static void write_log(const char *path, const calibration *cal, int select)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    const double *tmax = cal->tmax;
+    fprintf(f, "# half round trip between ranks 0 and 1, and one exchange both ways at once (best of "
+               "repetitions)\n# bytes one-way-seconds exchange-seconds\n");
+    for (int i = 0; i < cal->ns; i++)
+        fprintf(f, "%.0f %.9g %.9g\n", cal->sizes[i], cal->times[i], cal->xtimes[i]);
+    fprintf(f, "# alpha %.9g s, bandwidth %.6g B/s, both ways %.6g B/s each\n", cal->alpha, cal->bw, cal->xbw);
+    fprintf(f, "# overheads of an 8-byte message (best of 200): o_send %.9g s, o_recv %.9g s; "
+               "the platform's latency (alpha less both) %.9g s\n",
+            cal->o_send, cal->o_recv, cal->wire);
+    fprintf(f, "# dense sum of %llu floats: %.6g s; threshold filter: %.6g s (%llu kept); exact top-1%% of "
+               "%llu: %.6g s; scatter-add of %llu pairs: %.6g s\n",
+            (unsigned long long)cal->n, tmax[0], tmax[1], (unsigned long long)cal->cnt, (unsigned long long)cal->nk,
+            tmax[2], (unsigned long long)cal->m, tmax[3]);
+    if (select)
+        fprintf(f, "# on %s: Gaussian moments of %llu floats: %.6g s; launch (add of one float): %.6g s; "
+                   "copy of 4 bytes to the host: %.6g s; of %zu bytes, each way: %.6g s\n",
+                cal->gpu, (unsigned long long)cal->n, tmax[4], tmax[5], tmax[6], cal->big, tmax[7]);
+    fclose(f);
+}
+
+/* rank 0: the platform, the device profile, the log, and the summary line.
+ * 0, or 1 with a message in err */
+static int write_calibration(const calibration *cal, const calibrate_opts *o, char *err, size_t errlen)
+{
+    const char *out = o->out;
+    int rc = 0;
+    double t_sum = cal->tmax[0], t_topk = cal->tmax[2], t_sc = cal->tmax[3];
+    double mem_bw = 12.0 * (double)cal->n / t_sum;
+    double topk_coeff = t_topk / ((double)cal->nk * log2((double)cal->nk));
+    double scatter_bw = 1.0 / (t_sc / (double)cal->m / 8.0 - 16.0 / mem_bw);
+    if (!(scatter_bw > 0))
+        scatter_bw = 8.0 * (double)cal->m / t_sc;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/platform.xml", out);
+    FILE *f = fopen(path, "w");
+    int bad = !f || sp_platform_write_calibrated(f, o->hosts, cal->wire, cal->bw, cal->xbw, cal->limiter) != 0;
+    if (closed_badly(f, bad, path, err, errlen))
+        rc = 1;
+    snprintf(path, sizeof path, "%s/device.json", out);
+    f = fopen(path, "w");
+    bad = write_device(f, cal, o->select, mem_bw, topk_coeff, scatter_bw);
+    if (closed_badly(f, bad, path, rc ? NULL : err, errlen))
+        rc = 1;
+    snprintf(path, sizeof path, "%s/calibration.txt", out);
+    write_log(path, cal, o->select);
+    if (!rc)
+        printf("calibrated: latency %.3g s (o_send %.3g s, o_recv %.3g s), bandwidth %.4g MB/s (%.4g MB/s each "
+               "way both ways at once); memory %.3g GB/s, top-k %.3g s per n log2 n\n"
+               "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
+               cal->alpha, cal->o_send, cal->o_recv, cal->bw / 1e6, cal->xbw / 1e6, mem_bw / 1e9, topk_coeff, out,
+               out, out);
+    return rc;
+}
+
 int sp_mpi_calibrate(int argc, char **argv)
 {
     const sp_opt_table table = SP_OPT_TABLE(calibrate_rows);
@@ -249,18 +500,7 @@ int sp_mpi_calibrate(int argc, char **argv)
     sp_opts_defaults(&table, &o);
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            if (sp_mpi_rank0()) {
-                printf("usage: mpirun -np 2 sparsim-mpi calibrate [options]\n"
-                       "Measures point-to-point latency and bandwidth between ranks 0 and 1 over\n"
-                       "message sizes from 1 B to 16 MiB (one way, and both ways at once), and the\n"
-                       "speed of the local kernels while every rank runs them at once (the slowest\n"
-                       "rank's time: ranks of an allreduce compete for memory bandwidth),\n"
-                       "then writes DIR/platform.xml (a SimGrid cluster whose routes have the\n"
-                       "measured latency and bandwidth), DIR/device.json (a device profile for\n"
-                       "--device) and DIR/calibration.txt (the measurements).  With --select cuda the\n"
-                       "kernels are the GPU's (and the profile has its host-device copies).\n\n");
-                sp_opts_help(&table, stdout);
-            }
+            calibrate_help(&table);
             return 0;
         }
     char err[600] = "", msg[700];
@@ -273,194 +513,22 @@ int sp_mpi_calibrate(int argc, char **argv)
     }
     if ((rc = sp_mpi_job_start(o.watchdog, rc, err, msg, sizeof msg)) != 0)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
-    const char *out = o.out;
-    int hosts = o.hosts;
-    int me, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    calibration cal;
+    memset(&cal, 0, sizeof cal);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &cal.me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
         return sp_mpi_say(2, "sparsim-mpi: calibrate needs at least 2 processes (mpirun -np 2)%s\n", "");
-    rc = me == 0 && sp_mkdirs(out, err, sizeof err) != 0 ? 2 : 0;
+    rc = cal.me == 0 && sp_mkdirs(o.out, err, sizeof err) != 0 ? 2 : 0;
     if ((rc = sp_mpi_agree(rc, err, "the start of the calibration", 0, msg, sizeof msg)) != 0)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
-    size_t maxb = 16u << 20;
-    char *buf = calloc(1, maxb), *buf2 = calloc(1, maxb);
-    rc = buf && buf2 ? 0 : 1;
-    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the start of the calibration", 0, msg, sizeof msg))) {
-        free(buf);
-        free(buf2);
-        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
-    }
-    double sizes[13], times[13], xtimes[13];
-    int ns = 0;
-    for (size_t b = 1; b <= maxb; b *= 4) {
-        sizes[ns] = (double)b;
-        times[ns] = pingpong(1, me, b, b < (1u << 20) ? 50 : 10, buf);
-        xtimes[ns] = exchange(1, me, b, b < (1u << 20) ? 50 : 10, buf, buf2);
-        ns++;
-    }
-    double o_send, o_recv;
-    overheads(me, 200, buf, &o_send, &o_recv);
-    free(buf);
-    free(buf2);
-    /* alpha: the smallest message; bandwidth: the slope over the largest ones */
-    double alpha = times[0];
-    double bw = (sizes[ns - 1] - sizes[ns - 3]) / (times[ns - 1] - times[ns - 3]);
-    /* per direction while both directions are busy; a host's limiter link
-     * (SimGrid's cluster limiter_link, shared by its traffic in and out)
-     * of twice that reproduces it (one-way traffic then gets the smaller of
-     * the link and the limiter).  Noise can make a slope meaningless: then
-     * the one-way figure stands for both. */
-    if (!(bw > 0) || !isfinite(bw))
-        bw = sizes[ns - 1] / times[ns - 1];
-    double xbw = (sizes[ns - 1] - sizes[ns - 3]) / (xtimes[ns - 1] - xtimes[ns - 3]);
-    if (!(xbw > 0) || !isfinite(xbw))
-        xbw = bw;
-    double limiter = 2.0 * (xbw < bw ? xbw : bw);
-    /* kernels: every rank runs each one at the same time, as ranks do in an
-     * allreduce, so the profile includes their contention for memory
-     * bandwidth; the slowest rank's time counts */
-    uint64_t n = 1u << 24, m = 1u << 20;
-    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    sp_pair *pairs = malloc(m * sizeof *pairs);
-    rc = x && y && pairs ? 0 : 1;
-    if ((rc = sp_mpi_agree(rc, "calibrate: out of memory", "the kernels of calibration", 0, msg, sizeof msg))) {
-        free(x);
-        free(y);
-        free(pairs);
-        return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
-    }
-    unsigned seed = 1;
-    for (uint64_t i = 0; i < n; i++) {
-        x[i] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
-        y[i] = x[i];
-    }
-    double tk[6] = {0, 0, 0, 0, 0, 0}, cp[3] = {0, 0, 0};
-    size_t big = 64u << 20;
-    uint64_t nk = 1u << 22, cnt = 0;
-    char gpu[200] = "";
-    if (o.select) {
-        /* random indices for the scatter-add, as on the CPU below */
-        for (uint64_t i = 0; i < m; i++) {
-            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
-            pairs[i].val = 1.0f;
-        }
-        barrier(KERNELS);
-        rc = gpu_kernels(me, x, n, nk, pairs, m, tk, cp, big, &cnt, gpu, sizeof gpu, err, sizeof err) ? 1 : 0;
-        if ((rc = sp_mpi_agree(rc, err, "the GPU kernels of calibration", 0, msg, sizeof msg))) {
-            free(x);
-            free(y);
-            free(pairs);
-            return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
-        }
-    } else {
-        barrier(KERNELS);
-        double t = now();
-        for (uint64_t i = 0; i < n; i++)
-            y[i] += x[i];
-        tk[0] = now() - t;
-        barrier(KERNELS);
-        t = now();
-        cnt = sp_threshold_select(x, n, 0.495f, pairs, m);
-        tk[1] = now() - t;
-        barrier(KERNELS);
-        t = now();
-        sp_topk_exact(x, nk, nk / 100, pairs);
-        tk[2] = now() - t;
-        for (uint64_t i = 0; i < m; i++) {
-            pairs[i].idx = (int32_t)(rand_r(&seed) % n);
-            pairs[i].val = 1.0f;
-        }
-        barrier(KERNELS);
-        t = now();
-        for (uint64_t i = 0; i < m; i++)
-            y[pairs[i].idx] += pairs[i].val;
-        tk[3] = now() - t;
-    }
-    double tmax[11];
-    double tall[11] = {tk[0], tk[1], tk[2], tk[3], tk[4], tk[5], cp[0], cp[1], cp[2], o_send, o_recv};
-    sp_mpi_watch(KERNELS);
-    MPI_Allreduce(tall, tmax, 11, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    sp_mpi_watch(NULL);
-    double t_sum = tmax[0], t_thr = tmax[1], t_topk = tmax[2], t_sc = tmax[3];
-    /* the wire's latency is what o leaves of alpha; where noise makes o
-     * the larger, o is scaled down to 90% of alpha (the split, not the
-     * total, is then uncertain) */
-    o_send = tmax[9];
-    o_recv = tmax[10];
-    if (o_send + o_recv > 0.9 * alpha) {
-        double f = o_send + o_recv > 0 ? 0.9 * alpha / (o_send + o_recv) : 0;
-        o_send *= f;
-        o_recv *= f;
-    }
-    double wire = alpha - o_send - o_recv;
+    if ((rc = measure_network(&cal, msg, sizeof msg)) != 0 ||
+        (rc = measure_kernels(&cal, o.select, err, sizeof err, msg, sizeof msg)) != 0)
+        return rc;
     err[0] = '\0';
-    if (me == 0) {
-        double mem_bw = 12.0 * (double)n / t_sum;
-        double topk_coeff = t_topk / ((double)nk * log2((double)nk));
-        double scatter_bw = 1.0 / (t_sc / (double)m / 8.0 - 16.0 / mem_bw);
-        if (!(scatter_bw > 0))
-            scatter_bw = 8.0 * (double)m / t_sc;
-        char path[1100];
-        snprintf(path, sizeof path, "%s/platform.xml", out);
-        FILE *f = fopen(path, "w");
-        int bad = !f || sp_platform_write_calibrated(f, hosts, wire, bw, xbw, limiter) != 0;
-        if (closed_badly(f, bad, path, err, sizeof err))
-            rc = 1;
-        snprintf(path, sizeof path, "%s/device.json", out);
-        f = fopen(path, "w");
-        if (o.select) {
-            /* the GPU's launch term, and its copies: latency, and the bandwidth
-             * of `big` bytes each way (pageable host memory, as the runs use) */
-            double launch = tmax[5], copy_lat = tmax[6], copy_bw = (double)big / (tmax[7] - copy_lat);
-            if (!(copy_bw > 0) || !isfinite(copy_bw))
-                copy_bw = (double)big / tmax[7];
-            char desc[300];
-            snprintf(desc, sizeof desc, "%.200s, measured by sparsim-mpi calibrate --select cuda", gpu);
-            for (char *c = desc; *c; c++)
-                if (*c == '"' || *c == '\\')
-                    *c = '\'';
-            bad = !f || fprintf(f,
-                                "{\n  \"name\": \"calibrated-gpu\",\n  \"description\": \"%s\",\n  \"launch\": %.9g,\n"
-                                "  \"mem_bw\": %.9g,\n  \"topk_coeff\": %.9g,\n  \"scatter_bw\": %.9g,\n"
-                                "  \"send_o\": %.9g,\n  \"recv_o\": %.9g,\n"
-                                "  \"copy_lat\": %.9g,\n  \"copy_bw\": %.9g\n}\n",
-                                desc, launch, mem_bw, topk_coeff, scatter_bw, o_send, o_recv, copy_lat, copy_bw) < 0;
-        } else
-            bad = !f || sp_device_write_json(f, "calibrated", "this machine's CPU, measured by sparsim-mpi calibrate",
-                                             0, mem_bw, topk_coeff, scatter_bw, o_send, o_recv) != 0;
-        if (closed_badly(f, bad, path, rc ? NULL : err, sizeof err))
-            rc = 1;
-        snprintf(path, sizeof path, "%s/calibration.txt", out);
-        f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "# half round trip between ranks 0 and 1, and one exchange both ways at once (best of "
-                       "repetitions)\n# bytes one-way-seconds exchange-seconds\n");
-            for (int i = 0; i < ns; i++)
-                fprintf(f, "%.0f %.9g %.9g\n", sizes[i], times[i], xtimes[i]);
-            fprintf(f, "# alpha %.9g s, bandwidth %.6g B/s, both ways %.6g B/s each\n", alpha, bw, xbw);
-            fprintf(f, "# overheads of an 8-byte message (best of 200): o_send %.9g s, o_recv %.9g s; "
-                       "the platform's latency (alpha less both) %.9g s\n",
-                    o_send, o_recv, wire);
-            fprintf(f, "# dense sum of %llu floats: %.6g s; threshold filter: %.6g s (%llu kept); exact top-1%% of "
-                       "%llu: %.6g s; scatter-add of %llu pairs: %.6g s\n",
-                    (unsigned long long)n, t_sum, t_thr, (unsigned long long)cnt, (unsigned long long)nk, t_topk,
-                    (unsigned long long)m, t_sc);
-            if (o.select)
-                fprintf(f, "# on %s: Gaussian moments of %llu floats: %.6g s; launch (add of one float): %.6g s; "
-                           "copy of 4 bytes to the host: %.6g s; of %zu bytes, each way: %.6g s\n",
-                        gpu, (unsigned long long)n, tmax[4], tmax[5], tmax[6], big, tmax[7]);
-            fclose(f);
-        }
-        if (!rc)
-            printf("calibrated: latency %.3g s (o_send %.3g s, o_recv %.3g s), bandwidth %.4g MB/s (%.4g MB/s each "
-                   "way both ways at once); memory %.3g GB/s, top-k %.3g s per n log2 n\n"
-                   "wrote %s/platform.xml, %s/device.json, %s/calibration.txt\n",
-                   alpha, o_send, o_recv, bw / 1e6, xbw / 1e6, mem_bw / 1e9, topk_coeff, out, out, out);
-    }
-    free(x);
-    free(y);
-    free(pairs);
+    if (cal.me == 0)
+        rc = write_calibration(&cal, &o, err, sizeof err);
     /* the others wait while rank 0 writes */
     if ((rc = sp_mpi_agree(rc, err, "the writing of the calibration by rank 0", 1, msg, sizeof msg)) != 0)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);

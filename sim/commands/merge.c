@@ -62,223 +62,260 @@ static long whole(const char *s, long max)
     return v < max ? v : -1;
 }
 
-int sp_cmd_merge(int argc, char **argv)
+/* one merge: the files read, the header, the sweep and its rows by run_index */
+typedef struct {
+    const char *out;
+    const char **in;
+    int nin;
+    char **texts;     /* each file's text; the rows point into them */
+    char *header;     /* the first file's header line */
+    char sweep[64];   /* the sweep_id of the rows */
+    const char *sweep_from; /* the file of its first row */
+    int runs;         /* -1 until a row is read */
+    merged_row *row;  /* by run_index */
+    int c_id, c_index, c_runs, c_status;
+    int failed;       /* rows whose status is not ok */
+    char err[2400];
+} merge_state;
+
+/* the command line into m->out and m->in: -1 to go on, or the exit status
+ * (0 after --help), the message printed */
+static int parse_merge_args(int argc, char **argv, merge_state *m)
 {
-    const char *out = NULL;
-    const char **in = calloc((size_t)argc + 1, sizeof *in);
-    int nin = 0;
-    if (!in) {
-        sp_opts_print_error("out of memory");
-        return 1;
-    }
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             merge_help();
-            free(in);
             return 0;
         }
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
+            m->out = argv[++i];
         else if (!strncmp(argv[i], "--out=", 6))
-            out = argv[i] + 6;
+            m->out = argv[i] + 6;
         else if (!strncmp(argv[i], "--", 2) && argv[i][2]) {
             char shown[80], msg[200];
             snprintf(msg, sizeof msg, "merge: unknown option %s (usage: sparsim merge --out FILE SHARD.csv ...)",
                      sp_opts_printable(argv[i], shown, sizeof shown));
             sp_opts_print_error(msg);
-            free(in);
             return 2;
         } else
-            in[nin++] = argv[i];
+            m->in[m->nin++] = argv[i];
     }
-    if (!out || !out[0] || nin == 0) {
+    if (!m->out || !m->out[0] || m->nin == 0) {
         sp_opts_print_error("usage: sparsim merge --out FILE SHARD.csv [SHARD.csv ...] (sparsim merge --help says more)");
-        free(in);
         return 2;
     }
-    char err[2400] = "";
-    int status = 2, runs = -1, c_id = -1, c_index = -1, c_runs = -1, c_status = -1, failed = 0;
-    char **texts = calloc((size_t)nin, sizeof *texts);
-    char *header = NULL, sweep[64] = "";
-    const char *sweep_from = NULL;
-    merged_row *row = NULL; /* by run_index */
-    sp_csv_rec h, r;
-    memset(&h, 0, sizeof h);
-    memset(&r, 0, sizeof r);
-    if (!texts) {
-        snprintf(err, sizeof err, "out of memory");
-        status = 1;
-        goto out;
+    return -1;
+}
+
+/* file fi's header h: the first one sets the columns, the others must be
+ * the same.  0, or the exit status with a message */
+static int take_header(merge_state *m, int fi, const sp_csv_rec *h)
+{
+    const char *path = m->in[fi];
+    size_t hl = (size_t)(h->end - h->start);
+    if (hl && h->start[hl - 1] == '\r')
+        hl--;
+    if (m->header) {
+        if (strlen(m->header) != hl || strncmp(m->header, h->start, hl) != 0) {
+            snprintf(m->err, sizeof m->err,
+                     "%s and %s have different columns (made by different versions of sparsim?)", m->in[0], path);
+            return 2;
+        }
+        return 0;
     }
-    if (sp_opts_output_ok(out, 0, "--out", err, sizeof err) != 0)
-        goto out;
-    for (int fi = 0; fi < nin; fi++) {
-        const char *path = in[fi];
-        struct stat st;
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-            snprintf(err, sizeof err, "%s is not a regular file", path);
-            goto out;
+    m->c_id = column(h, SP_SC_SWEEP_ID);
+    m->c_index = column(h, SP_SC_RUN_INDEX);
+    m->c_runs = column(h, SP_SC_RUNS);
+    m->c_status = column(h, SP_SC_STATUS);
+    sp_sweep_col lacks = column(h, SP_SC_ALGO) != 0 ? SP_SC_ALGO
+                         : m->c_id < 0              ? SP_SC_SWEEP_ID
+                         : m->c_index < 0           ? SP_SC_RUN_INDEX
+                         : m->c_runs < 0            ? SP_SC_RUNS
+                                                    : SP_SC_STATUS;
+    if (column(h, SP_SC_ALGO) != 0 || m->c_id < 0 || m->c_index < 0 || m->c_runs < 0 || m->c_status < 0) {
+        snprintf(m->err, sizeof m->err,
+                 "%s is not a sweep CSV of this version (its header lacks %s); only CSVs of sparsim sweep "
+                 "merge",
+                 path, sp_sweep_columns[lacks].name);
+        return 2;
+    }
+    if (!(m->header = strndup(h->start, hl))) {
+        snprintf(m->err, sizeof m->err, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+/* one row r of file fi at `line`, of nf fields: placed at its run_index.
+ * 0, or the exit status with a message */
+static int take_row(merge_state *m, int fi, int line, int nf, const sp_csv_rec *r)
+{
+    const char *path = m->in[fi];
+    char shown[80];
+    if (r->n != nf) {
+        snprintf(m->err, sizeof m->err, "%s:%d: a row of %d fields, the header has %d", path, line, r->n, nf);
+        return 2;
+    }
+    long n_runs = whole(r->f[m->c_runs], 100000000L);
+    const char *id = r->f[m->c_id];
+    if (n_runs < 1 || strlen(id) >= sizeof m->sweep || !id[0]) {
+        snprintf(m->err, sizeof m->err, "%s:%d: runs is '%s', sweep_id '%.40s': not a sweep's row", path, line,
+                 sp_opts_printable(r->f[m->c_runs], shown, sizeof shown), id);
+        return 2;
+    }
+    if (!m->sweep_from) {
+        snprintf(m->sweep, sizeof m->sweep, "%s", id);
+        m->sweep_from = path;
+        m->runs = (int)n_runs;
+        if (!(m->row = calloc((size_t)m->runs, sizeof *m->row))) {
+            snprintf(m->err, sizeof m->err, "out of memory for %d runs", m->runs);
+            return 1;
         }
-        size_t len;
-        if (!(texts[fi] = read_all(path, &len, err, sizeof err)))
-            goto out;
-        const char *pos = texts[fi], *end = texts[fi] + len;
-        int hr = sp_csv_next(&pos, end, &h);
-        if (hr != 1 || !h.complete) {
-            if (hr == 1)
-                sp_csv_free(&h);
-            snprintf(err, sizeof err, "%s is not a sweep CSV (no header line)", path);
-            goto out;
-        }
-        size_t hl = (size_t)(h.end - h.start);
-        if (hl && h.start[hl - 1] == '\r')
-            hl--;
-        if (!header) {
-            c_id = column(&h, SP_SC_SWEEP_ID);
-            c_index = column(&h, SP_SC_RUN_INDEX);
-            c_runs = column(&h, SP_SC_RUNS);
-            c_status = column(&h, SP_SC_STATUS);
-            sp_sweep_col lacks = column(&h, SP_SC_ALGO) != 0 ? SP_SC_ALGO
-                                 : c_id < 0                  ? SP_SC_SWEEP_ID
-                                 : c_index < 0               ? SP_SC_RUN_INDEX
-                                 : c_runs < 0                ? SP_SC_RUNS
-                                                             : SP_SC_STATUS;
-            if (column(&h, SP_SC_ALGO) != 0 || c_id < 0 || c_index < 0 || c_runs < 0 || c_status < 0) {
-                snprintf(err, sizeof err,
-                         "%s is not a sweep CSV of this version (its header lacks %s); only CSVs of sparsim sweep "
-                         "merge",
-                         path, sp_sweep_columns[lacks].name);
-                sp_csv_free(&h);
-                goto out;
-            }
-            if (!(header = strndup(h.start, hl))) {
-                snprintf(err, sizeof err, "out of memory");
-                status = 1;
-                sp_csv_free(&h);
-                goto out;
-            }
-        } else if (strlen(header) != hl || strncmp(header, h.start, hl) != 0) {
-            snprintf(err, sizeof err, "%s and %s have different columns (made by different versions of sparsim?)",
-                     in[0], path);
+    } else if (strcmp(m->sweep, id) != 0 || n_runs != m->runs) {
+        snprintf(m->err, sizeof m->err,
+                 "%s:%d is a row of sweep %s (%ld runs), %s holds rows of sweep %s (%d runs): shards of "
+                 "different sweeps do not merge",
+                 path, line, sp_opts_printable(id, shown, sizeof shown), n_runs, m->sweep_from, m->sweep, m->runs);
+        return 2;
+    }
+    long at = whole(r->f[m->c_index], m->runs);
+    if (at < 0) {
+        snprintf(m->err, sizeof m->err, "%s:%d: run_index is '%s', not a whole number below runs (%d)", path, line,
+                 sp_opts_printable(r->f[m->c_index], shown, sizeof shown), m->runs);
+        return 2;
+    }
+    size_t rl = (size_t)(r->end - r->start);
+    if (rl && r->start[rl - 1] == '\r')
+        rl--;
+    merged_row *had = &m->row[at];
+    if (had->text && (had->len != rl || memcmp(had->text, r->start, rl) != 0)) {
+        snprintf(m->err, sizeof m->err, "run %ld of the sweep is in both %s and %s, with different rows", at,
+                 m->in[had->file], path);
+        return 2;
+    }
+    if (!had->text)
+        m->failed += strcmp(r->f[m->c_status], "ok") != 0;
+    *had = (merged_row){r->start, rl, fi};
+    return 0;
+}
+
+/* file fi read: its header and each of its rows.  0, or the exit status with a message */
+static int read_shard(merge_state *m, int fi)
+{
+    const char *path = m->in[fi];
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(m->err, sizeof m->err, "%s is not a regular file", path);
+        return 2;
+    }
+    size_t len;
+    if (!(m->texts[fi] = read_all(path, &len, m->err, sizeof m->err)))
+        return 2;
+    const char *pos = m->texts[fi], *end = m->texts[fi] + len;
+    sp_csv_rec h = {0}, r = {0};
+    int hr = sp_csv_next(&pos, end, &h);
+    if (hr != 1 || !h.complete) {
+        if (hr == 1)
             sp_csv_free(&h);
-            goto out;
-        }
-        int nf = h.n;
-        sp_csv_free(&h);
-        int line = 1;
-        const char *counted = texts[fi];
-        for (;;) {
-            int got = sp_csv_next(&pos, end, &r);
-            if (got == 0)
-                break;
-            if (got < 0 || !r.complete) { /* a row cut short (an interrupted shard): that run is missing */
-                if (got == 1)
-                    sp_csv_free(&r);
-                break;
-            }
-            for (; counted < r.start; counted++)
-                line += *counted == '\n';
-            if (r.n == 1 && !r.f[0][0]) {
-                sp_csv_free(&r);
-                continue;
-            }
-            if (r.n != nf) {
-                snprintf(err, sizeof err, "%s:%d: a row of %d fields, the header has %d", path, line, r.n, nf);
-                goto out;
-            }
-            long n_runs = whole(r.f[c_runs], 100000000L);
-            if (n_runs < 1 || strlen(r.f[c_id]) >= sizeof sweep || !r.f[c_id][0]) {
-                char shown[80];
-                snprintf(err, sizeof err, "%s:%d: runs is '%s', sweep_id '%.40s': not a sweep's row", path, line,
-                         sp_opts_printable(r.f[c_runs], shown, sizeof shown), r.f[c_id]);
-                goto out;
-            }
-            if (!sweep_from) {
-                snprintf(sweep, sizeof sweep, "%s", r.f[c_id]);
-                sweep_from = path;
-                runs = (int)n_runs;
-                if (!(row = calloc((size_t)runs, sizeof *row))) {
-                    snprintf(err, sizeof err, "out of memory for %d runs", runs);
-                    status = 1;
-                    goto out;
-                }
-            } else if (strcmp(sweep, r.f[c_id]) != 0 || n_runs != runs) {
-                char shown[80];
-                snprintf(err, sizeof err,
-                         "%s:%d is a row of sweep %s (%ld runs), %s holds rows of sweep %s (%d runs): shards of "
-                         "different sweeps do not merge",
-                         path, line, sp_opts_printable(r.f[c_id], shown, sizeof shown), n_runs, sweep_from, sweep,
-                         runs);
-                goto out;
-            }
-            long at = whole(r.f[c_index], runs);
-            if (at < 0) {
-                char shown[80];
-                snprintf(err, sizeof err, "%s:%d: run_index is '%s', not a whole number below runs (%d)", path, line,
-                         sp_opts_printable(r.f[c_index], shown, sizeof shown), runs);
-                goto out;
-            }
-            size_t rl = (size_t)(r.end - r.start);
-            if (rl && r.start[rl - 1] == '\r')
-                rl--;
-            if (row[at].text && (row[at].len != rl || memcmp(row[at].text, r.start, rl) != 0)) {
-                snprintf(err, sizeof err, "run %ld of the sweep is in both %s and %s, with different rows", at,
-                         in[row[at].file], path);
-                goto out;
-            }
-            if (!row[at].text)
-                failed += strcmp(r.f[c_status], "ok") != 0;
-            row[at] = (merged_row){r.start, rl, fi};
-            sp_csv_free(&r);
-        }
+        snprintf(m->err, sizeof m->err, "%s is not a sweep CSV (no header line)", path);
+        return 2;
     }
-    /* the merged CSV, whole: the header, then the runs in the sweep's order */
-    status = 1;
+    int status = take_header(m, fi, &h), nf = h.n;
+    sp_csv_free(&h);
+    int line = 1;
+    const char *counted = m->texts[fi];
+    while (status == 0) {
+        int got = sp_csv_next(&pos, end, &r);
+        if (got == 0)
+            break;
+        if (got < 0 || !r.complete) /* a row cut short (an interrupted shard): that run is missing */
+            break;
+        for (; counted < r.start; counted++)
+            line += *counted == '\n';
+        if (!(r.n == 1 && !r.f[0][0])) /* an empty line is left out */
+            status = take_row(m, fi, line, nf, &r);
+        sp_csv_free(&r);
+    }
+    sp_csv_free(&r);
+    return status;
+}
+
+/* the merged CSV, whole: the header, then the runs in the sweep's order;
+ * the summary line, and the missing runs named.  The exit status */
+static int write_merged(merge_state *m)
+{
+    const int runs = m->runs;
     sp_part_file pf;
-    if (sp_part_open(&pf, out, err, sizeof err) != 0)
-        goto out;
-    int ok = fprintf(pf.f, "%s\n", header) > 0, have = 0;
+    if (sp_part_open(&pf, m->out, m->err, sizeof m->err) != 0)
+        return 1;
+    int ok = fprintf(pf.f, "%s\n", m->header) > 0, have = 0;
     for (int i = 0; i < runs && ok; i++)
-        if (row[i].text) {
-            ok = fwrite(row[i].text, 1, row[i].len, pf.f) == row[i].len && fputc('\n', pf.f) != EOF;
+        if (m->row[i].text) {
+            ok = fwrite(m->row[i].text, 1, m->row[i].len, pf.f) == m->row[i].len && fputc('\n', pf.f) != EOF;
             have++;
         }
-    if (sp_part_close(&pf, ok, err, sizeof err) != 0 || !ok) {
-        if (!err[0])
-            snprintf(err, sizeof err, "cannot write %s", out);
-        goto out;
+    if (sp_part_close(&pf, ok, m->err, sizeof m->err) != 0 || !ok) {
+        if (!m->err[0])
+            snprintf(m->err, sizeof m->err, "cannot write %s", m->out);
+        return 1;
     }
     printf("merge: %d of %d runs of sweep %s from %d file%s into %s (%d failed)\n", have, runs < 0 ? 0 : runs,
-           sweep[0] ? sweep : "-", nin, nin == 1 ? "" : "s", out, failed);
+           m->sweep[0] ? m->sweep : "-", m->nin, m->nin == 1 ? "" : "s", m->out, m->failed);
     if (fflush(stdout) != 0) {
-        snprintf(err, sizeof err, "cannot write the summary line: %s", strerror(errno));
-        goto out;
+        snprintf(m->err, sizeof m->err, "cannot write the summary line: %s", strerror(errno));
+        return 1;
     }
     if (have < runs || runs < 0) {
-        size_t w = (size_t)snprintf(err, sizeof err, "merge: %d of %d runs are missing (run_index", runs - have, runs);
+        char *err = m->err;
+        size_t w = (size_t)snprintf(err, sizeof m->err, "merge: %d of %d runs are missing (run_index", runs - have,
+                                    runs);
         int shown = 0;
-        for (int i = 0; i < runs && w < sizeof err - 80; i++)
-            if (!row[i].text)
-                w += (size_t)snprintf(err + w, sizeof err - w, "%s %d", shown++ ? "," : "", i);
+        for (int i = 0; i < runs && w < sizeof m->err - 80; i++)
+            if (!m->row[i].text)
+                w += (size_t)snprintf(err + w, sizeof m->err - w, "%s %d", shown++ ? "," : "", i);
         if (shown < runs - have)
-            w += (size_t)snprintf(err + w, sizeof err - w, ", ...");
+            w += (size_t)snprintf(err + w, sizeof m->err - w, ", ...");
         if (runs < 0)
-            snprintf(err, sizeof err, "merge: no row in the files given; %s holds only the header", out);
+            snprintf(err, sizeof m->err, "merge: no row in the files given; %s holds only the header", m->out);
         else
-            snprintf(err + w, sizeof err - w, "); run their shards again with --resume and merge again");
-        goto out;
+            snprintf(err + w, sizeof m->err - w, "); run their shards again with --resume and merge again");
+        return 1;
     }
-    status = 0;
-out:
-    sp_csv_free(&r);
-    sp_csv_free(&h);
-    if (status != 0 && err[0])
-        sp_opts_print_error(err);
-    for (int i = 0; texts && i < nin; i++)
-        free(texts[i]);
-    free(texts);
-    free(header);
-    free(row);
-    free(in);
+    return 0;
+}
+
+int sp_cmd_merge(int argc, char **argv)
+{
+    merge_state m = {.runs = -1, .c_id = -1, .c_index = -1, .c_runs = -1, .c_status = -1};
+    m.in = calloc((size_t)argc + 1, sizeof *m.in);
+    if (!m.in) {
+        sp_opts_print_error("out of memory");
+        return 1;
+    }
+    int status = parse_merge_args(argc, argv, &m);
+    if (status >= 0) {
+        free(m.in);
+        return status;
+    }
+    status = 2;
+    m.texts = calloc((size_t)m.nin, sizeof *m.texts);
+    if (!m.texts) {
+        snprintf(m.err, sizeof m.err, "out of memory");
+        status = 1;
+    } else if (sp_opts_output_ok(m.out, 0, "--out", m.err, sizeof m.err) == 0) {
+        status = 0;
+        for (int fi = 0; fi < m.nin && status == 0; fi++)
+            status = read_shard(&m, fi);
+        if (status == 0)
+            status = write_merged(&m);
+    }
+    if (status != 0 && m.err[0])
+        sp_opts_print_error(m.err);
+    for (int i = 0; m.texts && i < m.nin; i++)
+        free(m.texts[i]);
+    free(m.texts);
+    free(m.header);
+    free(m.row);
+    free(m.in);
     return status;
 }

@@ -447,6 +447,159 @@ static void previous_free(previous *pv)
     memset(pv, 0, sizeof *pv);
 }
 
+/* reading a previous sweep CSV: the text, and the kept text being built */
+typedef struct {
+    const char *path, *settings;
+    const sp_plan *plans;
+    int np;
+    previous *pv;
+    const char *text, *pos, *end;
+    size_t len, kcap, kw; /* kept: capacity, bytes written */
+    int nf;               /* fields of the header */
+    char *err;
+    size_t errlen;
+} previous_reader;
+
+/* appends n bytes (and a newline when asked) to the kept text, leaving room
+ * for its NUL; -1 with a message when memory runs out */
+static int keep_text(previous_reader *rd, const char *s, size_t n, int newline)
+{
+    previous *pv = rd->pv;
+    if (rd->kw + n + 2 > rd->kcap) {
+        char *nk = realloc(pv->kept, rd->kw + n + 2 + rd->len);
+        if (!nk) {
+            snprintf(rd->err, rd->errlen, "out of memory reading %s", rd->path);
+            return -1;
+        }
+        pv->kept = nk;
+        rd->kcap = rd->kw + n + 2 + rd->len;
+    }
+    memcpy(pv->kept + rd->kw, s, n);
+    rd->kw += n;
+    if (newline)
+        pv->kept[rd->kw++] = '\n';
+    return 0;
+}
+
+/* the header line up to a CR, exactly this version's: 0, or 2 with a message */
+static int read_header(previous_reader *rd)
+{
+    sp_csv_rec h;
+    size_t hl = strlen(SP_SWEEP_HEADER);
+    int hr = sp_csv_next(&rd->pos, rd->end, &h);
+    size_t got = hr == 1 ? (size_t)(h.end - h.start) : 0;
+    const char *cr = hr == 1 ? memchr(h.start, '\r', got) : NULL;
+    if (cr)
+        got = (size_t)(cr - h.start);
+    if (hr != 1 || got != hl || memcmp(h.start, SP_SWEEP_HEADER, hl) != 0) {
+        if (hr == 1)
+            sp_csv_free(&h);
+        snprintf(rd->err, rd->errlen,
+                 "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
+                 rd->path);
+        return 2;
+    }
+    memcpy(rd->pv->kept, SP_SWEEP_HEADER, hl);
+    rd->kw = hl;
+    rd->pv->kept[rd->kw++] = '\n';
+    rd->pv->exists = 1;
+    if (!h.complete)
+        rd->pv->repair = 1;
+    rd->nf = h.n;
+    sp_csv_free(&h);
+    return 0;
+}
+
+/* the place of the plan whose key is `key` (np: none) */
+static int plan_index(const sp_plan *plans, int np, const char *key)
+{
+    int j = 0;
+    for (char pk[1200]; j < np; j++) {
+        plan_key(&plans[j], pk, sizeof pk);
+        if (!strcmp(pk, key))
+            break;
+    }
+    return j;
+}
+
+/* a row of a sweep that this one extends or narrows takes this sweep's name
+ * and its run's place in it (a row of no run of this sweep keeps its own):
+ * 1 when it was kept renamed, 0 when it keeps its own, -1 (no memory) */
+static int keep_renamed(previous_reader *rd, const sp_csv_rec *r, const char *key)
+{
+    char at[16], runs[16];
+    int j = plan_index(rd->plans, rd->np, key);
+    snprintf(at, sizeof at, "%d", j);
+    snprintf(runs, sizeof runs, "%d", rd->np);
+    if (!(j < rd->np && ident.plans == rd->plans &&
+          (strcmp(r->f[SP_SC_SWEEP_ID], ident.id) || strcmp(r->f[SP_SC_RUN_INDEX], at) ||
+           strcmp(r->f[SP_SC_RUNS], runs))))
+        return 0;
+    const char *nv[3] = {ident.id, at, runs};
+    int cols[3] = {SP_SC_SWEEP_ID, SP_SC_RUN_INDEX, SP_SC_RUNS};
+    sp_csv_row nr = {0};
+    for (int f = 0; f < r->n; f++) {
+        const char *v = r->f[f];
+        for (int c = 0; c < 3; c++)
+            v = f == cols[c] ? nv[c] : v;
+        sp_csv_row_text(&nr, v);
+    }
+    int rc = nr.oom ? -1 : keep_text(rd, nr.text, nr.len, 1);
+    if (nr.oom)
+        snprintf(rd->err, rd->errlen, "out of memory reading %s", rd->path);
+    sp_csv_row_free(&nr);
+    if (rc < 0)
+        return -1;
+    rd->pv->repair = 1;
+    return 1;
+}
+
+/* one complete row at `line`: noted when finished, kept (renamed where it
+ * must be) unless its run runs again.  0, or 2 with a message (another
+ * shape, other settings), or 1 (no memory) */
+static int read_row(previous_reader *rd, const sp_csv_rec *r, int line)
+{
+    previous *pv = rd->pv;
+    if (r->n != rd->nf) {
+        snprintf(rd->err, rd->errlen,
+                 "%s:%d: a row of %d fields, the header has %d; remove or fix it, or choose another "
+                 "--out",
+                 rd->path, line, r->n, rd->nf);
+        return 2;
+    }
+    if (strcmp(r->f[SP_SC_SETTINGS], rd->settings) != 0) {
+        char d[700];
+        settings_diff(r->f[SP_SC_SETTINGS], rd->settings, d, sizeof d);
+        snprintf(rd->err, rd->errlen,
+                 "%s was made with other settings (%s); resume with the same options, or choose another --out",
+                 rd->path, d);
+        return 2;
+    }
+    char key[1200];
+    run_key(r->f[SP_SC_ALGO], r->f[SP_SC_RANKS], r->f[SP_SC_N], r->f[SP_SC_DENSITY], r->f[SP_SC_PLATFORM],
+            r->f[SP_SC_LEVEL], key, sizeof key);
+    int ok = !strcmp(r->f[SP_SC_STATUS], "ok");
+    if (!ok && plan_index(rd->plans, rd->np, key) < rd->np) {
+        pv->repair = 1; /* a failed run that runs again: its new row replaces this one */
+        return 0;
+    }
+    if (ok) {
+        char **nd = realloc(pv->done, (size_t)(pv->ndone + 1) * sizeof *nd);
+        if (!nd || !(nd[pv->ndone] = strdup(key))) {
+            pv->done = nd ? nd : pv->done;
+            snprintf(rd->err, rd->errlen, "out of memory reading %s", rd->path);
+            return 1;
+        }
+        pv->done = nd;
+        pv->ndone++;
+        dense_note_row(&pv->dense, r);
+    }
+    int renamed = keep_renamed(rd, r, key);
+    if (renamed == 0) /* kept as it was, its line end included */
+        renamed = keep_text(rd, r->start, (size_t)(rd->pos - r->start), 0);
+    return renamed < 0 ? 1 : 0;
+}
+
 /* reads an existing sweep CSV: the finished runs, and what a repair keeps.
  * 0, or 2 with a message (not a sweep CSV of this version, other settings,
  * a malformed row), or 1 (cannot read, no memory) */
@@ -472,45 +625,20 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
         free(text);
         return 0; /* empty: nothing to keep */
     }
-    int rc = 0;
-    const char *pos = text, *end = text + len;
-    sp_csv_rec h, r;
-    size_t kcap = len + 2;
-    pv->kept = malloc(kcap);
+    previous_reader rd = {.path = path, .settings = settings, .plans = plans, .np = np, .pv = pv, .text = text,
+                          .pos = text, .end = text + len, .len = len, .kcap = len + 2, .err = err, .errlen = errlen};
+    pv->kept = malloc(rd.kcap);
     if (!pv->kept) {
         free(text);
         snprintf(err, errlen, "out of memory reading %s", path);
         return 1;
     }
-    size_t kw = 0, hl = strlen(SP_SWEEP_HEADER);
-    int hr = sp_csv_next(&pos, end, &h);
-    /* the header line up to a CR, exactly this version's */
-    size_t got = hr == 1 ? (size_t)(h.end - h.start) : 0;
-    const char *cr = hr == 1 ? memchr(h.start, '\r', got) : NULL;
-    if (cr)
-        got = (size_t)(cr - h.start);
-    if (hr != 1 || got != hl || memcmp(h.start, SP_SWEEP_HEADER, hl) != 0) {
-        if (hr == 1)
-            sp_csv_free(&h);
-        free(text);
-        snprintf(err, errlen,
-                 "%s is not a sweep CSV with this version's columns; choose another --out (it is left untouched)",
-                 path);
-        return 2;
-    }
-    memcpy(pv->kept + kw, SP_SWEEP_HEADER, hl);
-    kw += hl;
-    pv->kept[kw++] = '\n';
-    pv->exists = 1;
-    if (!h.complete)
-        pv->repair = 1;
-    /* the header is the column table's: every column is at its place */
-    const int c_set = SP_SC_SETTINGS, c_status = SP_SC_STATUS, c_level = SP_SC_LEVEL, nf = h.n;
-    const int c_id = SP_SC_SWEEP_ID, c_index = SP_SC_RUN_INDEX, c_runs = SP_SC_RUNS;
+    int rc = read_header(&rd);
     int line = 1; /* of the record read last */
     const char *counted = text;
-    for (;;) {
-        int got_rec = sp_csv_next(&pos, end, &r);
+    while (rc == 0) {
+        sp_csv_rec r;
+        int got_rec = sp_csv_next(&rd.pos, rd.end, &r);
         if (got_rec == 0)
             break;
         for (; got_rec == 1 && counted < r.start; counted++)
@@ -521,112 +649,13 @@ static int read_previous(const char *path, const char *settings, const sp_plan *
             pv->repair = 1;
             break;
         }
-        if (r.n == 1 && !r.f[0][0]) { /* an empty line */
-            sp_csv_free(&r);
+        if (r.n == 1 && !r.f[0][0]) /* an empty line */
             pv->repair = 1;
-            continue;
-        }
-        if (r.n != nf) {
-            snprintf(err, errlen, "%s:%d: a row of %d fields, the header has %d; remove or fix it, or choose another "
-                                  "--out",
-                     path, line, r.n, nf);
-            sp_csv_free(&r);
-            rc = 2;
-            break;
-        }
-        if (strcmp(r.f[c_set], settings) != 0) {
-            char d[700];
-            settings_diff(r.f[c_set], settings, d, sizeof d);
-            snprintf(err, errlen,
-                     "%s was made with other settings (%s); resume with the same options, or choose another --out",
-                     path, d);
-            sp_csv_free(&r);
-            rc = 2;
-            break;
-        }
-        char key[1200];
-        run_key(r.f[SP_SC_ALGO], r.f[SP_SC_RANKS], r.f[SP_SC_N], r.f[SP_SC_DENSITY], r.f[SP_SC_PLATFORM], r.f[c_level],
-                key, sizeof key);
-        int ok = !strcmp(r.f[c_status], "ok"), planned = 0;
-        for (int i = 0; i < np && !ok && !planned; i++) {
-            char pk[1200];
-            plan_key(&plans[i], pk, sizeof pk);
-            planned = !strcmp(pk, key);
-        }
-        if (planned) { /* a failed run that runs again: its new row replaces this one */
-            pv->repair = 1;
-            sp_csv_free(&r);
-            continue;
-        }
-        if (ok) {
-            char **nd = realloc(pv->done, (size_t)(pv->ndone + 1) * sizeof *nd);
-            if (!nd || !(nd[pv->ndone] = strdup(key))) {
-                pv->done = nd ? nd : pv->done;
-                snprintf(err, errlen, "out of memory reading %s", path);
-                sp_csv_free(&r);
-                rc = 1;
-                break;
-            }
-            pv->done = nd;
-            pv->ndone++;
-            dense_note_row(&pv->dense, &r);
-        }
-        /* a row of a sweep that this one extends or narrows: it takes this
-         * sweep's name and its run's place in it (a row of no run of this
-         * sweep keeps its own) */
-        char at[16], runs[16];
-        int j = 0;
-        for (char pk[1200]; j < np; j++) {
-            plan_key(&plans[j], pk, sizeof pk);
-            if (!strcmp(pk, key))
-                break;
-        }
-        snprintf(at, sizeof at, "%d", j);
-        snprintf(runs, sizeof runs, "%d", np);
-        if (j < np && ident.plans == plans &&
-            (strcmp(r.f[c_id], ident.id) || strcmp(r.f[c_index], at) || strcmp(r.f[c_runs], runs))) {
-            const char *nv[3] = {ident.id, at, runs};
-            int cols[3] = {c_id, c_index, c_runs};
-            sp_csv_row nr = {0};
-            for (int f = 0; f < r.n; f++) {
-                const char *v = r.f[f];
-                for (int c = 0; c < 3; c++)
-                    v = f == cols[c] ? nv[c] : v;
-                sp_csv_row_text(&nr, v);
-            }
-            char *nk = nr.oom || kw + nr.len + 2 <= kcap ? pv->kept : realloc(pv->kept, kcap = kw + nr.len + 2 + len);
-            if (nr.oom || !nk) {
-                sp_csv_row_free(&nr);
-                snprintf(err, errlen, "out of memory reading %s", path);
-                sp_csv_free(&r);
-                rc = 1;
-                break;
-            }
-            pv->kept = nk;
-            memcpy(pv->kept + kw, nr.text, nr.len);
-            kw += nr.len;
-            sp_csv_row_free(&nr);
-            pv->kept[kw++] = '\n';
-            pv->repair = 1;
-            sp_csv_free(&r);
-            continue;
-        }
-        if (kw + (size_t)(pos - r.start) + 1 > kcap) {
-            char *nk = realloc(pv->kept, kcap = kw + (size_t)(pos - r.start) + 1 + len);
-            if (!nk) {
-                snprintf(err, errlen, "out of memory reading %s", path);
-                sp_csv_free(&r);
-                rc = 1;
-                break;
-            }
-            pv->kept = nk;
-        }
-        memcpy(pv->kept + kw, r.start, (size_t)(pos - r.start));
-        kw += (size_t)(pos - r.start);
+        else
+            rc = read_row(&rd, &r, line);
         sp_csv_free(&r);
     }
-    pv->kept[kw] = '\0';
-    sp_csv_free(&h);
+    pv->kept[rd.kw] = '\0';
     free(text);
     return rc;
 }
@@ -980,177 +1009,215 @@ static int emit_slurm(const sweep_opts *o, int argc, char **argv, const sp_plan 
     return 0;
 }
 
+/* one sweep's state from its options to its last row */
+typedef struct {
+    sweep_opts o;
+    int argc;
+    char **argv;
+    sp_plan *plans;
+    int np, shard_i, shard_n;
+    char settings[8192];
+    previous pv;    /* the CSV there before */
+    int fd;         /* the CSV, appended to */
+    char tmpl[1100]; /* the temporary folder of the runs (none with --keep) */
+    sp_pool *pool;
+    int ran, failed, skipped, total;
+    double t0;
+    char err[2400];
+} sweep_state;
+
+/* --emit-slurm: the batch script instead of the runs; the exit status */
+static int write_slurm_script(sweep_state *s)
+{
+    const sweep_opts *o = &s->o;
+    int shards = o->slurm_shards ? o->slurm_shards : s->np;
+    if (s->shard_n) {
+        snprintf(s->err, sizeof s->err, "--emit-slurm writes the script of every shard; leave out --shard");
+        return 2;
+    }
+    if (shards > s->np) {
+        snprintf(s->err, sizeof s->err, "--slurm-shards %d: the sweep has only %d runs", shards, s->np);
+        return 2;
+    }
+    if (sp_opts_output_ok(o->emit_slurm, 0, "--emit-slurm", s->err, sizeof s->err) != 0)
+        return 2;
+    if (emit_slurm(o, s->argc, s->argv, s->plans, s->np, shards, s->err, sizeof s->err) != 0)
+        return 1;
+    printf("wrote %s: a job array of %d shards of %d runs; submit it with sbatch\n", o->emit_slurm, shards, s->np);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* the CSV read (what --resume keeps), written whole when new or repaired and
+ * opened for appending; the runs' folder made.  0, or the exit status */
+static int open_output(sweep_state *s)
+{
+    const sweep_opts *o = &s->o;
+    char header[1024];
+    if (sp_opts_output_ok(o->out, 0, "--out", s->err, sizeof s->err) != 0 ||
+        (o->keep[0] && sp_opts_output_ok(o->keep, 1, "--keep", s->err, sizeof s->err) != 0))
+        return 2;
+    int status = read_previous(o->out, s->settings, s->plans, s->np, &s->pv, s->err, sizeof s->err);
+    if (status != 0)
+        return status;
+    if (s->pv.exists && !o->resume) {
+        snprintf(s->err, sizeof s->err, "%s exists; add --resume to continue it, or choose another --out", o->out);
+        return 2;
+    }
+    /* a new CSV, or one repaired, appears whole (a link at the path is
+     * replaced); rows are then appended one by one */
+    snprintf(header, sizeof header, "%s\n", SP_SWEEP_HEADER);
+    if ((!s->pv.exists || s->pv.repair) &&
+        write_whole(o->out, s->pv.exists ? s->pv.kept : header, s->err, sizeof s->err) != 0)
+        return 1;
+    if ((s->fd = open(o->out, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        snprintf(s->err, sizeof s->err, "cannot write %s: %s", o->out, strerror(errno));
+        return 1;
+    }
+    if (!o->keep[0]) {
+        const char *t = getenv("TMPDIR");
+        snprintf(s->tmpl, sizeof s->tmpl, "%s/sparsim-sweep-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(s->tmpl)) {
+            snprintf(s->err, sizeof s->err, "cannot create a temporary folder: %s", strerror(errno));
+            s->tmpl[0] = '\0';
+            return 1;
+        }
+    } else if (sp_mkdirs(o->keep, s->err, sizeof s->err) != 0) {
+        return 1;
+    }
+    sp_cli_on_interrupt(remove_on_interrupt, s->tmpl[0] ? s->tmpl : NULL);
+    return 0;
+}
+
+/* the pool, given this shard's runs not already in the CSV, each with its
+ * output folder.  0, or the exit status */
+static int queue_runs(sweep_state *s)
+{
+    const sweep_opts *o = &s->o;
+    s->t0 = sp_cli_now();
+    for (int i = 0; i < s->np; i++)
+        s->total += !s->shard_n || i % s->shard_n == s->shard_i - 1;
+    double budget = -1;
+    sp_run_memory_estimate(&s->plans[0], &budget);
+    if (!(s->pool = sp_pool_open(o->jobs ? o->jobs : sp_pool_cores(), budget, remove_on_interrupt,
+                                 s->tmpl[0] ? s->tmpl : NULL))) {
+        snprintf(s->err, sizeof s->err, "out of memory");
+        return 1;
+    }
+    for (int i = 0; i < s->np; i++) {
+        sp_plan *p = &s->plans[i];
+        if (s->shard_n && i % s->shard_n != s->shard_i - 1)
+            continue; /* another shard's */
+        char key[1200];
+        plan_key(p, key, sizeof key);
+        int have = 0;
+        for (int d = 0; d < s->pv.ndone && !have; d++)
+            have = !strcmp(s->pv.done[d], key);
+        if (have) {
+            s->skipped++;
+            continue;
+        }
+        const char *plat = strrchr(p->platform, '/') ? strrchr(p->platform, '/') + 1 : p->platform;
+        char lv[64];
+        snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s%s%.60s", o->keep[0] ? o->keep : s->tmpl,
+                 p->algo, p->ranks, (unsigned long long)p->n, p->density, plat, disturb_axis[0] ? "-" : "",
+                 level_of(p, lv, sizeof lv));
+        if (sp_pool_add(s->pool, p, sp_run_memory_estimate(p, NULL), i) != 0) {
+            snprintf(s->err, sizeof s->err, "out of memory");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* each run's row appended as it ends, then the summary line; the exit status */
+static int collect_rows(sweep_state *s)
+{
+    const sweep_opts *o = &s->o;
+    sweep_progress prog = {s->skipped, s->total, s->skipped, s->t0, 0, s->pool};
+    progress(&prog);
+    int i, rc, got;
+    double rss, wall;
+    while ((got = sp_pool_next(s->pool, &i, &rc, &rss, &wall, progress, &prog, s->err, sizeof s->err)) > 0) {
+        sp_plan *p = &s->plans[i];
+        cJSON *sum = rc == 0 ? sp_cli_read_summary(p) : NULL;
+        if (rc == 0 && !sum)
+            rc = 1;
+        double speedup = dense_speedup(&s->pv.dense, p, sum);
+        sp_csv_row row = {0};
+        int formed = format_row(&row, p, s->settings, sum, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", wall,
+                                rss, speedup);
+        cJSON_Delete(sum);
+        if (!o->keep[0])
+            sp_cli_remove_run_dir(p->out);
+        if (formed != 0) {
+            sp_csv_row_free(&row);
+            snprintf(s->err, sizeof s->err,
+                     "out of memory; the sweep stops (its finished rows are kept: --resume continues)");
+            return 1;
+        }
+        int wrote = append_whole(s->fd, o->out, row.text, s->err, sizeof s->err);
+        sp_csv_row_free(&row);
+        if (wrote != 0)
+            return 1;
+        s->ran++;
+        s->failed += rc != 0;
+        prog.done++;
+        progress(&prog);
+    }
+    if (got < 0)
+        return 1;
+    char took[32];
+    fmt_duration(took, sizeof took, sp_cli_now() - s->t0);
+    printf("sweep: %d runs (%d failed), %d already in %s; %s\n", s->ran, s->failed, s->skipped, o->out, took);
+    if (fflush(stdout) != 0) {
+        snprintf(s->err, sizeof s->err, "cannot write the summary line: %s", strerror(errno));
+        return 1;
+    }
+    return s->failed ? 1 : 0;
+}
+
 int sp_cmd_sweep(int argc, char **argv)
 {
-    sweep_opts o;
-    memset(&o, 0, sizeof o);
-    sp_opts_defaults(&sweep_table, &o);
+    sweep_state s;
+    memset(&s, 0, sizeof s);
+    s.argc = argc;
+    s.argv = argv;
+    s.fd = -1;
+    sp_opts_defaults(&sweep_table, &s.o);
     sp_plan base;
     sp_plan_defaults(&base);
-    char err[2400] = "", tmpl[1100] = "", settings[8192] = "", header[1024];
-    int help, np = 0, status = 2, fd = -1;
-    sp_plan *plans = NULL;
-    sp_pool *pool = NULL;
-    int shard_i = 0, shard_n = 0;
-    previous pv;
-    memset(&pv, 0, sizeof pv);
-    if (parse_sweep(argc, argv, &o, &base, &help, err, sizeof err) != 0)
+    int help, status = 2;
+    if (parse_sweep(argc, argv, &s.o, &base, &help, s.err, sizeof s.err) != 0)
         goto out;
     if (help) {
         sweep_help();
         return 0;
     }
-    base.iters = o.iters;
-    if (!(plans = make_plans(&o, &base, &np, &status, err, sizeof err)))
+    base.iters = s.o.iters;
+    if (!(s.plans = make_plans(&s.o, &base, &s.np, &status, s.err, sizeof s.err)))
         goto out;
     status = 2;
-    settings_text(&plans[0], settings, sizeof settings);
-    name_sweep(plans, np, settings);
-    if (parse_shard(o.shard, &shard_i, &shard_n, err, sizeof err) != 0)
+    settings_text(&s.plans[0], s.settings, sizeof s.settings);
+    name_sweep(s.plans, s.np, s.settings);
+    if (parse_shard(s.o.shard, &s.shard_i, &s.shard_n, s.err, sizeof s.err) != 0)
         goto out;
-    if (o.emit_slurm[0]) {
-        int shards = o.slurm_shards ? o.slurm_shards : np;
-        if (shard_n) {
-            snprintf(err, sizeof err, "--emit-slurm writes the script of every shard; leave out --shard");
-            goto out;
-        }
-        if (shards > np) {
-            snprintf(err, sizeof err, "--slurm-shards %d: the sweep has only %d runs", shards, np);
-            goto out;
-        }
-        if (sp_opts_output_ok(o.emit_slurm, 0, "--emit-slurm", err, sizeof err) != 0)
-            goto out;
-        status = 1;
-        if (emit_slurm(&o, argc, argv, plans, np, shards, err, sizeof err) != 0)
-            goto out;
-        printf("wrote %s: a job array of %d shards of %d runs; submit it with sbatch\n", o.emit_slurm, shards, np);
-        status = fflush(stdout) == 0 ? 0 : 1;
-        goto out;
-    }
-    if (sp_opts_output_ok(o.out, 0, "--out", err, sizeof err) != 0 ||
-        (o.keep[0] && sp_opts_output_ok(o.keep, 1, "--keep", err, sizeof err) != 0))
-        goto out;
-    if ((status = read_previous(o.out, settings, plans, np, &pv, err, sizeof err)) != 0)
-        goto out;
-    status = 2;
-    if (pv.exists && !o.resume) {
-        snprintf(err, sizeof err, "%s exists; add --resume to continue it, or choose another --out", o.out);
-        goto out;
-    }
-    /* a new CSV, or one repaired, appears whole (a link at the path is
-     * replaced); rows are then appended one by one */
-    status = 1;
-    snprintf(header, sizeof header, "%s\n", SP_SWEEP_HEADER);
-    if ((!pv.exists || pv.repair) && write_whole(o.out, pv.exists ? pv.kept : header, err, sizeof err) != 0)
-        goto out;
-    if ((fd = open(o.out, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
-        goto out;
-    }
-    if (!o.keep[0]) {
-        const char *t = getenv("TMPDIR");
-        snprintf(tmpl, sizeof tmpl, "%s/sparsim-sweep-XXXXXX", t && *t ? t : "/tmp");
-        if (!mkdtemp(tmpl)) {
-            snprintf(err, sizeof err, "cannot create a temporary folder: %s", strerror(errno));
-            tmpl[0] = '\0';
-            goto out;
-        }
-    } else if (sp_mkdirs(o.keep, err, sizeof err) != 0) {
-        goto out;
-    }
-    sp_cli_on_interrupt(remove_on_interrupt, tmpl[0] ? tmpl : NULL);
-    double t0 = sp_cli_now();
-    int ran = 0, failed = 0, skipped = 0;
-    int total = 0;
-    for (int i = 0; i < np; i++)
-        total += !shard_n || i % shard_n == shard_i - 1;
-    double budget = -1;
-    sp_run_memory_estimate(&plans[0], &budget);
-    if (!(pool = sp_pool_open(o.jobs ? o.jobs : sp_pool_cores(), budget, remove_on_interrupt, tmpl[0] ? tmpl : NULL))) {
-        snprintf(err, sizeof err, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < np; i++) {
-        sp_plan *p = &plans[i];
-        if (shard_n && i % shard_n != shard_i - 1)
-            continue; /* another shard's */
-        char key[1200];
-        plan_key(p, key, sizeof key);
-        int have = 0;
-        for (int d = 0; d < pv.ndone && !have; d++)
-            have = !strcmp(pv.done[d], key);
-        if (have) {
-            skipped++;
-            continue;
-        }
-        const char *plat = strrchr(p->platform, '/') ? strrchr(p->platform, '/') + 1 : p->platform;
-        char lv[64];
-        snprintf(p->out, sizeof p->out, "%.700s/%.63s-P%d-n%llu-d%g-%.100s%s%.60s", o.keep[0] ? o.keep : tmpl, p->algo,
-                 p->ranks, (unsigned long long)p->n, p->density, plat, disturb_axis[0] ? "-" : "", level_of(p, lv, sizeof lv));
-        if (sp_pool_add(pool, p, sp_run_memory_estimate(p, NULL), i) != 0) {
-            snprintf(err, sizeof err, "out of memory");
-            goto out;
-        }
-    }
-    sweep_progress prog = {skipped, total, skipped, t0, 0, pool};
-    progress(&prog);
-    int i, rc, got;
-    double rss, wall;
-    while ((got = sp_pool_next(pool, &i, &rc, &rss, &wall, progress, &prog, err, sizeof err)) > 0) {
-        sp_plan *p = &plans[i];
-        cJSON *s = rc == 0 ? sp_cli_read_summary(p) : NULL;
-        if (rc == 0 && !s)
-            rc = 1;
-        double speedup = dense_speedup(&pv.dense, p, s);
-        sp_csv_row row = {0};
-        int formed = format_row(&row, p, settings, s, rc == 0 ? "ok" : rc == 2 ? "bad-input" : "failed", wall,
-                                rss, speedup);
-        cJSON_Delete(s);
-        if (!o.keep[0])
-            sp_cli_remove_run_dir(p->out);
-        if (formed != 0) {
-            sp_csv_row_free(&row);
-            snprintf(err, sizeof err, "out of memory; the sweep stops (its finished rows are kept: --resume continues)");
-            status = 1;
-            goto out;
-        }
-        int wrote = append_whole(fd, o.out, row.text, err, sizeof err);
-        sp_csv_row_free(&row);
-        if (wrote != 0) {
-            status = 1;
-            goto out;
-        }
-        ran++;
-        failed += rc != 0;
-        prog.done++;
-        progress(&prog);
-    }
-    if (got < 0) {
-        status = 1;
-        goto out;
-    }
-    char took[32];
-    fmt_duration(took, sizeof took, sp_cli_now() - t0);
-    printf("sweep: %d runs (%d failed), %d already in %s; %s\n", ran, failed, skipped, o.out, took);
-    if (fflush(stdout) != 0) {
-        snprintf(err, sizeof err, "cannot write the summary line: %s", strerror(errno));
-        status = 1;
-        goto out;
-    }
-    status = failed ? 1 : 0;
+    if (s.o.emit_slurm[0])
+        status = write_slurm_script(&s);
+    else if ((status = open_output(&s)) == 0 && (status = queue_runs(&s)) == 0)
+        status = collect_rows(&s);
 out:
-    sp_pool_close(pool); /* runs still in flight (the sweep stops) end, leaving nothing */
-    if (status != 0 && err[0])
-        sp_opts_print_error(err);
+    sp_pool_close(s.pool); /* runs still in flight (the sweep stops) end, leaving nothing */
+    if (status != 0 && s.err[0])
+        sp_opts_print_error(s.err);
     sp_cli_on_interrupt(NULL, NULL);
-    if (fd >= 0 && close(fd) != 0 && status == 0) {
-        snprintf(err, sizeof err, "cannot write %s: %s", o.out, strerror(errno));
-        sp_opts_print_error(err);
+    if (s.fd >= 0 && close(s.fd) != 0 && status == 0) {
+        snprintf(s.err, sizeof s.err, "cannot write %s: %s", s.o.out, strerror(errno));
+        sp_opts_print_error(s.err);
         status = 1;
     }
-    if (tmpl[0])
-        rmdir(tmpl);
-    previous_free(&pv);
-    free(plans);
+    if (s.tmpl[0])
+        rmdir(s.tmpl);
+    previous_free(&s.pv);
+    free(s.plans);
     return status;
 }

@@ -126,141 +126,149 @@ static void fit_spikes(double m4, double p3, double p4, double *spikes, double *
     }
 }
 
-int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins, sp_profile *out, char *err,
-                   size_t errlen)
+/* one fit: the source, the pieces, and the sums of the first pass */
+typedef struct {
+    sp_grad_source *src;
+    uint64_t n, k;
+    int I, P, L;
+    sp_layer *pieces;   /* [L] */
+    double *ss;         /* [n]: sum over ranks and iterations of the normalised g^2 */
+    double *lz;         /* [L]: sum of the shares of zeros */
+    double *lnorm;      /* [I]: ln RMS of each iteration */
+    float *g, *g0, *prev0; /* the gradient filled, rank 0's of this iteration and of the last */
+    sp_pair *t0, *t1, *first; /* top-k of ranks 0 and 1, rank 0's at the first iteration */
+    double cos_sum, jr_sum, jl_sum, lag_sum;
+    long cos_n, jr_n, jl_n, lag_n;
+    int lag_used;
+    char *err;
+    size_t errlen;
+} fit_state;
+
+/* *sum += the cosine of a and b, and (*count)++, unless either is 0 */
+static void add_cosine(const float *a, const float *b, uint64_t n, double *sum, long *count)
 {
-    memset(out, 0, sizeof *out);
-    uint64_t n = src->n;
-    int I = max_iters > 0 && max_iters < src->iters ? max_iters : src->iters, P = src->ranks;
-    uint64_t k = (uint64_t)floor((double)n * density);
-    if (k < 1 || k > n) {
-        snprintf(err, errlen, "density %g selects no entry of n = %llu (or more than n)", density,
-                 (unsigned long long)n);
+    double ab = 0, aa = 0, bb = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    if (aa > 0 && bb > 0) {
+        *sum += ab / sqrt(aa * bb);
+        (*count)++;
+    }
+}
+
+/* rank 0's gradient g at iteration it: cosine with its previous one, its
+ * top-k, and the persistence of its first top-k.  0, or -1 with a message */
+static int note_rank0(fit_state *f, int it)
+{
+    const sp_grad_source *src = f->src;
+    if (it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1) {
+        add_cosine(f->prev0, f->g, f->n, &f->lag_sum, &f->lag_n);
+    }
+    memcpy(f->prev0, f->g, f->n * sizeof *f->g);
+    memcpy(f->g0, f->g, f->n * sizeof *f->g);
+    if (sp_topk_exact(f->g, f->n, f->k, f->t0) != f->k) {
+        snprintf(f->err, f->errlen, "out of memory");
         return -1;
     }
-    int rc = -1;
-    double *ss = calloc(n, sizeof *ss), *lz = NULL, *logs = NULL;
-    float *g = malloc(n * sizeof *g), *g0 = malloc(n * sizeof *g0), *prev0 = malloc(n * sizeof *prev0);
-    sp_pair *t0 = malloc(k * sizeof *t0), *t1 = malloc(k * sizeof *t1), *first = malloc(k * sizeof *first);
-    int L = pieces_of(src, bins, NULL);
-    sp_layer *pieces = calloc((size_t)L, sizeof *pieces);
-    if (pieces)
-        pieces_of(src, bins, pieces);
-    lz = calloc((size_t)L, sizeof *lz);
-    double *lnorm = malloc((size_t)I * sizeof *lnorm);
-    if (!ss || !g || !g0 || !prev0 || !t0 || !t1 || !first || !lz || !lnorm || !pieces) {
-        snprintf(err, errlen, "out of memory fitting a profile of n = %llu", (unsigned long long)n);
-        goto out;
+    /* persistence: rank 0 against its first top-k, at the largest lag */
+    if (it == 0)
+        memcpy(f->first, f->t0, f->k * sizeof *f->t0);
+    else if (sp_grad_iter_id(src, it) - sp_grad_iter_id(src, 0) == it && it <= 31) {
+        f->lag_used = it;
+        f->jl_sum = jaccard(f->first, f->t0, f->k);
+        f->jl_n = 1;
     }
-    double cos_sum = 0, jr_sum = 0, jl_sum = 0, lag_sum = 0;
-    long cos_n = 0, jr_n = 0, jl_n = 0, lag_n = 0;
+    return 0;
+}
 
-    int lag_used = 0;
-    for (int it = 0; it < I; it++) {
+/* rank 1's gradient g: cosine and Jaccard with rank 0's.  0, or -1 with a message */
+static int note_rank1(fit_state *f)
+{
+    add_cosine(f->g0, f->g, f->n, &f->cos_sum, &f->cos_n);
+    if (sp_topk_exact(f->g, f->n, f->k, f->t1) != f->k) {
+        snprintf(f->err, f->errlen, "out of memory");
+        return -1;
+    }
+    f->jr_sum += jaccard(f->t0, f->t1, f->k);
+    f->jr_n++;
+    return 0;
+}
+
+/* the first pass: per iteration its RMS, then per rank the normalised
+ * squares, the zeros per piece, and the cosines and top-k sets of ranks 0
+ * and 1.  0, or -1 with a message */
+static int first_pass(fit_state *f)
+{
+    sp_grad_source *src = f->src;
+    const uint64_t n = f->n;
+    float *g = f->g;
+    for (int it = 0; it < f->I; it++) {
         /* the iteration's RMS first (a second pass normalises) */
         double sq = 0;
-        for (int r = 0; r < P; r++) {
-            if (src->fill(src, it, r, g, 0, err, errlen) != 0)
-                goto out;
+        for (int r = 0; r < f->P; r++) {
+            if (src->fill(src, it, r, g, 0, f->err, f->errlen) != 0)
+                return -1;
             for (uint64_t i = 0; i < n; i++)
                 sq += (double)g[i] * g[i];
         }
-        double rms = sqrt(sq / ((double)n * P));
-        lnorm[it] = log(rms > 0 ? rms : 1e-300);
-        for (int r = 0; r < P; r++) {
-            if (src->fill(src, it, r, g, 0, err, errlen) != 0)
-                goto out;
+        double rms = sqrt(sq / ((double)n * f->P));
+        f->lnorm[it] = log(rms > 0 ? rms : 1e-300);
+        for (int r = 0; r < f->P; r++) {
+            if (src->fill(src, it, r, g, 0, f->err, f->errlen) != 0)
+                return -1;
             double inv = rms > 0 ? 1.0 / rms : 0;
             for (uint64_t i = 0; i < n; i++) {
                 double x = g[i] * inv;
-                ss[i] += x * x;
+                f->ss[i] += x * x;
             }
-            for (int l = 0; l < L; l++) {
-                uint64_t off = pieces[l].offset, sz = pieces[l].size;
+            for (int l = 0; l < f->L; l++) {
+                uint64_t off = f->pieces[l].offset, sz = f->pieces[l].size;
                 uint64_t z = 0;
                 for (uint64_t i = off; i < off + sz; i++)
                     z += g[i] == 0.0f;
-                lz[l] += (double)z / (double)sz;
+                f->lz[l] += (double)z / (double)sz;
             }
-            if (r == 0) {
-                if (it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1) {
-                    double ab = 0, aa = 0, bb = 0;
-                    for (uint64_t i = 0; i < n; i++) {
-                        ab += (double)prev0[i] * g[i];
-                        aa += (double)prev0[i] * prev0[i];
-                        bb += (double)g[i] * g[i];
-                    }
-                    if (aa > 0 && bb > 0) {
-                        lag_sum += ab / sqrt(aa * bb);
-                        lag_n++;
-                    }
-                }
-                memcpy(prev0, g, n * sizeof *g);
-                memcpy(g0, g, n * sizeof *g);
-                if (sp_topk_exact(g, n, k, t0) != k) {
-                    snprintf(err, errlen, "out of memory");
-                    goto out;
-                }
-                /* persistence: rank 0 against its first top-k, at the largest lag */
-                if (it == 0)
-                    memcpy(first, t0, k * sizeof *t0);
-                else if (sp_grad_iter_id(src, it) - sp_grad_iter_id(src, 0) == it && it <= 31) {
-                    lag_used = it;
-                    jl_sum = jaccard(first, t0, k);
-                    jl_n = 1;
-                }
-            } else if (r == 1) {
-                double ab = 0, aa = 0, bb = 0;
-                for (uint64_t i = 0; i < n; i++) {
-                    ab += (double)g0[i] * g[i];
-                    aa += (double)g0[i] * g0[i];
-                    bb += (double)g[i] * g[i];
-                }
-                if (aa > 0 && bb > 0) {
-                    cos_sum += ab / sqrt(aa * bb);
-                    cos_n++;
-                }
-                if (sp_topk_exact(g, n, k, t1) != k) {
-                    snprintf(err, errlen, "out of memory");
-                    goto out;
-                }
-                jr_sum += jaccard(t0, t1, k);
-                jr_n++;
-            }
+            if ((r == 0 && note_rank0(f, it) != 0) || (r == 1 && note_rank1(f) != 0))
+                return -1;
         }
     }
-    snprintf(out->name, sizeof out->name, "fitted");
-    snprintf(out->source, sizeof out->source,
-             "fitted by sparsim profile to %d iteration(s) of %d rank(s), n = %llu (density %g for persistence)", I,
-             P, (unsigned long long)n, density);
-    out->n = n;
-    out->nlayers = L;
-    out->layers = calloc((size_t)L, sizeof *out->layers);
+    return 0;
+}
+
+/* each piece's zeros, log10_scale and log10_spread.  0, or -1 with a message */
+static int fit_layers(const fit_state *f, sp_profile *out)
+{
+    const double IP = (double)f->I * f->P;
+    out->nlayers = f->L;
+    out->layers = calloc((size_t)f->L, sizeof *out->layers);
     if (!out->layers) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
+        snprintf(f->err, f->errlen, "out of memory");
+        return -1;
     }
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < f->L; l++) {
         sp_profile_layer *ly = &out->layers[l];
-        uint64_t off = pieces[l].offset, sz = pieces[l].size;
-        snprintf(ly->name, sizeof ly->name, "%s", pieces[l].name);
+        uint64_t off = f->pieces[l].offset, sz = f->pieces[l].size;
+        snprintf(ly->name, sizeof ly->name, "%s", f->pieces[l].name);
         ly->offset = off;
         ly->size = sz;
-        ly->zeros = lz[l] / ((double)I * P);
+        ly->zeros = f->lz[l] / IP;
         if (ly->zeros >= 1)
             ly->zeros = 0.999;
-        free(logs);
-        logs = malloc(sz * sizeof *logs);
+        double *logs = malloc(sz * sizeof *logs);
         if (!logs) {
-            snprintf(err, errlen, "out of memory");
-            goto out;
+            snprintf(f->err, f->errlen, "out of memory");
+            return -1;
         }
         size_t m = 0;
         for (uint64_t i = off; i < off + sz; i++)
-            if (ss[i] > 0)
-                logs[m++] = 0.5 * log10(ss[i] / ((double)I * P));
+            if (f->ss[i] > 0)
+                logs[m++] = 0.5 * log10(f->ss[i] / IP);
         qsort(logs, m, sizeof *logs, cmp_double);
         double q50 = quantile_sorted(logs, m, 0.5), q99 = quantile_sorted(logs, m, 0.99);
+        free(logs);
         ly->log10_scale = m ? q50 : -30;
         ly->log10_spread = m > 1 ? (q99 - q50) / 2.326 : 0;
         if (ly->log10_spread < 0)
@@ -268,23 +276,20 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
         if (ly->log10_spread > 3)
             ly->log10_spread = 3;
     }
-    out->mean = lag_n ? lag_sum / lag_n : 0;
-    if (out->mean < 0)
-        out->mean = 0;
-    if (out->mean > 0.9)
-        out->mean = 0.9;
-    out->common = (cos_n ? cos_sum / cos_n : 0) - out->mean;
-    if (out->common < 0)
-        out->common = 0;
-    if (out->common + out->mean > 0.95)
-        out->common = 0.95 - out->mean;
-    /* the overall scale: ln RMS less its mean over each run, and its
-     * correlation from one iteration to the next */
+    return 0;
+}
+
+/* the overall scale: ln RMS less its mean over each run, and its
+ * correlation from one iteration to the next */
+static void fit_overall_scale(const fit_state *f, sp_profile *out)
+{
+    const int I = f->I;
+    const double *lnorm = f->lnorm;
     double v2 = 0, c2 = 0;
     int vn = 0, cn = 0;
     for (int a = 0; a < I;) {
         int b = a + 1;
-        while (b < I && sp_grad_iter_id(src, b) == sp_grad_iter_id(src, b - 1) + 1)
+        while (b < I && sp_grad_iter_id(f->src, b) == sp_grad_iter_id(f->src, b - 1) + 1)
             b++;
         double mu = 0;
         for (int it = a; it < b; it++)
@@ -307,17 +312,24 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
         out->scale_corr = 0;
     if (out->scale_corr > 0.99)
         out->scale_corr = 0.99;
-    /* per-sample noise: a second pass over the standardised values */
+}
+
+/* per-sample noise: a second pass over the standardised values.  0, or -1
+ * with a message */
+static int fit_noise(fit_state *f, sp_profile *out)
+{
+    sp_grad_source *src = f->src;
+    const double IP = (double)f->I * f->P;
     double z4 = 0, z3c = 0, z4c = 0, zn = 0;
-    for (int it = 0; it < I; it++) {
-        double inv = exp(-lnorm[it]);
-        for (int r = 0; r < P; r++) {
-            if (src->fill(src, it, r, g, 0, err, errlen) != 0)
-                goto out;
-            for (uint64_t i = 0; i < n; i++) {
-                if (ss[i] <= 0)
+    for (int it = 0; it < f->I; it++) {
+        double inv = exp(-f->lnorm[it]);
+        for (int r = 0; r < f->P; r++) {
+            if (src->fill(src, it, r, f->g, 0, f->err, f->errlen) != 0)
+                return -1;
+            for (uint64_t i = 0; i < f->n; i++) {
+                if (f->ss[i] <= 0)
                     continue;
-                double z = g[i] * inv / sqrt(ss[i] / ((double)I * P)), z2 = z * z;
+                double z = f->g[i] * inv / sqrt(f->ss[i] / IP), z2 = z * z;
                 z4 += z2 * z2;
                 z3c += fabs(z) > 3;
                 z4c += fabs(z) > 4;
@@ -326,26 +338,88 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
         }
     }
     fit_spikes(zn ? z4 / zn : 3, zn ? z3c / zn : 0, zn ? z4c / zn : 0, &out->spikes, &out->spike_scale);
+    return 0;
+}
+
+/* what persists and what ranks share (cosines), and how often the scale is
+ * redrawn (the Jaccard ratio) */
+static void fit_persistence(const fit_state *f, sp_profile *out)
+{
+    out->mean = f->lag_n ? f->lag_sum / f->lag_n : 0;
+    if (out->mean < 0)
+        out->mean = 0;
+    if (out->mean > 0.9)
+        out->mean = 0.9;
+    out->common = (f->cos_n ? f->cos_sum / f->cos_n : 0) - out->mean;
+    if (out->common < 0)
+        out->common = 0;
+    if (out->common + out->mean > 0.95)
+        out->common = 0.95 - out->mean;
     out->keep = 0;
     out->refresh = 0;
-    if (jl_n && jr_n && lag_used > 0) {
-        double ratio = jl_sum / (jr_sum / jr_n);
+    if (f->jl_n && f->jr_n && f->lag_used > 0) {
+        double ratio = f->jl_sum / (f->jr_sum / f->jr_n);
         if (ratio < 0.97)
-            out->refresh = (double)lag_used / (1 - (ratio > 0 ? ratio : 0));
+            out->refresh = (double)f->lag_used / (1 - (ratio > 0 ? ratio : 0));
     }
+}
+
+int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins, sp_profile *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    fit_state f = {.src = src, .n = src->n, .P = src->ranks, .err = err, .errlen = errlen};
+    const uint64_t n = f.n;
+    f.I = max_iters > 0 && max_iters < src->iters ? max_iters : src->iters;
+    f.k = (uint64_t)floor((double)n * density);
+    if (f.k < 1 || f.k > n) {
+        snprintf(err, errlen, "density %g selects no entry of n = %llu (or more than n)", density,
+                 (unsigned long long)n);
+        return -1;
+    }
+    int rc = -1;
+    f.ss = calloc(n, sizeof *f.ss);
+    f.g = malloc(n * sizeof *f.g);
+    f.g0 = malloc(n * sizeof *f.g0);
+    f.prev0 = malloc(n * sizeof *f.prev0);
+    f.t0 = malloc(f.k * sizeof *f.t0);
+    f.t1 = malloc(f.k * sizeof *f.t1);
+    f.first = malloc(f.k * sizeof *f.first);
+    f.L = pieces_of(src, bins, NULL);
+    f.pieces = calloc((size_t)f.L, sizeof *f.pieces);
+    if (f.pieces)
+        pieces_of(src, bins, f.pieces);
+    f.lz = calloc((size_t)f.L, sizeof *f.lz);
+    f.lnorm = malloc((size_t)f.I * sizeof *f.lnorm);
+    if (!f.ss || !f.g || !f.g0 || !f.prev0 || !f.t0 || !f.t1 || !f.first || !f.lz || !f.lnorm || !f.pieces) {
+        snprintf(err, errlen, "out of memory fitting a profile of n = %llu", (unsigned long long)n);
+        goto out;
+    }
+    if (first_pass(&f) != 0)
+        goto out;
+    snprintf(out->name, sizeof out->name, "fitted");
+    snprintf(out->source, sizeof out->source,
+             "fitted by sparsim profile to %d iteration(s) of %d rank(s), n = %llu (density %g for persistence)", f.I,
+             f.P, (unsigned long long)n, density);
+    out->n = n;
+    if (fit_layers(&f, out) != 0)
+        goto out;
+    fit_overall_scale(&f, out);
+    if (fit_noise(&f, out) != 0)
+        goto out;
+    fit_persistence(&f, out);
     rc = sp_profile_check(out, err, errlen);
 out:
-    free(ss);
-    free(lz);
-    free(logs);
-    free(g);
-    free(g0);
-    free(t0);
-    free(t1);
-    free(first);
-    free(lnorm);
-    free(prev0);
-    free(pieces);
+    free(f.ss);
+    free(f.lz);
+    free(f.g);
+    free(f.g0);
+    free(f.t0);
+    free(f.t1);
+    free(f.first);
+    free(f.lnorm);
+    free(f.prev0);
+    free(f.pieces);
     if (rc)
         sp_profile_free(out);
     return rc;
