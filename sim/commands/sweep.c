@@ -18,6 +18,7 @@
 #include "traces/summary_keys.h"
 #include "traces/sweep_columns.h"
 #include "traces/trace.h"
+#include "topologies/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,18 @@ typedef struct {
 #define S(field) .offset = offsetof(sweep_opts, field), .size = sizeof(((sweep_opts *)0)->field)
 
 /* the sweep's own options; any other is an option of `sparsim run` for every run */
+/* --platform's help, from the platform table */
+static const char *platforms_help(void)
+{
+    static char text[512];
+    if (!text[0]) {
+        size_t at = sp_platform_names(text, sizeof text, ", ", 0);
+        if (at < sizeof text)
+            snprintf(text + at, sizeof text - at, " or platform files");
+    }
+    return text;
+}
+
 static const sp_opt sweep_rows[] = {
     {.name = "algo", .type = SP_OT_STRING, S(algo), .dflt = "all", .flags = SP_OPT_LIST, .metavar = "LIST",
      .help = "algorithms, or 'all'"},
@@ -105,7 +118,7 @@ static const sp_opt sweep_rows[] = {
     {.name = "density", .type = SP_OT_STRING, S(density), .dflt = "0.01", .flags = SP_OPT_LIST, .metavar = "LIST",
      .help = "densities"},
     {.name = "platform", .type = SP_OT_STRING, S(platform), .dflt = "1gbe", .flags = SP_OPT_LIST, .metavar = "LIST",
-     .help = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid or platform files"},
+     .help_of = platforms_help},
     {.name = "disturb", .type = SP_OT_STRING, S(disturb), .dflt = "", .metavar = "NAME=LIST",
      .help = "a disturbance of sparsim run and its levels, as one more axis, e.g. straggler-factor=1,2,4 or "
              "noise=0,0.01"},

@@ -629,7 +629,14 @@ static void help_row_text(const sp_opt *o, const char *help, FILE *f)
     fputc('\n', f);
 }
 
-static void help_row(const sp_opt *o, FILE *f) { help_row_text(o, o->help, f); }
+/* a row's help and brief line: its own text, or the text its table writes */
+static const char *help_of(const sp_opt *o) { return o->help_of ? o->help_of() : o->help; }
+static const char *brief_of(const sp_opt *o)
+{
+    return o->brief_of ? o->brief_of() : o->brief ? o->brief : help_of(o);
+}
+
+static void help_row(const sp_opt *o, FILE *f) { help_row_text(o, help_of(o), f); }
 
 static int group_index(const sp_opt_table *t, const char *key)
 {
@@ -667,7 +674,7 @@ void sp_opts_help_everyday(const sp_opt_table *t, FILE *f)
 {
     for (int i = 0; i < t->count; i++)
         if (t->rows[i].flags & SP_OPT_EVERYDAY)
-            help_row_text(&t->rows[i], t->rows[i].brief ? t->rows[i].brief : t->rows[i].help, f);
+            help_row_text(&t->rows[i], brief_of(&t->rows[i]), f);
 }
 
 void sp_opts_help_groups(const sp_opt_table *t, FILE *f)
@@ -727,7 +734,7 @@ static void md_row(const sp_opt *o, FILE *f)
     fputs(" | ", f);
     md_cell(range, f);
     fputs(" | ", f);
-    md_cell(o->help, f);
+    md_cell(help_of(o), f);
     if (o->flags & SP_OPT_CLI_ONLY)
         fputs(" *A flag only, not a config key.*", f);
     fputs(" |\n", f);

@@ -46,9 +46,11 @@ typedef struct {
     const char *metavar;    /* the value's name in --help */
     const char *range;      /* the allowed values, as messages say them; NULL: from the bounds */
     const char *help;       /* what it does ('\n' breaks a line) */
+    const char *(*help_of)(void); /* instead of help: the text written from a table (the algorithms, the platforms) */
     const char *dflt_help;  /* the default as --help says it, when not dflt */
     const char *group;      /* tables with groups: the key of the row's group */
     const char *brief;      /* SP_OPT_EVERYDAY rows: the short --help's one line (NULL: the help) */
+    const char *(*brief_of)(void); /* instead of brief, likewise */
 } sp_opt;
 
 /* A group of a table's options: --help=KEY shows it.  A table with groups

@@ -46,24 +46,51 @@ static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift",
 #define MAXI 1e6
 #define U64MAX 1.8446744073709552e19
 
+/* --algo's and --platform's help, written from the registry and the platform table */
+static const char *algo_help(void)
+{
+    static char text[512];
+    if (!text[0]) {
+        int n;
+        const sp_algorithm *a = sp_algorithm_list(&n);
+        size_t at = (size_t)snprintf(text, sizeof text, "algorithm: ");
+        for (int i = 0; i < n && at < sizeof text; i++)
+            at += (size_t)snprintf(text + at, sizeof text - at, "%s%s", a[i].name, i + 1 < n ? ", " : "");
+        if (at < sizeof text)
+            snprintf(text + at, sizeof text - at, "; a comma list; or 'all' for every one");
+    }
+    return text;
+}
+
+static const char *platform_help(void)
+{
+    static char text[1024];
+    if (!text[0])
+        sp_platform_help(text, sizeof text);
+    return text;
+}
+
+static const char *platform_brief(void)
+{
+    static char text[512];
+    if (!text[0]) {
+        size_t at = sp_platform_names(text, sizeof text, ", ", 0);
+        if (at < sizeof text)
+            snprintf(text + at, sizeof text - at, ", or a SimGrid platform XML file");
+    }
+    return text;
+}
+
 static const sp_opt run_options[] = {
     {.name = "algo", .type = SP_OT_STRING, .group = "run", F(algo), .dflt = "all",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
-     .brief = "algorithms: a comma list of names (sparsim list), or all",
-     .help = "algorithm: ring, recdoubling, rabenseifner, topka, gtopk, gaussiank, topkdsa, oktopk; a comma list; or "
-     "'all' for every one"},
+     .brief = "algorithms: a comma list of names (sparsim list), or all", .help_of = algo_help},
     {.name = "ranks", .type = SP_OT_INT, .group = "run", F(ranks), .min = 1, .max = SP_MAX_RANKS, .dflt = "64",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "P",
      .brief = "number of ranks",
      .help = "number of ranks"},
     {.name = "platform", .type = SP_OT_STRING, .group = "network", F(platform), .dflt = "1gbe",
-     .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME",
-     .brief = "1gbe, 1gbe-switch[:G], daint, daint-static, daint-simgrid, or a SimGrid platform XML file",
-     .help = "1gbe (1 Gbps Ethernet crossbar), 1gbe-switch[:G] (the same behind a G Gbps backplane), daint (Piz "
-     "Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their global links, up to "
-     "7680 ranks), daint-static (the same wiring, one global link per pair of nodes), daint-simgrid (SimGrid's own "
-     "dragonfly with Daint's sizes, the earlier daint, up to 6144 ranks), or a SimGrid platform XML file (rank i on "
-     "its i-th host)"},
+     .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME", .brief_of = platform_brief, .help_of = platform_help},
     {.name = "network", .type = SP_OT_CHOICE, .group = "network", F(network), .dflt = "lv08",
      .choices = network_choices, .flags = SP_OPT_EVERYDAY, .metavar = "MODEL",
      .brief = "cm02 (alpha-beta: matches the closed forms), lv08 (TCP-calibrated), smpi",
