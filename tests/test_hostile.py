@@ -290,9 +290,9 @@ LONG_RUN = ["run", "--algo", "ring", "--ranks", "256", "--n", "64K", "--iters", 
             "{W}/out", "--quiet"]
 
 
-def ending(sparsim, corpus, root, name, sig, ignore_term, expect_code):
-    """Starts a long run, signals its parent once the child writes, and checks
-    that the child ends too and nothing is left."""
+def start_to_signal(sparsim, corpus, root, args, ignore_term):
+    """A run in a folder of its own (its TMPDIR inside it), with the default
+    signal dispositions (SIGTERM ignored if asked): (folder, process)."""
     work = tempfile.mkdtemp(prefix="sig-", dir=root)
     os.makedirs(os.path.join(work, "tmp"))
     env = dict(os.environ)
@@ -305,8 +305,15 @@ def ending(sparsim, corpus, root, name, sig, ignore_term, expect_code):
         if ignore_term:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
-    p = subprocess.Popen([sparsim] + expand(LONG_RUN, work, corpus), cwd=work, env=env, stdin=subprocess.DEVNULL,
+    p = subprocess.Popen([sparsim] + expand(args, work, corpus), cwd=work, env=env, stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=pre)
+    return work, p
+
+
+def ending(sparsim, corpus, root, name, sig, ignore_term, expect_code):
+    """Starts a long run, signals its parent once the child writes, and checks
+    that the child ends too and nothing is left."""
+    work, p = start_to_signal(sparsim, corpus, root, LONG_RUN, ignore_term)
     part = os.path.join(work, "out", "messages.csv.part")
     if not wait_for(lambda: os.path.exists(part) or p.poll() is not None, 120):
         fail(name, "the run never started writing")
@@ -346,19 +353,7 @@ def ending_any_moment(sparsim, corpus, root, sig, delays):
     it was already done, with 0 and its outputs whole."""
     for delay in delays:
         name = "signal %d at %.0f ms" % (sig, delay * 1000)
-        work = tempfile.mkdtemp(prefix="sig-", dir=root)
-        os.makedirs(os.path.join(work, "tmp"))
-        env = dict(os.environ)
-        env["TMPDIR"] = os.path.join(work, "tmp")
-
-        def pre():
-            no_core()
-            for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
-                signal.signal(s, signal.SIG_DFL)
-
-        p = subprocess.Popen([sparsim] + expand(SHORT_RUN, work, corpus), cwd=work, env=env,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             preexec_fn=pre)
+        work, p = start_to_signal(sparsim, corpus, root, SHORT_RUN, False)
         time.sleep(delay)
         kids = children_of(p.pid)
         if p.poll() is None:

@@ -627,9 +627,8 @@ cJSON *sp_plan_echo(const sp_plan *p, const sp_profile *prof)
     return o;
 }
 
-static int plan_validate(sp_plan *p, sp_error *e)
+void sp_plan_apply_preset(sp_plan *p)
 {
-    char err[600];
     if (sp_plan_given(p, "oktopk-preset")) { /* a named preset brings its density and warm-up, unless given */
         const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
         if (!sp_plan_given(p, "density"))
@@ -637,6 +636,12 @@ static int plan_validate(sp_plan *p, sp_error *e)
         if (!sp_plan_given(p, "warmup"))
             p->warmup = pre->warmup;
     }
+}
+
+static int plan_validate(sp_plan *p, sp_error *e)
+{
+    char err[600];
+    sp_plan_apply_preset(p);
     char names[32][64];
     int count = sp_plan_algorithms(p, names, 32);
     if (count == 0)

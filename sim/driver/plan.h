@@ -95,6 +95,9 @@ int sp_plan_given(const sp_plan *p, const char *name);
  * what a named preset implies.  0, or -1 with a message. */
 int sp_plan_validate(sp_plan *p, char *err, size_t errlen);
 
+/* A named --oktopk-preset brings its density and warm-up, unless given. */
+void sp_plan_apply_preset(sp_plan *p);
+
 /* The algorithm options with every "as the preset says" resolved. */
 sp_algo_opts sp_plan_algo_opts(const sp_plan *p);
 

@@ -271,13 +271,7 @@ static int check_memory(const sp_resolved *r, const sp_plan *asked, sp_error *e)
 static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e)
 {
     sp_plan *p = &r->plan;
-    if (sp_plan_given(p, "oktopk-preset")) { /* a named preset brings its density and warm-up, unless given */
-        const sp_oktopk_preset *pre = sp_oktopk_preset_at(p->opts.oktopk_preset);
-        if (!sp_plan_given(p, "density"))
-            p->density = pre->density;
-        if (!sp_plan_given(p, "warmup"))
-            p->warmup = pre->warmup;
-    }
+    sp_plan_apply_preset(p);
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
     if (!r->algo)
         return -1;
