@@ -106,6 +106,11 @@ static int load_platform(const sp_backend_config *cfg, sp_platform *plat, char *
     xbt_log_control_set("root.thresh:warning");
     xbt_log_control_set("ker_engine.app:file:/dev/null"); /* its deadlock report; ours says which rank */
     simgrid_init(&argc, argv);
+    /* SimGrid's init installs its own SIGINT handler, which exits without
+     * cleaning up: ours go back at once, before the temporary platform file
+     * is loaded (a signal there left it behind on a busy machine), and again
+     * before the run (simulate) */
+    sp_part_cleanup_on_signals();
     set_network_model(cfg->network, cfg->crosstraffic);
     sg_cfg_set_int("contexts/stack-size", 1024);
 
