@@ -290,6 +290,14 @@ LONG_RUN = ["run", "--algo", "ring", "--ranks", "256", "--n", "64K", "--iters", 
             "{W}/out", "--quiet"]
 
 
+def children_end(name, kids):
+    """Every child of a signalled parent ends within 30 s (killed if not)."""
+    for k in kids:
+        if not wait_for(lambda: gone(k), 30):
+            os.kill(k, signal.SIGKILL)
+            fail(name, "the child %d outlived its parent" % k)
+
+
 def start_to_signal(sparsim, corpus, root, args, ignore_term):
     """A run in a folder of its own (its TMPDIR inside it), with the default
     signal dispositions (SIGTERM ignored if asked): (folder, process)."""
@@ -332,10 +340,7 @@ def ending(sparsim, corpus, root, name, sig, ignore_term, expect_code):
         fail(name, "the parent ended with %r, expected %r" % (p.returncode, expect_code))
     if not kids:
         fail(name, "no child found to follow")
-    for k in kids:
-        if not wait_for(lambda: gone(k), 30):
-            os.kill(k, signal.SIGKILL)
-            fail(name, "the child %d outlived its parent" % k)
+    children_end(name, kids)
     time.sleep(0.2)
     left = sorted(files_under(work))
     if left:
@@ -364,10 +369,7 @@ def ending_any_moment(sparsim, corpus, root, sig, delays):
             p.kill()
             p.communicate()
             fail(name, "the parent did not end")
-        for k in kids:
-            if not wait_for(lambda: gone(k), 30):
-                os.kill(k, signal.SIGKILL)
-                fail(name, "the child %d outlived its parent" % k)
+        children_end(name, kids)
         time.sleep(0.1)
         left = sorted(f for f in files_under(work) if not f.startswith("out/") or f.endswith(".part"))
         if left:
