@@ -118,11 +118,16 @@ static int read_messages(const char *path, sp_msg_list *out, char *err, size_t e
     char *line = NULL;
     size_t cap = 0, evcap = 0, lineno = 1;
     ssize_t len = getline(&line, &cap, f);
-    if (len < 0 || strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) != 0 ||
-        strspn(line + strlen(SP_CSV_HEADER), "\r\n") != strlen(line + strlen(SP_CSV_HEADER))) {
+    const char *rest = len < 0 ? "" : line + strlen(SP_CSV_HEADER);
+    int nodes = len >= 0 && !strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) &&
+                !strncmp(rest, SP_CSV_NODE_COLUMNS, strlen(SP_CSV_NODE_COLUMNS));
+    if (nodes)
+        rest += strlen(SP_CSV_NODE_COLUMNS);
+    if (len < 0 || strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) != 0 || strspn(rest, "\r\n") != strlen(rest)) {
         snprintf(err, errlen, "%s: not a sparsim messages.csv (bad header)", path);
         goto fail;
     }
+    const int want = nodes ? 12 : 8; /* the node columns follow from src and dst: counted, not read */
     static const char *const names[8] = {"iter", "phase", "src", "dst", "tag", "bytes", "t_post", "t_done"};
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
@@ -133,17 +138,17 @@ static int read_messages(const char *path, sp_msg_list *out, char *err, size_t e
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0])
             continue;
-        char *field[9];
+        char *field[13];
         int nf = 0;
-        for (char *s = line, *c; nf < 9; s = c + 1) {
+        for (char *s = line, *c; nf < want + 1; s = c + 1) {
             field[nf++] = s;
             if (!(c = strchr(s, ',')))
                 break;
             *c = '\0';
         }
-        if (nf != 8) {
-            snprintf(err, errlen, "%s:%zu: a row of %s fields, not 8 (%s)", path, lineno, nf > 8 ? "more than 8" : "fewer",
-                     SP_CSV_HEADER);
+        if (nf != want) {
+            snprintf(err, errlen, "%s:%zu: a row of %s fields, not %d (%s%s)", path, lineno,
+                     nf > want ? "more" : "fewer", want, SP_CSV_HEADER, nodes ? SP_CSV_NODE_COLUMNS : "");
             goto fail;
         }
         long long v[6];

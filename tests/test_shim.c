@@ -26,6 +26,8 @@ static void fail(const char *fmt, int a, long long b)
 
 typedef int (*algo_fn)(sp_ctx *, sp_algo_io *);
 
+static int g_gpus_per_node; /* run_algo's --gpus-per-node (0: the platform's) */
+
 static int run_algo(int P, algo_fn fn, const char *out, sp_report *rep, char *err, size_t errlen)
 {
     static sp_algorithm a;
@@ -43,11 +45,65 @@ static int run_algo(int P, algo_fn fn, const char *out, sp_report *rep, char *er
     snprintf(p.network, sizeof p.network, "cm02");
     snprintf(p.out, sizeof p.out, "%s", out ? out : "");
     p.write_trace = 0;
+    p.gpus_per_node = g_gpus_per_node;
     g_failures = 0;
     sp_error e;
     int rc = sp_run_algorithm(&p, &a, rep, &e);
     snprintf(err, errlen, "%.200s", rc ? e.msg : "");
     return rc;
+}
+
+/* ---- nodes and groups ------------------------------------------------------ */
+
+/* 8 ranks on 2 nodes of 4: the rank's rail (local rank j on both nodes) and
+ * its node, each entered as a group, speak in the group's ranks */
+static int groups(sp_ctx *c, sp_algo_io *io)
+{
+    (void)io;
+    sp_phase(c, "test");
+    int r = sp_rank(c), G = sp_node_size(c);
+    if (G != 4)
+        fail("rank %d: %lld GPUs per node, not 4", r, G);
+    if (sp_group_enter(c, (r + 1) % 4, 4, 2) != SP_ERR_ARG || sp_group_enter(c, 0, 1, 9) != SP_ERR_ARG)
+        fail("rank %d entered a group that does not hold it (%lld)", r, 0);
+    if (sp_size(c) != 8)
+        fail("rank %d: a refused group left the size at %lld", r, sp_size(c));
+    sp_group_enter(c, r % 4, 4, 2); /* rail r mod 4: ranks j and j + 4 */
+    if (sp_size(c) != 2 || sp_rank(c) != r / 4)
+        fail("rank %d: rank %lld in its rail", r, sp_rank(c));
+    int peer = 1 - sp_rank(c), got = -1;
+    sp_req *q[2] = {sp_isend(c, peer, 1, &r, sizeof r), sp_irecv(c, peer, 1, &got, sizeof got)};
+    sp_waitall(c, q, 2, NULL);
+    if (got != (r + 4) % 8)
+        fail("rank %d: its rail peer sent %lld", r, got);
+    sp_group_enter(c, r / 4 * 4, 1, 4); /* its node */
+    int all[4] = {-1, -1, -1, -1};
+    if (sp_allgather(c, &r, sizeof r, all, 2) != 0)
+        fail("rank %d: the node's allgather failed (%lld)", r, 0);
+    for (int i = 0; i < 4; i++)
+        if (all[i] != r / 4 * 4 + i)
+            fail("rank %d: the node's allgather gave %lld", r, all[i]);
+    sp_group_leave(c);
+    if (sp_size(c) != 8 || sp_rank(c) != r)
+        fail("rank %d: back in the run as rank %lld", r, sp_rank(c));
+    return SP_OK;
+}
+
+Test(shim, groups_of_a_node_and_of_a_rail)
+{
+    sp_report rep;
+    char err[256] = "";
+    g_gpus_per_node = 4;
+    int rc = run_algo(8, groups, NULL, &rep, err, sizeof err);
+    g_gpus_per_node = 0;
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_assert_eq(g_failures, 0, "%s", g_why);
+    /* the messages kept the run's ranks: rail exchanges cross the nodes */
+    cr_assert_eq(rep.gpus_per_node, 4);
+    for (int r = 0; r < 8; r++)
+        cr_assert_eq(rep.rank_sent_off[r], sizeof(int), "rank %d sent %llu bytes off its node", r,
+                     (unsigned long long)rep.rank_sent_off[r]);
+    sp_report_free(&rep);
 }
 
 /* ---- ordering and matching ---------------------------------------------- */

@@ -108,7 +108,7 @@ Test(trace, seconds_format_and_reader)
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/m.csv", dir);
     const char *phases[] = {"reduce-scatter", "allgather"};
-    sp_csv_writer *w = sp_csv_open(path, phases, err, sizeof err);
+    sp_csv_writer *w = sp_csv_open(path, phases, 1, err, sizeof err);
     cr_assert_not_null(w, "%s", err);
     sp_msg_event e1 = {0, 0, 1, 2, 100, 4000, 0.5, 0.75}, e2 = {3, 1, 2, 0, 7, 8, 1.0, 1.25};
     sp_csv_write(w, &e1);
@@ -124,13 +124,38 @@ Test(trace, seconds_format_and_reader)
     sp_msg_list_free(&l);
 }
 
+/* ranks that are GPUs on nodes of 4: each end's node and local rank follow
+ * the eight columns, and both readers take them */
+Test(trace, node_columns)
+{
+    const char *dir = t_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/m.csv", dir);
+    const char *phases[] = {"intra"};
+    sp_csv_writer *w = sp_csv_open(path, phases, 4, err, sizeof err);
+    cr_assert_not_null(w, "%s", err);
+    sp_msg_event e = {1, 0, 6, 9, 3, 64, 0.25, 0.5};
+    sp_csv_write(w, &e);
+    cr_assert_eq(sp_csv_close(w, 1, err, sizeof err), 0);
+    char *text = t_read_file(path, NULL);
+    cr_assert_str_eq(text, SP_CSV_HEADER SP_CSV_NODE_COLUMNS "\n1,intra,6,9,3,64,0.250000000,0.500000000,1,2,2,1\n");
+    free(text);
+    sp_msg_list l;
+    cr_assert_eq(sp_csv_read(path, &l, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(l.n, 1);
+    cr_assert_eq(l.ev[0].src, 6);
+    cr_assert_eq(l.ev[0].dst, 9);
+    cr_assert_float_eq(l.ev[0].t_done, 0.5, 1e-12);
+    sp_msg_list_free(&l);
+}
+
 Test(trace, failed_run_leaves_no_file)
 {
     const char *dir = t_tmpdir();
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/m.csv", dir);
     const char *phases[] = {"x"};
-    sp_csv_writer *w = sp_csv_open(path, phases, err, sizeof err);
+    sp_csv_writer *w = sp_csv_open(path, phases, 1, err, sizeof err);
     sp_msg_event e = {0, 0, 0, 1, 0, 8, 0, 1};
     sp_csv_write(w, &e);
     sp_csv_close(w, 0, err, sizeof err);

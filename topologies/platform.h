@@ -39,7 +39,9 @@ typedef struct {
                                 name that begins with its own, and its writer reads the rest */
     int max_ranks;           /* the most ranks it holds; 0: as many as a run takes */
     const char *ranks_why;   /* why max_ranks, as the refusal says it */
-    const char *network;     /* the --network model it wants by default; NULL: --network's default */
+    const char *network;     /* the SimGrid network model it wants by default; NULL: lv08 */
+    const char *device;      /* the device profile of its GPU, the default of --device; NULL: none */
+    int gpus_per_node;       /* GPUs per node; 0 or 1: no nodes */
     int unlisted;            /* 1: an older name, still taken, listed under its row's description */
 } sp_platform_row;
 
@@ -55,6 +57,12 @@ size_t sp_platform_help(char *buf, size_t len);
 /* The listed built-ins' syntaxes joined by sep ("1gbe, 1gbe-switch[:G], ..."); only those
  * with SimGrid XML when xml_only.  Returns the length it needs (as snprintf). */
 size_t sp_platform_names(char *buf, size_t len, const char *sep, int xml_only);
+
+/* The node shape of a platform name: GPUs per node (1 for flat built-ins and
+ * for files) and the nodes the name gives (0 when it names no count: as many
+ * as P needs, or a file).  0, or -1 with one line (unknown parameter, malformed
+ * count).  P is checked against nodes x G in sp_platform_prepare. */
+int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen);
 
 /* Resolves `name` (a built-in row's, or a file) for P ranks.  Returns -1 with
  * a one-line message on error. */

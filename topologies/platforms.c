@@ -249,6 +249,16 @@ const sp_platform_row *sp_platform_rows(int *count)
 
 int sp_platform_is_builtin(const char *name) { return sp_platform_find(name) != NULL; }
 
+int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    const sp_platform_row *r = sp_platform_find(name);
+    *gpus_per_node = r && r->gpus_per_node > 1 ? r->gpus_per_node : 1;
+    *nodes = 0;
+    return 0;
+}
+
 void sp_platform_write_list(void *fp)
 {
     FILE *f = fp;

@@ -25,7 +25,12 @@ struct sp_chrome_writer {
     int first;
     int background; /* the background traffic's track is named */
     uint64_t nflows;
+    int gpn; /* GPUs per node: > 1 gives each node a process of its own */
 };
+
+/* the process of a rank's track: 0 without nodes, 2 + its node with them
+ * (1 is the background traffic's) */
+static int pid_of(const sp_chrome_writer *w, int rank) { return w->gpn ? 2 + rank / w->gpn : 0; }
 
 static void sep(sp_chrome_writer *w)
 {
@@ -60,7 +65,7 @@ static void put_span(FILE *f, double t0, double t1)
     put_ns(f, b - a);
 }
 
-sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const *phase_names,
+sp_chrome_writer *sp_chrome_open(const char *path, int nranks, int gpus_per_node, const char *const *phase_names,
                                  uint64_t max_msgs, char *err, size_t errlen)
 {
     sp_chrome_writer *w = calloc(1, sizeof *w);
@@ -76,16 +81,33 @@ sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const
     w->phases = phase_names;
     w->max_msgs = max_msgs;
     w->first = 1;
+    w->gpn = gpus_per_node > 1 ? gpus_per_node : 0;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", w->f);
-    sep(w);
-    fputs("{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"sparsim\"}}", w->f);
+    if (!w->gpn) {
+        sep(w);
+        fputs("{\"ph\":\"M\",\"pid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"sparsim\"}}", w->f);
+    }
     for (int r = 0; r < nranks; r++) {
+        int pid = pid_of(w, r);
+        if (w->gpn && r % w->gpn == 0) {
+            sep(w);
+            fprintf(w->f, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"node %d\"}}", pid,
+                    r / w->gpn);
+            sep(w);
+            fprintf(w->f, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}",
+                    pid, pid);
+        }
         sep(w);
-        fprintf(w->f, "{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"rank %d\"}}",
-                r, r);
+        if (w->gpn)
+            fprintf(w->f,
+                    "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"rank %d (GPU %d)\"}}",
+                    pid, r, r, r % w->gpn);
+        else
+            fprintf(w->f, "{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"rank %d\"}}",
+                    r, r);
         sep(w);
-        fprintf(w->f, "{\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
-                r, r);
+        fprintf(w->f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%d}}",
+                pid, r, r);
     }
     return w;
 }
@@ -95,8 +117,8 @@ void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e)
     if (!(e->t1 > e->t0))
         return; /* a phase a rank passed through without spending time */
     sep(w);
-    fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\"", e->rank,
-            w->phases[e->phase]);
+    fprintf(w->f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"phase\",\"name\":\"%s\"", pid_of(w, e->rank),
+            e->rank, w->phases[e->phase]);
     put_span(w->f, e->t0, e->t1);
     fprintf(w->f, ",\"args\":{\"iter\":%d}}", e->iter);
 }
@@ -107,8 +129,8 @@ void sp_chrome_slice(sp_chrome_writer *w, const sp_slice_event *e)
         return;
     if (e->rank >= 0) {
         sep(w);
-        fprintf(w->f, "{\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"cat\":\"disturbance\",\"name\":\"%s\"", e->rank,
-                e->name);
+        fprintf(w->f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"disturbance\",\"name\":\"%s\"",
+                pid_of(w, e->rank), e->rank, e->name);
         put_span(w->f, e->t0, e->t1);
         fprintf(w->f, ",\"args\":{\"iter\":%d", e->iter);
         if (e->factor > 0)
@@ -145,14 +167,14 @@ void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e)
     uint64_t id = ++w->nmsgs;
     sep(w);
     fprintf(w->f,
-            "{\"ph\":\"b\",\"pid\":0,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":", e->src,
-            w->phases[e->phase], (unsigned long long)id);
+            "{\"ph\":\"b\",\"pid\":%d,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
+            pid_of(w, e->src), e->src, w->phases[e->phase], (unsigned long long)id);
     put_us(w->f, e->t_post);
     fprintf(w->f, ",\"args\":{\"iter\":%d,\"src\":%d,\"dst\":%d,\"tag\":%d,\"bytes\":%llu}}", e->iter, e->src,
             e->dst, e->tag, (unsigned long long)e->bytes);
     sep(w);
-    fprintf(w->f, "{\"ph\":\"e\",\"pid\":0,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":", e->src,
-            w->phases[e->phase], (unsigned long long)id);
+    fprintf(w->f, "{\"ph\":\"e\",\"pid\":%d,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
+            pid_of(w, e->src), e->src, w->phases[e->phase], (unsigned long long)id);
     put_us(w->f, e->t_done);
     fputs("}", w->f);
 }

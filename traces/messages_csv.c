@@ -1,7 +1,8 @@
 /* messages_csv.c - the per-message CSV trace: writer and reader.
  *
  * One row per message, columns iter,phase,src,dst,tag,bytes,t_post,t_done,
- * times in seconds with nanosecond resolution.  The writer formats numbers by
+ * times in seconds with nanosecond resolution; where ranks are GPUs on nodes,
+ * each end's node and local rank follow (SP_CSV_NODE_COLUMNS).  The writer formats numbers by
  * hand into a large buffer (no printf per row): runs at thousands of ranks
  * produce millions of rows, and this file must not be what limits them.
  */
@@ -18,6 +19,7 @@ struct sp_csv_writer {
     char buf[1 << 16];
     size_t len;
     int failed;
+    int gpn; /* GPUs per node: > 1 writes the node columns */
 };
 
 static int fmt_u64(char *out, uint64_t v)
@@ -70,7 +72,8 @@ static void flush_buf(sp_csv_writer *w)
     w->len = 0;
 }
 
-sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, char *err, size_t errlen)
+sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, int gpus_per_node, char *err,
+                           size_t errlen)
 {
     sp_csv_writer *w = calloc(1, sizeof *w);
     if (!w) {
@@ -82,7 +85,8 @@ sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, cha
         return NULL;
     }
     w->phases = phase_names;
-    fputs(SP_CSV_HEADER "\n", w->pf.f);
+    w->gpn = gpus_per_node > 1 ? gpus_per_node : 0;
+    fputs(w->gpn ? SP_CSV_HEADER SP_CSV_NODE_COLUMNS "\n" : SP_CSV_HEADER "\n", w->pf.f);
     return w;
 }
 
@@ -109,6 +113,13 @@ void sp_csv_write(sp_csv_writer *w, const sp_msg_event *e)
     p += sp_format_seconds(p, e->t_post);
     *p++ = ',';
     p += sp_format_seconds(p, e->t_done);
+    if (w->gpn) {
+        const int ends[4] = {e->src / w->gpn, e->src % w->gpn, e->dst / w->gpn, e->dst % w->gpn};
+        for (int i = 0; i < 4; i++) {
+            *p++ = ',';
+            p += fmt_i64(p, ends[i]);
+        }
+    }
     *p++ = '\n';
     w->len = (size_t)(p - w->buf);
 }
@@ -153,11 +164,14 @@ int sp_csv_read(const char *path, sp_msg_list *out, char *err, size_t errlen)
     }
     char line[512];
     size_t cap = 0, lineno = 1;
-    if (!fgets(line, sizeof line, f) || strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) != 0) {
+    if (!fgets(line, sizeof line, f) || strncmp(line, SP_CSV_HEADER, strlen(SP_CSV_HEADER)) != 0 ||
+        (line[strlen(SP_CSV_HEADER)] == ',' &&
+         strncmp(line + strlen(SP_CSV_HEADER), SP_CSV_NODE_COLUMNS, strlen(SP_CSV_NODE_COLUMNS)) != 0)) {
         snprintf(err, errlen, "%s: not a sparsim messages.csv (bad header)", path);
         fclose(f);
         return -1;
     }
+    int nodes = line[strlen(SP_CSV_HEADER)] == ',';
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (out->n == cap) {
@@ -196,8 +210,8 @@ int sp_csv_read(const char *path, sp_msg_list *out, char *err, size_t errlen)
             goto bad;
         s = end + 1;
         e->t_done = strtod(s, &end);
-        if (*end != '\n' && *end != '\0' && *end != '\r')
-            goto bad;
+        if (*end != '\n' && *end != '\0' && *end != '\r' && !(nodes && *end == ','))
+            goto bad; /* the node columns follow from src and dst: not read */
         out->n++;
     }
     fclose(f);

@@ -10,6 +10,8 @@ void sp_report_free(sp_report *rep)
     free(rep->iters);
     free(rep->rank_sent);
     free(rep->rank_recv);
+    free(rep->rank_sent_off);
+    free(rep->rank_recv_off);
     free(rep->result);
     free(rep->result_sum);
     free(rep->residual_sum);

@@ -118,6 +118,8 @@ typedef struct {
     int nstats;
     sp_iter_stats *iters;         /* niters */
     uint64_t *rank_sent, *rank_recv; /* per rank, whole run (bytes) */
+    int gpus_per_node;            /* G > 1: ranks are GPUs on nodes (rank r on node r / G) */
+    uint64_t *rank_sent_off, *rank_recv_off; /* G > 1: of those, to and from other nodes (bytes) */
     uint64_t total_msgs, total_bytes;
     float *result;                /* exact mode: global result of the last iteration (n) */
     double *result_sum;           /* exact mode: sum over iterations of the global result (n) */

@@ -231,6 +231,16 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
         cJSON_AddItemToArray(sa, cJSON_CreateNumber((double)rep->rank_sent[r]));
         cJSON_AddItemToArray(ra, cJSON_CreateNumber((double)rep->rank_recv[r]));
     }
+    if (rep->gpus_per_node) {
+        cJSON_AddNumberToObject(ranks, SPK_GPUS_PER_NODE, rep->gpus_per_node);
+        cJSON_AddNumberToObject(ranks, SPK_NODES, rep->nranks / rep->gpus_per_node);
+        cJSON *so = cJSON_AddArrayToObject(ranks, SPK_SENT_OFF_ARRAY);
+        cJSON *ro = cJSON_AddArrayToObject(ranks, SPK_RECV_OFF_ARRAY);
+        for (int r = 0; r < rep->nranks; r++) {
+            cJSON_AddItemToArray(so, cJSON_CreateNumber((double)rep->rank_sent_off[r]));
+            cJSON_AddItemToArray(ro, cJSON_CreateNumber((double)rep->rank_recv_off[r]));
+        }
+    }
     cJSON_AddNumberToObject(root, SPK_MESSAGES, (double)rep->total_msgs);
     cJSON_AddNumberToObject(root, SPK_BYTES, (double)rep->total_bytes);
     cJSON_AddNumberToObject(root, SPK_WALL, rep->wall_seconds);

@@ -29,7 +29,9 @@
  *   SPK_BOUND: { SPK_FORMULA, SPK_SOURCE, SPK_WORDS, SPK_BYTES_KEY, SPK_RATIO, SPK_FLOOR_WORDS (optional),
  *                SPK_LOWER_FORMULA, SPK_LOWER_WORDS, SPK_LOWER_BYTES }   (absent without a closed form),
  *   SPK_PREDICTION: { SPK_MODEL, SPK_TIME, SPK_MEASURED_OVER_PREDICTED }  (likewise),
- *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY },
+ *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY,
+ *                SPK_GPUS_PER_NODE, SPK_NODES, SPK_SENT_OFF_ARRAY, SPK_RECV_OFF_ARRAY (these four where ranks
+ *                are GPUs on nodes: rank r is GPU r mod G of node r / G) },
  *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count,
  *   SPK_NCCL: { SPK_NC_SIZE, SPK_NC_EFFECTIVE, SPK_NC_PAYLOAD (sparse only), SPK_TIME, SPK_NC_ALGBW,
  *               SPK_NC_BUSBW, SPK_NC_FACTOR }   (nccl-tests' allreduce figures, report.h),
@@ -110,6 +112,10 @@
 #define SPK_RECV_MAX_R "recv_bytes_max"
 #define SPK_SENT_ARRAY "sent_bytes"
 #define SPK_RECV_ARRAY "recv_bytes"
+#define SPK_GPUS_PER_NODE "gpus_per_node"
+#define SPK_NODES "nodes"
+#define SPK_SENT_OFF_ARRAY "sent_bytes_off_node"
+#define SPK_RECV_OFF_ARRAY "recv_bytes_off_node"
 #define SPK_WALL "wall_seconds"
 #define SPK_TRACE_DROPPED "trace_messages_dropped"
 

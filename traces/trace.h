@@ -87,9 +87,14 @@ void sp_part_untrack(const char *path);
 typedef struct sp_csv_writer sp_csv_writer;
 
 #define SP_CSV_HEADER "iter,phase,src,dst,tag,bytes,t_post,t_done"
+/* where ranks are GPUs on nodes of G > 1: each end's node and local rank
+ * follow (src_node = src / G, src_local = src mod G) */
+#define SP_CSV_NODE_COLUMNS ",src_node,src_local,dst_node,dst_local"
 
-/* Opens `path`.part for writing; returns NULL with a message in err. */
-sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, char *err, size_t errlen);
+/* Opens `path`.part for writing (with the node columns when gpus_per_node
+ * > 1); returns NULL with a message in err. */
+sp_csv_writer *sp_csv_open(const char *path, const char *const *phase_names, int gpus_per_node, char *err,
+                           size_t errlen);
 void sp_csv_write(sp_csv_writer *w, const sp_msg_event *e);
 /* Flushes, closes and (if ok) renames into place; frees w.  Returns 0 on success. */
 int sp_csv_close(sp_csv_writer *w, int ok, char *err, size_t errlen);
@@ -103,7 +108,9 @@ typedef struct sp_chrome_writer sp_chrome_writer;
 
 /* `max_msgs`: message events beyond this count are dropped (phase spans are
  * always kept); the count of dropped ones is reported by sp_chrome_close. */
-sp_chrome_writer *sp_chrome_open(const char *path, int nranks, const char *const *phase_names,
+/* `gpus_per_node` > 1: each node is a process of its own ("node N"), its
+ * ranks its threads ("rank R (GPU J)"); else every rank is a thread of one. */
+sp_chrome_writer *sp_chrome_open(const char *path, int nranks, int gpus_per_node, const char *const *phase_names,
                                  uint64_t max_msgs, char *err, size_t errlen);
 void sp_chrome_span(sp_chrome_writer *w, const sp_span_event *e);
 void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e);

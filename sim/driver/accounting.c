@@ -44,6 +44,10 @@ static void on_message(void *to, const sp_msg_event *e)
         a->ranks[e->dst].ph[e->phase].recv += e->bytes;
         rep->rank_sent[e->src] += e->bytes;
         rep->rank_recv[e->dst] += e->bytes;
+        if (rep->gpus_per_node && e->src / rep->gpus_per_node != e->dst / rep->gpus_per_node) {
+            rep->rank_sent_off[e->src] += e->bytes;
+            rep->rank_recv_off[e->dst] += e->bytes;
+        }
     }
     int slot = sp_report_slot(rep, e->iter);
     if (slot >= 0) {

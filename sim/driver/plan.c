@@ -23,7 +23,7 @@
 
 #define F(field) .offset = offsetof(sp_plan, field), .size = sizeof(((sp_plan *)0)->field)
 
-static const sp_opt_choice network_choices[] = {{"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
+static const sp_opt_choice network_choices[] = {{"platform", 3}, {"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
 static const sp_opt_choice crosstraffic_choices[] = {{"model", -1}, {"on", 1}, {"off", 0}, {NULL, 0}};
 static const sp_opt_choice payload_choices[] = {{"auto", SP_PAYLOAD_AUTO},
                                                 {"exact", SP_PAYLOAD_EXACT},
@@ -91,11 +91,17 @@ static const sp_opt run_options[] = {
      .help = "number of ranks"},
     {.name = "platform", .type = SP_OT_STRING, .group = "network", F(platform), .dflt = "1gbe",
      .flags = SP_OPT_EVERYDAY | SP_OPT_LIST, .metavar = "NAME", .brief_of = platform_brief, .help_of = platform_help},
-    {.name = "network", .type = SP_OT_CHOICE, .group = "network", F(network), .dflt = "lv08",
+    {.name = "gpus-per-node", .type = SP_OT_INT, .group = "network", F(gpus_per_node), .min = 0, .max = 1024,
+     .dflt = "0", .metavar = "G",
+     .help = "GPUs per node: rank r is GPU r mod G (its local rank) of node r / G, and outputs name both; 0 (the "
+     "default) takes the platform's (8 on dgx-h100, 1 on platforms without nodes). G must divide --ranks; on a "
+     "platform with nodes it must be the platform's"},
+    {.name = "network", .type = SP_OT_CHOICE, .group = "network", F(network), .dflt = "platform",
      .choices = network_choices, .flags = SP_OPT_EVERYDAY, .metavar = "MODEL",
-     .brief = "cm02 (alpha-beta: matches the closed forms), lv08 (TCP-calibrated), smpi",
-     .help = "cm02 (pure alpha-beta with max-min sharing: matches the closed forms), lv08 (SimGrid's default "
-     "TCP-calibrated model), smpi (piecewise MPI model)"},
+     .brief = "platform (the platform's own), cm02 (alpha-beta: matches the closed forms), lv08 (TCP), smpi",
+     .help = "platform (the default: the model the platform's row names, lv08 for Ethernet and user files, cm02 for "
+     "NVLink, InfiniBand, RoCE, Aries and Slingshot), cm02 (pure alpha-beta with max-min sharing: matches the closed "
+     "forms), lv08 (SimGrid's TCP-calibrated model), smpi (piecewise MPI model)"},
     {.name = "crosstraffic", .type = SP_OT_CHOICE, .group = "network", F(crosstraffic), .dflt = "model",
      .choices = crosstraffic_choices, .metavar = "MODE",
      .help = "whether a flow also loads the reverse direction of its links, as TCP's acknowledgements do: model (what "
@@ -112,7 +118,8 @@ static const sp_opt run_options[] = {
      .metavar = "NAME",
      .brief = "device profile that prices local kernels (sparsim list), or a JSON file",
      .help = "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or "
-     "a JSON file (sparsim-mpi calibrate writes one)"},
+     "a JSON file (sparsim-mpi calibrate writes one); a platform that names its GPU (dgx-h100: h100) makes that "
+     "the default instead of none"},
     {.name = "n", .type = SP_OT_U64, .group = "run", F(n), .min = 1, .max = 2147483647.0, .dflt = "1M",
      .flags = SP_OPT_EVERYDAY | SP_OPT_SUFFIX | SP_OPT_LIST, .metavar = "N",
      .range = "an integer in 1..2^31-1 (int32 indices)",

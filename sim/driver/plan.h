@@ -25,8 +25,9 @@ typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOA
 typedef struct {
     char algo[64];          /* registry name, a comma list, or "all" */
     int ranks;              /* P */
+    int gpus_per_node;      /* G: rank r is GPU r mod G of node r / G; 0 the platform's (1 without nodes) */
     char platform[1024];    /* "1gbe", "daint", or a SimGrid platform XML file */
-    char network[16];       /* cm02 | lv08 | smpi */
+    char network[16];       /* cm02 | lv08 | smpi, or platform: the platform's own (resolve.c) */
     int crosstraffic;       /* -1 the network model's own (on for lv08 and smpi), 0 off, 1 on */
     uint64_t unshared_below; /* bytes: smaller messages bypass bandwidth sharing (0: none) */
     char device[1024];      /* device profile name, or a JSON file */

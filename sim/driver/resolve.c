@@ -13,6 +13,7 @@
 #include "sim/shim/backend.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/model.h"
+#include "topologies/platform.h"
 
 #include <float.h>
 #include <math.h>
@@ -268,10 +269,40 @@ static int check_memory(const sp_resolved *r, const sp_plan *asked, sp_error *e)
 }
 
 /* what the plan asked, before the data: the algorithm and the payload it allows, the device */
+/* what the platform decides unless told: GPUs per node, the network model
+ * and the device; G must divide P */
+static int resolve_platform(sp_plan *p, sp_error *e)
+{
+    char err[600];
+    int g = 1, nodes = 0;
+    if (sp_platform_nodes(p->platform, &g, &nodes, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
+    const sp_platform_row *row = sp_platform_find(p->platform);
+    if (p->gpus_per_node > 0 && g > 1 && p->gpus_per_node != g)
+        return sp_error_set(e, SP_STATUS_USAGE, "--gpus-per-node %d: platform %s has %d GPUs per node",
+                            p->gpus_per_node, p->platform, g);
+    if (p->gpus_per_node <= 0)
+        p->gpus_per_node = g;
+    if (p->ranks % p->gpus_per_node) {
+        if (g > 1)
+            return sp_error_set(e, SP_STATUS_USAGE, "--ranks %d is not a whole number of nodes of platform %s (%d GPUs each)",
+                                p->ranks, p->platform, g);
+        return sp_error_set(e, SP_STATUS_USAGE, "--gpus-per-node %d does not divide --ranks %d into whole nodes",
+                            p->gpus_per_node, p->ranks);
+    }
+    if (!strcmp(p->network, "platform"))
+        snprintf(p->network, sizeof p->network, "%s", row && row->network ? row->network : "lv08");
+    if (!sp_plan_given(p, "device") && row && row->device)
+        snprintf(p->device, sizeof p->device, "%s", row->device);
+    return 0;
+}
+
 static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e)
 {
     sp_plan *p = &r->plan;
     sp_plan_apply_preset(p);
+    if (resolve_platform(p, e) != 0)
+        return -1;
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
     if (!r->algo)
         return -1;

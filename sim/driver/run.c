@@ -283,6 +283,13 @@ static int report_alloc(sp_report *rep, const sp_resolved *res)
     rep->iters = calloc((size_t)plan->iters, sizeof *rep->iters);
     rep->rank_sent = calloc((size_t)P, sizeof *rep->rank_sent);
     rep->rank_recv = calloc((size_t)P, sizeof *rep->rank_recv);
+    rep->gpus_per_node = plan->gpus_per_node > 1 ? plan->gpus_per_node : 0;
+    if (rep->gpus_per_node) {
+        rep->rank_sent_off = calloc((size_t)P, sizeof *rep->rank_sent_off);
+        rep->rank_recv_off = calloc((size_t)P, sizeof *rep->rank_recv_off);
+        if (!rep->rank_sent_off || !rep->rank_recv_off)
+            return -1;
+    }
     rep->stat_last = calloc((size_t)P * SP_MAX_STATS, sizeof *rep->stat_last);
     if (exact) {
         rep->result_sum = calloc(plan->n, sizeof *rep->result_sum);
@@ -460,12 +467,13 @@ static int open_writers(sp_runstate *rs, run_outputs *o, sp_error *e)
     }
     if (plan->write_csv) {
         snprintf(path, sizeof path, "%s/messages.csv", plan->out);
-        if (!(o->csv = sp_csv_open(path, rs->rep->phase_names, err, sizeof err)))
+        if (!(o->csv = sp_csv_open(path, rs->rep->phase_names, plan->gpus_per_node, err, sizeof err)))
             return sp_error_from(e, SP_STATUS_USAGE, err);
     }
     if (plan->write_trace) {
         snprintf(path, sizeof path, "%s/trace.json", plan->out);
-        if (!(o->chrome = sp_chrome_open(path, plan->ranks, rs->rep->phase_names, plan->trace_msgs, err, sizeof err)))
+        if (!(o->chrome = sp_chrome_open(path, plan->ranks, plan->gpus_per_node, rs->rep->phase_names, plan->trace_msgs,
+                                      err, sizeof err)))
             return sp_error_from(e, SP_STATUS_USAGE, err);
     }
     return 0;
@@ -499,6 +507,7 @@ static int prepare_run(sp_runstate *rs, run_outputs *o, sp_error *e)
     }
     rs->shim.sink = sp_acct_sink(o->acct);
     rs->shim.want_times = o->csv || o->chrome || o->disturb; /* a disturbed run follows its critical path by them */
+    rs->shim.gpus_per_node = plan->gpus_per_node;
     if (o->disturb && o->chrome)
         sp_disturb_set_slices(o->disturb, slice_to_trace, o->chrome);
     rs->shim.rank_main = rank_main;

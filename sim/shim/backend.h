@@ -54,6 +54,7 @@ typedef struct sp_shim {
     const sp_device *dev;  /* prices sp_compute on simulated backends */
     sp_sink sink;
     int want_times;        /* a writer needs t_post and t_done of messages */
+    int gpus_per_node;     /* G of sp_node_size (0 is taken as 1) */
     int failed;            /* the first failure wins */
     char errmsg[256];
     /* the model of a model workload, or NULL */
@@ -83,7 +84,8 @@ typedef struct sp_backend {
  * take turns on one core, and a rank's state is cold each time its turn
  * comes. */
 struct sp_ctx {
-    int rank, size;
+    int rank, size; /* in the whole run: backends and events speak these */
+    int grp_first, grp_stride, grp_size; /* the group entered (sp_group_enter); grp_size 0: none */
     const sp_backend *be;
     void *be_state;
     sp_shim *shim;

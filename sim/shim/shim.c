@@ -18,15 +18,39 @@
 static char failed_request;
 #define FAILED ((sp_req *)&failed_request)
 
-int sp_rank(const sp_ctx *c) { return c->rank; }
-int sp_size(const sp_ctx *c) { return c->size; }
+int sp_rank(const sp_ctx *c) { return c->grp_size ? (c->rank - c->grp_first) / c->grp_stride : c->rank; }
+int sp_size(const sp_ctx *c) { return c->grp_size ? c->grp_size : c->size; }
+int sp_node_size(const sp_ctx *c) { return c->shim->gpus_per_node > 1 ? c->shim->gpus_per_node : 1; }
+
+int sp_group_enter(sp_ctx *c, int first, int stride, int count)
+{
+    long long last = (long long)first + (long long)(count - 1) * stride;
+    if (first < 0 || stride < 1 || count < 1 || last >= c->size || c->rank < first || c->rank > last ||
+        (c->rank - first) % stride)
+        return SP_ERR_ARG;
+    c->grp_first = first;
+    c->grp_stride = stride;
+    c->grp_size = count;
+    return SP_OK;
+}
+
+void sp_group_leave(sp_ctx *c) { c->grp_size = 0; }
+
+/* a rank of the current group as the run's rank; -1 when out of it */
+static int world_rank(const sp_ctx *c, int r)
+{
+    if (r < 0 || r >= sp_size(c))
+        return -1;
+    return c->grp_size ? c->grp_first + r * c->grp_stride : r;
+}
 double sp_now(const sp_ctx *c) { return c->be->now(c); }
 int sp_iter(const sp_ctx *c) { return c->iter; }
 
-sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes)
+sp_req *sp_isend(sp_ctx *c, int to, int tag, const void *buf, size_t bytes)
 {
-    if (dst < 0 || dst >= c->size || tag < 0) {
-        sp_fail(c->shim, "rank %d: send to invalid rank %d or tag %d", c->rank, dst, tag);
+    int dst = world_rank(c, to);
+    if (dst < 0 || tag < 0) {
+        sp_fail(c->shim, "rank %d: send to invalid rank %d or tag %d", c->rank, to, tag);
         return FAILED;
     }
     if (c->shim->disturb) { /* a detour holds the rank before it can post */
@@ -44,10 +68,11 @@ sp_req *sp_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes)
     return r;
 }
 
-sp_req *sp_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
+sp_req *sp_irecv(sp_ctx *c, int from, int tag, void *buf, size_t cap)
 {
-    if (src < 0 || src >= c->size || tag < 0) {
-        sp_fail(c->shim, "rank %d: receive from invalid rank %d or tag %d", c->rank, src, tag);
+    int src = world_rank(c, from);
+    if (src < 0 || tag < 0) {
+        sp_fail(c->shim, "rank %d: receive from invalid rank %d or tag %d", c->rank, from, tag);
         return FAILED;
     }
     sp_req *r = c->be->irecv(c, src, tag, buf, cap);

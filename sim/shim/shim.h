@@ -36,8 +36,26 @@ typedef enum {
 /* Error codes returned by shim calls and algorithms (0 is success). */
 enum { SP_OK = 0, SP_ERR_ARG = -1, SP_ERR_TRUNC = -2, SP_ERR_MEM = -3, SP_ERR_COMM = -4 };
 
+/* This rank and the number of ranks, in the group the rank is in (below);
+ * outside every group, the whole run's. */
 int sp_rank(const sp_ctx *c);
 int sp_size(const sp_ctx *c);
+
+/* Nodes: a rank is a GPU on a node of G GPUs, rank r being GPU r mod G (its
+ * local rank) of node r / G.  G is 1 where the platform has no nodes. */
+int sp_node_size(const sp_ctx *c);
+
+/* Groups: while a rank is in one, sp_rank, sp_size and the ranks that
+ * sp_isend and sp_irecv take are the group's (0 .. count-1), group rank i
+ * being the run's rank first + i * stride.  The ranks of one node are
+ * (node * G, 1, G); those on rail j (local rank j on every node) are
+ * (j, G, nodes).  An algorithm written for the whole run thus runs among a
+ * group unchanged; its messages, phases and traces keep the run's ranks.
+ * Groups do not nest: entering one leaves any other.  Returns SP_ERR_ARG
+ * (and stays where it was) unless the group holds this rank and lies
+ * within the run. */
+int sp_group_enter(sp_ctx *c, int first, int stride, int count);
+void sp_group_leave(sp_ctx *c);
 
 /* Post a send of `bytes` bytes to `dst` with `tag` (tag >= 0).  The data is
  * captured at the call; `buf` may be reused as soon as this returns.
