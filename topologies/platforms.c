@@ -188,7 +188,8 @@ static int write_daint_simgrid(const char *name, int P, void *fp, char *err, siz
 #define NVLINK5 900e9        /* per direction per GPU [ML] */
 #define NVLINK_LAT 25e-9     /* per link [SimAI] */
 #define NIC_LAT 500e-9       /* per NIC [SimAI] */
-#define IB_SWITCH_LAT 130e-9 /* per InfiniBand switch crossed: assumed, of the order of IB switches' port-to-port latency */
+/* per InfiniBand switch crossed: assumed, of the order of IB switches' port-to-port latency */
+#define IB_SWITCH_LAT 130e-9
 #define MAX_NODES 100000     /* a node count's sanity bound where the machine states none */
 
 /* DGX H100 / H200 / B200 SuperPOD: 8 GPUs on NVSwitch; NIC j (rail j) to the
@@ -232,6 +233,22 @@ static const sp_fabric alps_fabric = {.kind = SP_FABRIC_DRAGONFLY, .gpus_per_nod
     "its routing picks a global link per pair of nodes, which the XML cannot say; daint-simgrid has XML"
 #define ARIES_RANKS_WHY "20 groups of 384 nodes, as Piz Daint"
 #define LIST_INDENT "\n                 " /* a listing's continuation line, under the description */
+
+/* a DGX SuperPOD row: its name, GPU, NVLink, device profile and fabric */
+#define DGX_ROW(nm, gpu, nvl, dev, fab)                                                                              \
+    {.name = nm,                                                                                                     \
+     .syntax = nm "[:N[:S]]",                                                                                        \
+     .summary = "N DGX " gpu " nodes on InfiniBand rails, S:1 leaf uplinks",                                        \
+     .description = "N nodes of 8 " gpu " on NVSwitch (" nvl "), 8 NICs of 400 Gb/s, one a rail;" LIST_INDENT      \
+                    "a leaf per rail per 32 nodes, a spine; leaf uplinks S:1 (" nm ":N:S, 1 by default)",          \
+     .kind = SP_PLATFORM_CODE,                                                                                       \
+     .builder = "nodes",                                                                                             \
+     .why_code = NODES_WHY_CODE,                                                                                     \
+     .param = "N, the nodes (as many as the ranks need by default), and S, the uplinks' oversubscription (1..64)", \
+     .network = RDMA_MODEL,                                                                                          \
+     .gpus_per_node = 8,                                                                                             \
+     .device = dev,                                                                                                  \
+     .fabric = &fab}
 
 /* The platforms, in the order `sparsim list` and the help show them.
  *
@@ -306,21 +323,6 @@ static const sp_platform_row platforms[] = {
      .max_ranks = DAINT_MAX_GROUPS * DAINT_NODES_PER_GROUP,
      .ranks_why = "16 dragonfly groups of 384 nodes; SimGrid 3.32 crashes with more groups than routers per chassis",
      .network = RDMA_MODEL},
-#define DGX_ROW(nm, gpu, nvl, dev, fab)                                                                                 \
-    {.name = nm,                                                                                                     \
-     .syntax = nm "[:N[:S]]",                                                                                        \
-     .summary = "N DGX " gpu " nodes on InfiniBand rails, S:1 leaf uplinks",                                        \
-     .description = "N nodes of 8 " gpu " on NVSwitch (" nvl "), 8 NICs of 400 Gb/s, one a rail;" LIST_INDENT      \
-                    "a leaf per rail per 32 nodes, a spine; leaf uplinks S:1 (" nm ":N:S, 1 by default)",          \
-     .kind = SP_PLATFORM_CODE,                                                                                       \
-     .builder = "nodes",                                                                                             \
-     .why_code = NODES_WHY_CODE,                                                                                     \
-     .param = "N, the nodes (as many as the ranks need by default), and S, the leaf uplinks' oversubscription (1..64)", \
-     .network = RDMA_MODEL,                                                                                          \
-     .gpus_per_node = 8,                                                                                             \
-     .device = dev,                                                                                                  \
-     .fabric = &fab}
-
     DGX_ROW("dgx-h100", "H100", "NVLink 4: 450 GB/s", "h100", dgx_h100_fabric),
     DGX_ROW("dgx-h200", "H200", "NVLink 4: 450 GB/s", "h200", dgx_h200_fabric),
     DGX_ROW("dgx-b200", "B200", "NVLink 5: 900 GB/s", "b200", dgx_b200_fabric),
