@@ -169,6 +169,28 @@ Test(nodes, dgx_link_counts)
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nic_65_7_UP")), 50e9, 1e-3);
 }
 
+/* only the nodes that hold the ranks are built: dgx-h100:1000 at 16 ranks
+ * is 2 nodes, one unit's 8 leaves (their uplinks still those of a whole
+ * unit's cabling) */
+Test(nodes, dgx_builds_the_ranks_nodes)
+{
+    build("dgx-h100:1000", 16);
+    cr_assert_eq(count("nvlink_"), 16);
+    cr_assert_eq(count("nic_"), 16);
+    cr_assert_eq(count("leaf_up_"), 8);
+    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("leaf_up_0_0_UP")), 32 * 50e9, 1e-3);
+}
+
+/* alps at 6 ranks: 2 nodes, but their whole group's switches */
+Test(nodes, alps_builds_whole_groups)
+{
+    build("alps", 6);
+    cr_assert_eq(count("nvlink_"), 2 * 6);
+    cr_assert_eq(count("nic_"), 8);
+    cr_assert_eq(count("local_"), 496);
+    cr_assert_eq(count("global_"), 0);
+}
+
 Test(nodes, dgx_oversubscribed_uplinks)
 {
     build("dgx-h100:66:4", 528);

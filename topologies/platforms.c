@@ -45,6 +45,13 @@
  *          routing, where Aries spreads global links over routers and routes
  *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
+ *   dgx-h100[:N[:S]], dgx-h200[:N[:S]], dgx-b200[:N[:S]], roce[:N[:S]],
+ *   alps[:N]  N nodes of several GPUs, a rank a GPU: NVLink inside a node, a
+ *          NIC per GPU, a rail-optimized (DGX) or rack-wired (roce) two-tier
+ *          fat-tree with S:1 leaf uplinks, or Alps' Slingshot dragonfly.  The
+ *          numbers and their sources are below (sp_fabric rows);
+ *          sim/backends/simgrid/simgrid_nodes.cpp builds them in code.
+ *
  * A user platform file is read before SimGrid sees it, for what SimGrid
  * would abort or crash on instead of saying what is wrong: a bandwidth that
  * is not positive, a negative latency or speed, fewer hosts than ranks, and

@@ -4,9 +4,11 @@
  * source is there; this file only builds what the struct says).
  *
  * A rank is a GPU: host node-i is GPU i mod G of node i / G.  Hosts exist for
- * the ranks only; the links and switches are those of whole nodes (and of
- * whole groups on a dragonfly), so that a job's last node is wired as on the
- * machine.  Every link is full duplex (SimGrid's SPLITDUPLEX: _UP carries the
+ * the ranks only; the links and switches are those of the nodes that hold
+ * them, whole (and of whole groups on a dragonfly), so that a job's last
+ * node is wired as on the machine.  The nodes of fabric.nodes beyond them
+ * would carry no traffic of the job, and are not built (dgx-h100:1000 at 16
+ * ranks builds 2 nodes).  Every link is full duplex (SimGrid's SPLITDUPLEX: _UP carries the
  * direction from its first end, as its name says it); switches have no link
  * of their own: a route adds fabric.switch_lat per switch it crosses.
  *
@@ -98,6 +100,7 @@ public:
 protected:
   const sp_fabric f_;
   int ranks_;
+  int nodes_ = 0; /* the nodes built: those that hold the ranks */
   std::vector<int> rank_of_; /* netpoint id -> rank */
   std::vector<Duplex> nic_;  /* [node x G + j] */
   Link* loopback_ = nullptr;
@@ -137,6 +140,7 @@ void NodesZone::build()
 {
   if (f_.nodes < 1 || f_.gpus_per_node < 1 || static_cast<long>(f_.nodes) * f_.gpus_per_node < ranks_)
     throw std::invalid_argument("the fabric's nodes do not hold the ranks");
+  nodes_ = (ranks_ + f_.gpus_per_node - 1) / f_.gpus_per_node;
   /* a host to itself: the network model's loopback, as SimGrid's own zones */
   loopback_ = create_link("loopback", {simgrid::config::get_value<double>("network/loopback-bw")});
   loopback_->set_sharing_policy(Link::SharingPolicy::FATPIPE);
@@ -150,7 +154,7 @@ void NodesZone::build()
       rank_of_.resize(id + 1, -1);
     rank_of_[id] = r;
   }
-  for (int n = 0; n < f_.nodes; n++)
+  for (int n = 0; n < nodes_; n++)
     for (int j = 0; j < G(); j++)
       nic_.push_back(make(name_of("nic_", n, j), f_.nic_bw, f_.nic_lat));
 }
@@ -173,11 +177,13 @@ private:
 
 void RailsZone::build()
 {
+  if (f_.nodes_per_leaf < 1 || !(f_.oversub > 0))
+    throw std::invalid_argument("a leaf-spine needs nodes per leaf and a positive oversubscription");
   NodesZone::build();
-  for (int n = 0; n < f_.nodes; n++)
+  for (int n = 0; n < nodes_; n++)
     for (int j = 0; j < G(); j++)
       port_.push_back(make(name_of("nvlink_", n, j), f_.gpu_bw, f_.gpu_lat));
-  int units = (f_.nodes + f_.nodes_per_leaf - 1) / f_.nodes_per_leaf;
+  int units = (nodes_ + f_.nodes_per_leaf - 1) / f_.nodes_per_leaf;
   /* a leaf's downlinks: those of a whole unit (its cabling) */
   int down    = f_.rail_optimized ? f_.nodes_per_leaf : f_.nodes_per_leaf * G();
   double upbw = down * f_.nic_bw / f_.oversub;
@@ -237,16 +243,16 @@ private:
 
 void DragonflyZone::build()
 {
-  NodesZone::build();
-  if (f_.nodes_per_group % f_.nics_per_switch != 0)
+  if (f_.nics_per_switch < 1 || f_.nodes_per_group < 1 || f_.nodes_per_group % f_.nics_per_switch != 0)
     throw std::invalid_argument("a dragonfly group holds whole chassis");
+  NodesZone::build();
   int g = G();
-  pair_.resize(static_cast<size_t>(f_.nodes) * g * g);
-  for (int n = 0; n < f_.nodes; n++)
+  pair_.resize(static_cast<size_t>(nodes_) * g * g);
+  for (int n = 0; n < nodes_; n++)
     for (int x = 0; x < g; x++)
       for (int y = x + 1; y < g; y++)
         pair_[(static_cast<size_t>(n) * g + x) * g + y] = make(name_of("nvlink_", n, x, y), f_.gpu_bw, f_.gpu_lat);
-  groups_    = (f_.nodes + f_.nodes_per_group - 1) / f_.nodes_per_group;
+  groups_    = (nodes_ + f_.nodes_per_group - 1) / f_.nodes_per_group;
   per_group_ = f_.nodes_per_group / f_.nics_per_switch * g;
   local_.resize(static_cast<size_t>(groups_) * per_group_ * per_group_);
   for (int grp = 0; grp < groups_; grp++)
