@@ -187,7 +187,7 @@ Test(nodes, alps_builds_whole_groups)
     build("alps", 6);
     cr_assert_eq(count("nvlink_"), 2 * 6);
     cr_assert_eq(count("nic_"), 8);
-    cr_assert_eq(count("local_"), 496);
+    cr_assert_eq(count("local_"), 32);
     cr_assert_eq(count("global_"), 0);
 }
 
@@ -229,17 +229,17 @@ Test(nodes, roce_leaves_by_racks)
 
 /* alps:230 at P = 920: 3 groups of 112 nodes (the last one of 6), 4 GPUs a
  * node joined pairwise (6 links), 4 NICs, 32 switches a group (8 chassis x
- * 4) all to all (32 x 31 / 2 local links), one aggregate per pair of groups
- * of 22 global links of 200 Gb/s */
+ * 4), each with the aggregate of its 31 local links of 200 Gb/s, one
+ * aggregate per pair of groups of 22 global links of 200 Gb/s */
 Test(nodes, alps_link_counts)
 {
     build("alps:230", 920);
     cr_assert_eq(count("nvlink_"), 230 * 6);
     cr_assert_eq(count("nic_"), 920);
-    cr_assert_eq(count("local_"), 3 * 496);
+    cr_assert_eq(count("local_"), 3 * 32);
     cr_assert_eq(count("global_"), 3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("global_1_2_UP")), 22 * 25e9, 1e-3);
-    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("local_2_30_31_UP")), 25e9, 1e-3);
+    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("local_2_31_UP")), 31 * 25e9, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nvlink_229_2_3_UP")), 150e9, 1e-3);
 }
 
@@ -253,11 +253,13 @@ Test(nodes, alps_routes_by_hand)
     route_is(3, 1, "nvlink_0_1_3_DOWN", 25e-9);
     /* NIC 2 of nodes 0 and 5 (chassis 0): switch 2 */
     route_is(2, 22, "nic_0_2_UP nic_5_2_DOWN", 1e-6 + 300e-9);
-    /* NIC 2 of node 20 (chassis 1): switch 6, the local link 2-6 */
-    route_is(2, 82, "nic_0_2_UP local_0_2_6_UP nic_20_2_DOWN", 1e-6 + 600e-9);
+    /* NIC 2 of node 20 (chassis 1): switch 6, the local aggregates of 2 and 6 */
+    route_is(2, 82, "nic_0_2_UP local_0_2_UP local_0_6_DOWN nic_20_2_DOWN", 1e-6 + 600e-9);
     /* another rail: NIC 1 of node 20 on switch 5 */
-    route_is(2, 81, "nic_0_2_UP local_0_2_5_UP nic_20_1_DOWN", 1e-6 + 600e-9);
-    route_is(81, 2, "nic_20_1_UP local_0_2_5_DOWN nic_0_2_DOWN", 1e-6 + 600e-9);
+    route_is(2, 81, "nic_0_2_UP local_0_2_UP local_0_5_DOWN nic_20_1_DOWN", 1e-6 + 600e-9);
+    route_is(81, 2, "nic_20_1_UP local_0_5_UP local_0_2_DOWN nic_0_2_DOWN", 1e-6 + 600e-9);
+    /* the last group (6 nodes): node 229 NIC 3 on switch 3 */
+    route_is(919, 898, "nic_229_3_UP local_2_3_UP local_2_2_DOWN nic_224_2_DOWN", 1e-6 + 600e-9);
     /* other groups: the pair's aggregate, four switches (diameter 3) */
     route_is(0, 483, "nic_0_0_UP global_0_1_UP nic_120_3_DOWN", 1e-6 + 1200e-9);
     route_is(896, 0, "nic_224_0_UP global_0_2_DOWN nic_0_0_DOWN", 1e-6 + 1200e-9);

@@ -223,7 +223,8 @@ static const sp_fabric roce_fabric = {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_no
  * cabinet of 112 nodes [CSCS], 4 switches per chassis (32 per group, as
  * [GK]'s typical group), NIC j of the 14 nodes of a chassis on its switch j
  * (14 endpoint ports of a switch's 16); one 200 Gb/s link between every two
- * switches of a group [GK]; 16 global ports per switch [GK], so 512 per
+ * switches of a group [GK] (built as one aggregate per switch, adaptive
+ * routing's fluid limit within a group); 16 global ports per switch [GK], so 512 per
  * group over the 23 other groups of the 24 GH200 cabinets: floor(512 / 23)
  * = 22 global links per pair of groups (Alps' real global wiring, and the
  * groups of its other partitions, are not in any source we found).  300 ns

@@ -40,7 +40,17 @@
  *     nic_N_J       GPU J's NIC to its switch: NIC J of the nics_per_switch
  *                   nodes of a chassis goes to the chassis' switch J, so a
  *                   group has nodes_per_group / nics_per_switch x G switches.
- *     local_G_A_B   switches A < B of group G (_UP: A to B), one each.
+ *     local_G_S     switch S of group G: its links to the other switches of
+ *                   its group (one each) as one link of their summed
+ *                   bandwidth (_UP: from the switch), adaptive routing's
+ *                   fluid limit within a group: a switch's traffic to
+ *                   another spreads over the direct link and the two-hop
+ *                   paths through the others, not onto the one direct link
+ *                   (which, taken alone, made 14 ring flows between two
+ *                   switches of a chassis share one 200 Gb/s link).  With
+ *                   31 x 200 Gb/s against 14 NICs of 200 Gb/s a switch, the
+ *                   group is non-blocking in this model (even when every
+ *                   path takes two links, 31 / 2 > 14).
  *     global_A_B    groups A < B: the links_per_pair global links between
  *                   them as one link of their summed bandwidth (_UP: A to B),
  *                   adaptive routing's fluid limit as `daint` models Aries':
@@ -48,7 +58,8 @@
  *                   hold them, spread over many switches, are not a
  *                   bottleneck and add only their latency.
  *     Between nodes: a's NIC up; the same switch: b's NIC down (one switch);
- *     the same group: the local link (two switches); other groups: the pair's
+ *     the same group: a's switch's local aggregate up, b's down (two
+ *     switches, the minimal path's latency); other groups: the pair's
  *     global aggregate, at the latency of the minimal path of diameter 3
  *     (local, global, local: four switches), b's NIC down.
  */
@@ -229,7 +240,7 @@ public:
 private:
   int groups_ = 0, per_group_ = 0; /* switches per group */
   std::vector<Duplex> pair_;       /* [node][a][b], a < b */
-  std::vector<Duplex> local_;      /* [group][a][b], a < b */
+  std::vector<Duplex> local_;      /* [group x switches per group + switch] */
   std::vector<Duplex> global_;     /* [a][b], a < b */
   /* the switch (within its group) of GPU j of node n */
   int switch_of(int n, int j) const { return (n % f_.nodes_per_group) / f_.nics_per_switch * G() + j; }
@@ -254,12 +265,9 @@ void DragonflyZone::build()
         pair_[(static_cast<size_t>(n) * g + x) * g + y] = make(name_of("nvlink_", n, x, y), f_.gpu_bw, f_.gpu_lat);
   groups_    = (nodes_ + f_.nodes_per_group - 1) / f_.nodes_per_group;
   per_group_ = f_.nodes_per_group / f_.nics_per_switch * g;
-  local_.resize(static_cast<size_t>(groups_) * per_group_ * per_group_);
   for (int grp = 0; grp < groups_; grp++)
     for (int x = 0; x < per_group_; x++)
-      for (int y = x + 1; y < per_group_; y++)
-        local_[(static_cast<size_t>(grp) * per_group_ + x) * per_group_ + y] =
-            make("local_" + std::to_string(grp) + "_" + std::to_string(x) + "_" + std::to_string(y), f_.local_bw, 0.0);
+      local_.push_back(make(name_of("local_", grp, x), (per_group_ - 1) * f_.local_bw, 0.0));
   global_.resize(static_cast<size_t>(groups_) * groups_);
   for (int x = 0; x < groups_; x++)
     for (int y = x + 1; y < groups_; y++)
@@ -284,7 +292,8 @@ void DragonflyZone::get_local_route(const NetPoint* src, const NetPoint* dst, Ro
     add(into, latency, between(global_, 0, groups_, ga, gb));
     switches(latency, 4);
   } else if (sa != sb) {
-    add(into, latency, between(local_, static_cast<size_t>(ga) * per_group_ * per_group_, per_group_, sa, sb));
+    add(into, latency, local_[static_cast<size_t>(ga) * per_group_ + sa].up);
+    add(into, latency, local_[static_cast<size_t>(gb) * per_group_ + sb].down);
     switches(latency, 2);
   } else {
     switches(latency, 1);
