@@ -201,7 +201,9 @@ static int write_daint_simgrid(const char *name, int P, void *fp, char *err, siz
 
 /* DGX H100 / H200 / B200 SuperPOD: 8 GPUs on NVSwitch; NIC j (rail j) to the
  * leaf of rail j of its scalable unit of 32 nodes [ML]; leaves joined by a
- * spine layer; a leaf's uplinks carry its 32 downlinks x 400 Gb/s / S */
+ * spine layer; a leaf's uplinks carry its 32 downlinks x 400 Gb/s / S.  DGX
+ * H200 and DGX B200 keep DGX H100's 8 ConnectX-7 NICs of 400 Gb/s (their
+ * data sheets as recalled, not checked here) */
 #define DGX_FABRIC(nvlink)                                                                                           \
     {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_node = 8, .gpu_bw = (nvlink), .gpu_lat = NVLINK_LAT,                    \
      .nic_bw = NIC_400G, .nic_lat = NIC_LAT, .switch_lat = IB_SWITCH_LAT, .rail_optimized = 1, .nodes_per_leaf = 32, \
@@ -224,8 +226,8 @@ static const sp_fabric roce_fabric = {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_no
  * [GK]'s typical group), NIC j of the 14 nodes of a chassis on its switch j
  * (14 endpoint ports of a switch's 16); one 200 Gb/s link between every two
  * switches of a group [GK] (built as one aggregate per switch, adaptive
- * routing's fluid limit within a group); 16 global ports per switch [GK], so 512 per
- * group over the 23 other groups of the 24 GH200 cabinets: floor(512 / 23)
+ * routing's fluid limit within a group); 16 global ports per switch [GK],
+ * so 512 per group over the 23 other groups of the 24 GH200 cabinets: floor(512 / 23)
  * = 22 global links per pair of groups (Alps' real global wiring, and the
  * groups of its other partitions, are not in any source we found).  300 ns
  * per Rosetta switch crossed, assumed. */
@@ -260,8 +262,9 @@ static const sp_fabric alps_fabric = {.kind = SP_FABRIC_DRAGONFLY, .gpus_per_nod
 
 /* The platforms, in the order `sparsim list` and the help show them.
  *
- * `network`, the SimGrid network model each row wants (the plan applies it
- * where --network is not given): lv08 for the 1 GbE rows, whose MPI runs
+ * `network`, the SimGrid network model each row wants, for the plan to
+ * apply where --network is not given (until it does, --network's own
+ * default applies to every row): lv08 for the 1 GbE rows, whose MPI runs
  * over TCP (LV08's latency and bandwidth factors and its cross-traffic, the
  * acknowledgements on the reverse path, are TCP's); cm02 for Aries, NVLink,
  * InfiniBand, RoCE and Slingshot, which are not TCP: their links carry a
