@@ -109,6 +109,27 @@ static const sp_device devices[] = {
      .scatter_bw = 0.75 * 4.8e12 / 8,
      .source = "NVIDIA H200 data sheet (4.8 TB/s HBM3e, 67 TFLOP/s FP32); shares as devices.c says",
      .train_flops = 0.4 * 67e12},
+    /* B200 (HGX / DGX B200, 1,000 W): 8 TB/s HBM3e, 80 TFLOP/s FP32 (NVIDIA's
+     * Blackwell data sheet figures as G. Lockwood's glennklockwood.com
+     * garden/processors/B200 tabulates them; the 1,200 W GB200 part: 90) */
+    {.name = "b200",
+     .description = "NVIDIA B200 (HGX/DGX B200; HBM3e, 8 TB/s)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 8e12,
+     .scatter_bw = 0.75 * 8e12 / 8,
+     .source = "NVIDIA B200 data sheet figures (8 TB/s HBM3e, 80 TFLOP/s FP32 at 1000 W); shares as devices.c says",
+     .train_flops = 0.4 * 80e12},
+    /* GH200's Hopper GPU with 96 GB HBM3: 4 TB/s, 67 TFLOP/s FP32 (NVIDIA
+     * GH200 Grace Hopper Superchip data sheet; the 144 GB HBM3e part has 4.9
+     * TB/s).  Alps' GH200 modules are the 96 GB ones (recalled from CSCS'
+     * documentation, not checked: give --device with a calibrated profile) */
+    {.name = "gh200",
+     .description = "NVIDIA GH200's Hopper GPU, 96 GB HBM3 (4 TB/s; Alps' nodes)",
+     .launch = 5e-6,
+     .mem_bw = 0.75 * 4e12,
+     .scatter_bw = 0.75 * 4e12 / 8,
+     .source = "NVIDIA GH200 data sheet (4 TB/s HBM3 for 96 GB, 67 TFLOP/s FP32); shares as devices.c says",
+     .train_flops = 0.4 * 67e12},
     {.name = "p100-host",
      .description = "p100 with host and copy overheads (Ok-Topk on Piz Daint: Cray MPI over Aries, mpi4py)",
      .launch = 5e-6,

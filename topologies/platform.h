@@ -7,6 +7,8 @@
 #ifndef SPARSIM_PLATFORM_H
 #define SPARSIM_PLATFORM_H
 
+#include "topologies/fabric.h"
+
 #include <stddef.h>
 
 typedef struct {
@@ -14,6 +16,7 @@ typedef struct {
     int generated;         /* 1 if xml_path is a temporary file to remove */
     char host_prefix[32];  /* "node-" for built-ins; "" for user files */
     char builder[16];      /* non-empty: the simulated backend builds it in code (daint), no file */
+    sp_fabric fabric;      /* builder "nodes": the multi-GPU nodes and their network (fabric.h) */
 } sp_platform;
 
 /* How a platform comes to be. */
@@ -39,11 +42,20 @@ typedef struct {
                                 name that begins with its own, and its writer reads the rest */
     int max_ranks;           /* the most ranks it holds; 0: as many as a run takes */
     const char *ranks_why;   /* why max_ranks, as the refusal says it */
-    const char *network;     /* the SimGrid network model it wants by default; NULL: lv08 */
-    const char *device;      /* the device profile of its GPU, the default of --device; NULL: none */
-    int gpus_per_node;       /* GPUs per node; 0 or 1: no nodes */
+    const char *network;     /* the --network model it wants by default ("cm02", "lv08"); NULL: --network's
+                                default.  The row says why in platforms.c */
+    int gpus_per_node;       /* G, GPUs per node: rank r is local GPU r mod G of node r / G (0 or 1: flat) */
+    const char *device;      /* the device profile of its GPUs (topologies/devices.c); NULL: none */
+    const sp_fabric *fabric; /* builder "nodes": its nodes and network, the node count and S left to the name */
+    int max_nodes;           /* with fabric: the most nodes it holds (0: 100000) */
     int unlisted;            /* 1: an older name, still taken, listed under its row's description */
 } sp_platform_row;
+
+/* The node shape of a platform name: GPUs per node (1 for flat built-ins and
+ * for files) and the nodes the name gives (0 when it names no count: as many
+ * as P needs, or a file).  0, or -1 with one line (unknown parameter, malformed
+ * count).  P is checked against nodes x G in sp_platform_prepare. */
+int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen);
 
 /* The built-in row that takes `name`, or NULL (a file's name). */
 const sp_platform_row *sp_platform_find(const char *name);

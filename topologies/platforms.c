@@ -45,6 +45,13 @@
  *          routing, where Aries spreads global links over routers and routes
  *          adaptively: traffic between groups (P > 384) is pessimistic.
  *
+ *   dgx-h100[:N[:S]], dgx-h200[:N[:S]], dgx-b200[:N[:S]], roce[:N[:S]],
+ *   alps[:N]  N nodes of several GPUs, a rank a GPU: NVLink inside a node, a
+ *          NIC per GPU, a rail-optimized (DGX) or rack-wired (roce) two-tier
+ *          fat-tree with S:1 leaf uplinks, or Alps' Slingshot dragonfly.  The
+ *          numbers and their sources are below (sp_fabric rows);
+ *          sim/backends/simgrid/simgrid_nodes.cpp builds them in code.
+ *
  * A user platform file is read before SimGrid sees it, for what SimGrid
  * would abort or crash on instead of saying what is wrong: a bandwidth that
  * is not positive, a negative latency or speed, fewer hosts than ranks, and
@@ -157,21 +164,122 @@ static int write_daint_simgrid(const char *name, int P, void *fp, char *err, siz
     return 0;
 }
 
+/* ---- multi-GPU nodes (built in code: sim/backends/simgrid/simgrid_nodes.cpp) ----
+ *
+ * A rank is a GPU: rank r is local GPU r mod G of node r / G.  Sources:
+ *  [ML]    S. Bekman, "Machine Learning Engineering", network/README.md
+ *          (github.com/stas00/ml-engineering): NVLink 4 18 links, 450 GB/s
+ *          per direction per GPU (H100, H200, GH200); NVLink 5 900 GB/s per
+ *          direction (B200); 8 NICs of 400 Gb/s per DGX H100 node, one per
+ *          GPU (rails); DGX SuperPOD scalable units of 32 nodes; 51.2 Tb/s
+ *          Ethernet switches (64 x 800 GbE).
+ *  [NCCL]  NVIDIA/nccl issue 1264: H100 point to point over NVLink measured
+ *          at about 380 of 450 GB/s one way.
+ *  [SimAI] aliyun/SimAI docs/Tutorial.md, its topology templates: 25 ns per
+ *          NVLink, 500 ns per NIC.
+ *  [ALCF]  alcf.anl.gov, Aurora interconnect: Slingshot's Rosetta switch has
+ *          64 ports of 200 Gb/s; dragonfly of diameter 3 switch hops.
+ *  [CSCS]  eth-cscs/cscs-docs docs/alps/hardware.md: 2,688 GH200 nodes in 24
+ *          cabinets of 112 (8 chassis x 7 blades x 2 nodes), 4 GH200 and 4
+ *          NICs per node.
+ *  [GK]    G. Lockwood, glennklockwood.com/garden/dragonfly: a typical Cray
+ *          EX group has 32 Slingshot switches of 64 ports, each with up to 16
+ *          ports to endpoints, 31 to the other switches of its group and up
+ *          to 16 to other groups.
+ * NVLink bandwidth is the data sheet's, not [NCCL]'s measured 380 GB/s: the
+ * measurement exists for H100 only, and the three DGX rows keep one rule
+ * (line rates, as every other link here).  Switch latencies are assumed:
+ * no data sheet we could check states them. */
+#define NIC_400G (400e9 / 8) /* 400 Gb/s, ConnectX-7 NDR / 400 GbE, per direction [ML] */
+#define NVLINK4 450e9        /* per direction per GPU [ML] */
+#define NVLINK5 900e9        /* per direction per GPU [ML] */
+#define NVLINK_LAT 25e-9     /* per link [SimAI] */
+#define NIC_LAT 500e-9       /* per NIC [SimAI] */
+/* per InfiniBand switch crossed: assumed, of the order of IB switches' port-to-port latency */
+#define IB_SWITCH_LAT 130e-9
+#define MAX_NODES 100000     /* a node count's sanity bound where the machine states none */
+
+/* DGX H100 / H200 / B200 SuperPOD: 8 GPUs on NVSwitch; NIC j (rail j) to the
+ * leaf of rail j of its scalable unit of 32 nodes [ML]; leaves joined by a
+ * spine layer; a leaf's uplinks carry its 32 downlinks x 400 Gb/s / S.  DGX
+ * H200 and DGX B200 keep DGX H100's 8 ConnectX-7 NICs of 400 Gb/s (their
+ * data sheets as recalled, not checked here) */
+#define DGX_FABRIC(nvlink)                                                                                           \
+    {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_node = 8, .gpu_bw = (nvlink), .gpu_lat = NVLINK_LAT,                    \
+     .nic_bw = NIC_400G, .nic_lat = NIC_LAT, .switch_lat = IB_SWITCH_LAT, .rail_optimized = 1, .nodes_per_leaf = 32, \
+     .oversub = 1}
+static const sp_fabric dgx_h100_fabric = DGX_FABRIC(NVLINK4);
+static const sp_fabric dgx_h200_fabric = DGX_FABRIC(NVLINK4); /* H200: NVLink 4 as H100 [ML] */
+static const sp_fabric dgx_b200_fabric = DGX_FABRIC(NVLINK5);
+/* The same H100 nodes on a 400 GbE RoCE leaf-spine wired by racks, not rails:
+ * a leaf takes all 8 NICs of 8 nodes, 64 ports of 400 GbE down and, at 1:1,
+ * 64 up (a 51.2 Tb/s switch run as 128 x 400 GbE [ML]; 8 nodes a leaf is a
+ * chosen figure); 300 ns per Ethernet switch crossed, assumed. */
+static const sp_fabric roce_fabric = {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_node = 8, .gpu_bw = NVLINK4,
+                                      .gpu_lat = NVLINK_LAT, .nic_bw = NIC_400G, .nic_lat = NIC_LAT,
+                                      .switch_lat = 300e-9, .rail_optimized = 0, .nodes_per_leaf = 8, .oversub = 1};
+/* Alps (CSCS): 4 GH200 per node [CSCS], each pair of GPUs joined directly by
+ * 6 NVLink 4 links of 25 GB/s per direction (150 GB/s; recalled, not checked:
+ * the quad-GH200 blade wires its GPUs all to all).  4 Slingshot-11 NICs of
+ * 200 Gb/s per node [CSCS, ALCF].  Assumed wiring: a dragonfly group is one
+ * cabinet of 112 nodes [CSCS], 4 switches per chassis (32 per group, as
+ * [GK]'s typical group), NIC j of the 14 nodes of a chassis on its switch j
+ * (14 endpoint ports of a switch's 16); one 200 Gb/s link between every two
+ * switches of a group [GK] (built as one aggregate per switch, adaptive
+ * routing's fluid limit within a group); 16 global ports per switch [GK],
+ * so 512 per group over the 23 other groups of the 24 GH200 cabinets: floor(512 / 23)
+ * = 22 global links per pair of groups (Alps' real global wiring, and the
+ * groups of its other partitions, are not in any source we found).  300 ns
+ * per Rosetta switch crossed, assumed. */
+static const sp_fabric alps_fabric = {.kind = SP_FABRIC_DRAGONFLY, .gpus_per_node = 4, .gpu_bw = 150e9,
+                                      .gpu_lat = NVLINK_LAT, .nic_bw = 200e9 / 8, .nic_lat = NIC_LAT,
+                                      .switch_lat = 300e-9, .nodes_per_group = 112, .nics_per_switch = 14,
+                                      .links_per_pair = 22, .local_bw = 200e9 / 8, .global_bw = 200e9 / 8};
+#define ALPS_NODES (24 * 112) /* [CSCS] */
+#define NODES_WHY_CODE "its routes are chosen per pair of GPUs over rails and aggregates, which SimGrid's XML " \
+                       "could only list pair by pair"
+
 #define ARIES_WHY_CODE                                                                                             \
     "its routing picks a global link per pair of nodes, which the XML cannot say; daint-simgrid has XML"
 #define ARIES_RANKS_WHY "20 groups of 384 nodes, as Piz Daint"
 #define LIST_INDENT "\n                 " /* a listing's continuation line, under the description */
 
-/* The platforms, in the order `sparsim list` and the help show them.  No
- * row wants a network model of its own today: --network's default applies
- * to every one. */
+/* a DGX SuperPOD row: its name, GPU, NVLink, device profile and fabric */
+#define DGX_ROW(nm, gpu, nvl, dev, fab)                                                                              \
+    {.name = nm,                                                                                                     \
+     .syntax = nm "[:N[:S]]",                                                                                        \
+     .summary = "N DGX " gpu " nodes on InfiniBand rails, S:1 leaf uplinks",                                        \
+     .description = "N nodes of 8 " gpu " on NVSwitch (" nvl "), 8 NICs of 400 Gb/s, one a rail;" LIST_INDENT      \
+                    "a leaf per rail per 32 nodes, a spine; leaf uplinks S:1 (" nm ":N:S, 1 by default)",          \
+     .kind = SP_PLATFORM_CODE,                                                                                       \
+     .builder = "nodes",                                                                                             \
+     .why_code = NODES_WHY_CODE,                                                                                     \
+     .param = "N, the nodes (as many as the ranks need by default), and S, the uplinks' oversubscription (1..64)", \
+     .network = RDMA_MODEL,                                                                                          \
+     .gpus_per_node = 8,                                                                                             \
+     .device = dev,                                                                                                  \
+     .fabric = &fab}
+
+/* The platforms, in the order `sparsim list` and the help show them.
+ *
+ * `network`, the SimGrid network model each row wants, for the plan to
+ * apply where --network is not given (until it does, --network's own
+ * default applies to every row): lv08 for the 1 GbE rows, whose MPI runs
+ * over TCP (LV08's latency and bandwidth factors and its cross-traffic, the
+ * acknowledgements on the reverse path, are TCP's); cm02 for Aries, NVLink,
+ * InfiniBand, RoCE and Slingshot, which are not TCP: their links carry a
+ * message at their rate after their latency, with no TCP factors and no
+ * reverse traffic (RDMA and credit-based flow control). */
+#define TCP_MODEL "lv08"
+#define RDMA_MODEL "cm02"
 static const sp_platform_row platforms[] = {
     {.name = "1gbe",
      .syntax = "1gbe",
      .summary = "1 Gbps Ethernet crossbar",
      .description = "1 Gbps Ethernet crossbar: 125 MB/s, 50 us per link",
      .kind = SP_PLATFORM_XML,
-     .write_xml = write_1gbe},
+     .write_xml = write_1gbe,
+     .network = TCP_MODEL},
     {.name = "1gbe-switch",
      .syntax = "1gbe-switch[:G]",
      .summary = "the same behind a G Gbps backplane",
@@ -179,7 +287,8 @@ static const sp_platform_row platforms[] = {
                     "(1gbe-switch:G; 8 by default, so P > 8 ranks sending at once contend)",
      .kind = SP_PLATFORM_XML,
      .write_xml = write_1gbe_switch,
-     .param = "G, the backplane in Gbps (0.001..1e6; 8 by default)"},
+     .param = "G, the backplane in Gbps (0.001..1e6; 8 by default)",
+     .network = TCP_MODEL},
     {.name = "daint",
      .syntax = "daint",
      .summary = "Piz Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their "
@@ -191,7 +300,8 @@ static const sp_platform_row platforms[] = {
      .builder = "aries",
      .why_code = ARIES_WHY_CODE,
      .max_ranks = ARIES_MAX_NODES,
-     .ranks_why = ARIES_RANKS_WHY},
+     .ranks_why = ARIES_RANKS_WHY,
+     .network = RDMA_MODEL},
     {.name = "daint-static",
      .syntax = "daint-static",
      .summary = "the same wiring, one global link per pair of nodes",
@@ -201,7 +311,8 @@ static const sp_platform_row platforms[] = {
      .builder = "aries-static",
      .why_code = ARIES_WHY_CODE,
      .max_ranks = ARIES_MAX_NODES,
-     .ranks_why = ARIES_RANKS_WHY},
+     .ranks_why = ARIES_RANKS_WHY,
+     .network = RDMA_MODEL},
     {.name = "daint-aries", /* the first name of daint-static */
      .syntax = "daint-aries",
      .summary = "daint-static's first name",
@@ -211,6 +322,7 @@ static const sp_platform_row platforms[] = {
      .why_code = ARIES_WHY_CODE,
      .max_ranks = ARIES_MAX_NODES,
      .ranks_why = ARIES_RANKS_WHY,
+     .network = RDMA_MODEL,
      .unlisted = 1},
     {.name = "daint-simgrid", /* SimGrid's own dragonfly, `daint` until the Aries wiring */
      .syntax = "daint-simgrid",
@@ -220,7 +332,41 @@ static const sp_platform_row platforms[] = {
      .kind = SP_PLATFORM_XML,
      .write_xml = write_daint_simgrid,
      .max_ranks = DAINT_MAX_GROUPS * DAINT_NODES_PER_GROUP,
-     .ranks_why = "16 dragonfly groups of 384 nodes; SimGrid 3.32 crashes with more groups than routers per chassis"},
+     .ranks_why = "16 dragonfly groups of 384 nodes; SimGrid 3.32 crashes with more groups than routers per chassis",
+     .network = RDMA_MODEL},
+    DGX_ROW("dgx-h100", "H100", "NVLink 4: 450 GB/s", "h100", dgx_h100_fabric),
+    DGX_ROW("dgx-h200", "H200", "NVLink 4: 450 GB/s", "h200", dgx_h200_fabric),
+    DGX_ROW("dgx-b200", "B200", "NVLink 5: 900 GB/s", "b200", dgx_b200_fabric),
+    {.name = "roce",
+     .syntax = "roce[:N[:S]]",
+     .summary = "the same H100 nodes on a 400 GbE RoCE leaf-spine, S:1",
+     .description = "N nodes of 8 H100 on NVSwitch, 8 NICs of 400 GbE, all 8 of 8 nodes on one leaf" LIST_INDENT
+                    "(by racks, not rails), a spine; leaf uplinks S:1 (roce:N:S, 1 by default)",
+     .kind = SP_PLATFORM_CODE,
+     .builder = "nodes",
+     .why_code = NODES_WHY_CODE,
+     .param = "N, the nodes (as many as the ranks need by default), and S, the leaf uplinks' oversubscription (1..64)",
+     .network = RDMA_MODEL,
+     .gpus_per_node = 8,
+     .device = "h100",
+     .fabric = &roce_fabric},
+    {.name = "alps",
+     .syntax = "alps[:N]",
+     .summary = "N Alps nodes of 4 GH200, Slingshot-11 dragonfly, up to 10752 ranks",
+     .description = "Alps (CSCS): N nodes of 4 GH200 on NVLink, 4 Slingshot-11 NICs of 200 Gb/s;" LIST_INDENT
+                    "dragonfly groups of 112 nodes, 22 global links per pair of groups spread as" LIST_INDENT
+                    "daint spreads them; up to 10752 ranks (alps:N; as the ranks need by default)",
+     .kind = SP_PLATFORM_CODE,
+     .builder = "nodes",
+     .why_code = NODES_WHY_CODE,
+     .param = "N, the nodes (1..2688; as many as the ranks need by default)",
+     .max_ranks = ALPS_NODES * 4,
+     .ranks_why = "2688 nodes of 4 GH200, as Alps",
+     .network = RDMA_MODEL,
+     .gpus_per_node = 4,
+     .device = "gh200",
+     .fabric = &alps_fabric,
+     .max_nodes = ALPS_NODES},
     {.name = "FILE.xml",
      .syntax = "a SimGrid platform XML file",
      .summary = "rank i on its i-th host",
@@ -248,16 +394,6 @@ const sp_platform_row *sp_platform_rows(int *count)
 }
 
 int sp_platform_is_builtin(const char *name) { return sp_platform_find(name) != NULL; }
-
-int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    const sp_platform_row *r = sp_platform_find(name);
-    *gpus_per_node = r && r->gpus_per_node > 1 ? r->gpus_per_node : 1;
-    *nodes = 0;
-    return 0;
-}
 
 void sp_platform_write_list(void *fp)
 {
@@ -308,6 +444,80 @@ static int check_ranks(const sp_platform_row *r, const char *name, int P, char *
     else
         snprintf(err, errlen, "platform needs at least one rank");
     return -1;
+}
+
+/* a fabric row's name: "NAME", "NAME:N" or, on a leaf-spine, "NAME:N:S";
+ * the node count (0: not given) and S (1 when not given).  0, or -1 with the
+ * line that says what the name may be */
+static int parse_nodes(const sp_platform_row *r, const char *name, int *nodes, double *oversub, char *err,
+                       size_t errlen)
+{
+    const char *rest = name + strlen(r->name);
+    int leaf_spine = r->fabric->kind == SP_FABRIC_LEAF_SPINE;
+    int most = r->max_nodes ? r->max_nodes : MAX_NODES;
+    *nodes = 0;
+    *oversub = 1;
+    int ok = 1;
+    if (*rest) {
+        char *end = NULL;
+        long n = -1;
+        ok = rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9';
+        if (ok) {
+            errno = 0;
+            n = strtol(rest + 1, &end, 10);
+            ok = !errno && n >= 1 && n <= most && (!*end || (leaf_spine && *end == ':'));
+        }
+        if (ok && *end) { /* ":S" */
+            const char *sv = end + 1;
+            ok = *sv >= '0' && *sv <= '9';
+            double sx = ok ? strtod(sv, &end) : 0;
+            ok = ok && !*end && sx >= 1 && sx <= 64;
+            *oversub = sx;
+        }
+        *nodes = ok ? (int)n : 0;
+    }
+    if (ok)
+        return 0;
+    if (leaf_spine)
+        snprintf(err, errlen, "platform '%.60s': write %s, %s:N or %s:N:S with N the nodes (1..%d) and S the leaf "
+                 "uplinks' oversubscription (1..64)", name, r->name, r->name, r->name, most);
+    else
+        snprintf(err, errlen, "platform '%.60s': write %s or %s:N with N the nodes (1..%d)", name, r->name, r->name,
+                 most);
+    return -1;
+}
+
+int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen)
+{
+    const sp_platform_row *r = sp_platform_find(name);
+    *gpus_per_node = r && r->gpus_per_node > 1 ? r->gpus_per_node : 1;
+    *nodes = 0;
+    double oversub;
+    return r && r->fabric ? parse_nodes(r, name, nodes, &oversub, err, errlen) : 0;
+}
+
+/* a fabric row's nodes for P ranks into f: 0, or -1 with the line that says
+ * why they do not hold P */
+static int prepare_fabric(const sp_platform_row *r, const char *name, int P, sp_fabric *f, char *err, size_t errlen)
+{
+    int nodes;
+    double oversub;
+    if (parse_nodes(r, name, &nodes, &oversub, err, errlen) != 0)
+        return -1;
+    int G = r->fabric->gpus_per_node, most = r->max_nodes ? r->max_nodes : MAX_NODES;
+    if (!nodes && (P + G - 1) / G > most) {
+        snprintf(err, errlen, "platform %s holds at most %d nodes of %d GPUs (%d ranks)", name, most, G, most * G);
+        return -1;
+    }
+    if (nodes && (long)nodes * G < P) {
+        snprintf(err, errlen, "platform %s holds %ld ranks (%d node%s of %d GPUs), fewer than --ranks %d", name,
+                 (long)nodes * G, nodes, nodes == 1 ? "" : "s", G, P);
+        return -1;
+    }
+    *f = *r->fabric;
+    f->nodes = nodes ? nodes : (P + G - 1) / G;
+    f->oversub = oversub;
+    return 0;
 }
 
 int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size_t errlen)
@@ -998,6 +1208,8 @@ int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, si
     const sp_platform_row *row = sp_platform_find(name);
     if (row && row->kind == SP_PLATFORM_CODE) {
         if (check_ranks(row, name, P, err, errlen) != 0)
+            return -1;
+        if (row->fabric && prepare_fabric(row, name, P, &out->fabric, err, errlen) != 0)
             return -1;
         snprintf(out->builder, sizeof out->builder, "%s", row->builder);
         snprintf(out->host_prefix, sizeof out->host_prefix, "node-");

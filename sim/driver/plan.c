@@ -117,9 +117,9 @@ static const sp_opt run_options[] = {
     {.name = "device", .type = SP_OT_STRING, .group = "run", F(device), .dflt = "none", .flags = SP_OPT_EVERYDAY,
      .metavar = "NAME",
      .brief = "device profile that prices local kernels (sparsim list), or a JSON file",
-     .help = "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, or "
-     "a JSON file (sparsim-mpi calibrate writes one); a platform that names its GPU (dgx-h100: h100) makes that "
-     "the default instead of none"},
+     .help = "device profile for local kernels: none (local compute is free), p100, p102, v100, a100, h100, h200, "
+     "b200, gh200, or a JSON file (sparsim-mpi calibrate writes one); a platform that names its GPU (dgx-h100: "
+     "h100) makes that the default instead of none"},
     {.name = "n", .type = SP_OT_U64, .group = "run", F(n), .min = 1, .max = 2147483647.0, .dflt = "1M",
      .flags = SP_OPT_EVERYDAY | SP_OPT_SUFFIX | SP_OPT_LIST, .metavar = "N",
      .range = "an integer in 1..2^31-1 (int32 indices)",

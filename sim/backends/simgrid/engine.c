@@ -115,8 +115,13 @@ static int load_platform(const sp_backend_config *cfg, sp_platform *plat, char *
     sg_cfg_set_int("contexts/stack-size", 1024);
 
     char perr[512] = "";
-    int rc = plat->builder[0] ? spg_build_aries(P, !strcmp(plat->builder, "aries"), perr, sizeof perr) /* in code */
-                              : spg_load_platform(plat->xml_path, perr, sizeof perr);
+    int rc;
+    if (!strcmp(plat->builder, "nodes")) /* in code: multi-GPU nodes */
+        rc = spg_build_nodes(&plat->fabric, P, perr, sizeof perr);
+    else if (plat->builder[0]) /* in code: Aries */
+        rc = spg_build_aries(P, !strcmp(plat->builder, "aries"), perr, sizeof perr);
+    else
+        rc = spg_load_platform(plat->xml_path, perr, sizeof perr);
     sp_platform_release(plat);
     if (rc != 0) {
         perr[strcspn(perr, "\n")] = '\0';

@@ -1,5 +1,5 @@
-/* simgrid_glue.h - the SimGrid calls of simgrid_glue.cpp and
- * simgrid_aries.cpp, declared for the backend's C files.
+/* simgrid_glue.h - the SimGrid calls of simgrid_glue.cpp, simgrid_aries.cpp
+ * and simgrid_nodes.cpp, declared for the backend's C files.
  *
  * SimGrid 3.32's C API lacks them or reports errors by C++ exceptions that
  * C cannot catch; the two C++ files wrap them in plain C functions (prefix
@@ -7,6 +7,8 @@
  */
 #ifndef SPARSIM_SIMGRID_GLUE_H
 #define SPARSIM_SIMGRID_GLUE_H
+
+#include "topologies/fabric.h"
 
 #include <simgrid/forward.h>
 #include <stddef.h>
@@ -21,6 +23,9 @@ int spg_run(char *err, size_t errlen);
 /* Piz Daint's Aries dragonfly, built in code (simgrid_aries.cpp) */
 int spg_build_aries(int nodes, int spread, char *err, size_t errlen);
 int spg_aries_max_nodes(void);
+/* multi-GPU nodes and their network as the platform table describes them
+ * (simgrid_nodes.cpp): hosts node-0 .. node-(ranks-1) */
+int spg_build_nodes(const sp_fabric *f, int ranks, char *err, size_t errlen);
 
 /* waits that also say when the comm finished (simgrid_glue.cpp says more) */
 long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
