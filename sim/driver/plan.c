@@ -663,6 +663,8 @@ static int plan_validate(sp_plan *p, sp_error *e)
     if (sp_platform_prepare(p->platform, p->ranks, &plat, err, sizeof err) != 0)
         return sp_error_from(e, SP_STATUS_USAGE, err);
     sp_platform_release(&plat);
+    if (sp_resolve_platform(p, e) != 0)
+        return -1;
     if (!p->out[0])
         return sp_error_set(e, SP_STATUS_USAGE, "--out must name a folder");
     p->at_given = 0;

@@ -271,7 +271,7 @@ static int check_memory(const sp_resolved *r, const sp_plan *asked, sp_error *e)
 /* what the plan asked, before the data: the algorithm and the payload it allows, the device */
 /* what the platform decides unless told: GPUs per node, the network model
  * and the device; G must divide P */
-static int resolve_platform(sp_plan *p, sp_error *e)
+int sp_resolve_platform(sp_plan *p, sp_error *e)
 {
     char err[600];
     int g = 1, nodes = 0;
@@ -301,7 +301,7 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
 {
     sp_plan *p = &r->plan;
     sp_plan_apply_preset(p);
-    if (resolve_platform(p, e) != 0)
+    if (sp_resolve_platform(p, e) != 0)
         return -1;
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
     if (!r->algo)

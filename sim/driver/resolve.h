@@ -45,6 +45,11 @@ typedef struct {
  * algorithm).  0, or -1 with e filled (its status: 2 for a plan or an input
  * that cannot run, 1 for a failure of this machine).  On success the caller
  * frees r with sp_resolved_free; on failure nothing is left to free. */
+/* What the platform decides where the plan leaves it open (GPUs per node,
+ * --network platform, the device of a platform that names its GPU), in
+ * place; checks that G divides P.  0, or -1 with e filled (status 2). */
+int sp_resolve_platform(sp_plan *p, sp_error *e);
+
 int sp_resolve(const sp_plan *plan, const sp_algorithm *algo, sp_resolve_depth depth, sp_resolved *r, sp_error *e);
 
 void sp_resolved_free(sp_resolved *r);
