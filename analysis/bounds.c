@@ -333,5 +333,17 @@ int sp_node_bound_volume(const char *algo, int P, int G, uint64_t n, uint64_t k,
     b->inter_words = b->N > 1 ? f->words(&s, &b->inter_floor_words) : 0.0;
     b->inter_formula = f->formula;
     b->source = f->source;
+    b->words = b->intra_words + b->inter_words;
+    b->floor_words = b->inter_floor_words > 0 ? b->intra_words + b->inter_floor_words : 0.0;
+    b->formula = a->form == SP_FORM_RAIL ? "2n(G-1)/G inside a node + X's with P -> N, n -> n/G, k -> k/G between nodes"
+                                         : "2n ceil(log2 G) inside a node + X's with P -> N between nodes";
+    const sp_lower_bound *lb = sp_lower_bound_of(a->cls);
+    if (lb) {
+        sp_shape whole = shape_of(P, n, k);
+        b->lower_words = lb->words(&whole);
+        b->lower_formula = lb->formula;
+    } else {
+        b->lower_formula = "-";
+    }
     return 0;
 }

@@ -90,6 +90,11 @@ typedef struct {
     const char *inter_formula; /* X's formula; read with P -> N, n -> n_inner, k -> k_inner */
     uint64_t n_inner, k_inner; /* what X sees: rail n/G (the largest shard) and k/G; leader n and k */
     const char *source;        /* X's citation */
+    /* the whole, as a run reports it (the sum over all phases): intra + inter */
+    double words, floor_words;
+    const char *formula;
+    double lower_words;        /* the lower bound of X's class at (P, n, k) */
+    const char *lower_formula;
 } sp_node_bound;
 
 /* The node volume of form `algo` ("rail:topka", ...) at P ranks on nodes of

@@ -341,6 +341,10 @@ ParameterizedTest(struct form_case *c, node_aware, exact_volumes_of_topka_and_gt
     for (int it = 0; it < rep.niters; it++)
         cr_assert_eq(inter_bytes(&rep, it, 0), 4.0 * b.inter_words, "%s: %.0f bytes between nodes, bound %.0f words",
                      c->algo, inter_bytes(&rep, it, 0), b.inter_words);
+    /* the run reports the whole: every phase's volume, intra + inter */
+    cr_assert(rep.bound.known);
+    cr_assert_eq(rep.bound.words, b.intra_words + b.inter_words);
+    cr_assert_eq((double)sp_report_iter_volume(&rep, 0), 4.0 * rep.bound.words);
     sp_report_free(&rep);
 }
 
