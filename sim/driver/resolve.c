@@ -171,7 +171,7 @@ static int node_form_payload(const sp_algorithm *a, int mode, sp_error *e)
     if (mode == SP_PAYLOAD_SIZE && !a->size_only_ok)
         return sp_error_set(e, SP_STATUS_USAGE,
                             "%s needs exact payloads (its message sizes depend on the data, and a model workload "
-                            "does not answer for a node's sum); use --payload exact",
+                            "does not answer for a node's sum); use --payload exact with --ranks and --n that fit in memory",
                             a->name);
     return 0;
 }
