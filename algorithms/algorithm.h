@@ -61,6 +61,11 @@ typedef struct {
  * rank; needs k >= 1), or a compressed one (quantised or low-rank). */
 typedef enum { SP_ALGO_DENSE = 0, SP_ALGO_SPARSE, SP_ALGO_COMPRESSED } sp_algo_class;
 
+/* How an algorithm meets the nodes: flat (among all P ranks, the table's
+ * rows) or a node-aware form of a flat sparse one (node_aware.h): rail:X,
+ * leader:X. */
+typedef enum { SP_FORM_FLAT = 0, SP_FORM_RAIL, SP_FORM_LEADER } sp_algo_form;
+
 typedef struct sp_algorithm_s {
     const char *name;
     const char *summary;
@@ -70,10 +75,22 @@ typedef struct sp_algorithm_s {
     int model_ok;     /* reads its data through sparse_set.h: runs on a model workload too */
     /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
     double (*exact_extra_bytes)(int P, uint64_t n, uint64_t k);
+    /* node-aware forms only: which form, and the flat algorithm it runs among nodes */
+    sp_algo_form form;
+    const struct sp_algorithm_s *inner;
 } sp_algorithm;
 
+/* By name: a row of the table, a diagnostic, or a node-aware form
+ * "rail:X" / "leader:X" of a sparse row X. */
 const sp_algorithm *sp_algorithm_find(const char *name);
+/* The table's rows (flat algorithms only: the forms need nodes, so "all"
+ * and the listings leave them out). */
 const sp_algorithm *sp_algorithm_list(int *count);
+/* The form a name asks for by its prefix ("rail:", "leader:"; else
+ * SP_FORM_FLAT) and, in *inner, the name after the prefix. */
+sp_algo_form sp_algorithm_form_of(const char *name, const char **inner);
+/* The form's prefix as names write it: "rail", "leader" ("" for flat). */
+const char *sp_algo_form_name(sp_algo_form form);
 
 /* The class's name as outputs write it: "dense", "sparse", "compressed". */
 const char *sp_algo_class_name(sp_algo_class cls);

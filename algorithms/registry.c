@@ -3,7 +3,9 @@
  * predictions, what it consumes from the residual) is its row of the facts
  * table, analysis/bounds.c, which a test holds against this one. */
 #include "algorithm.h"
+#include "node_aware.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static double no_extra(int P, uint64_t n, uint64_t k)
@@ -109,6 +111,110 @@ static const sp_algorithm hidden[] = {
      .exact_extra_bytes = no_extra},
 };
 
+/* ---- node-aware forms (node_aware.c) ---------------------------------------
+ * rail:X and leader:X of every sparse row X above.  Their rows are made from
+ * X's on first use: the class and size_only_ok are X's; model_ok is 0, for a
+ * model workload answers questions about one rank's gradient of n entries,
+ * not about a node's sum (on a shard), which is what X sees in a form.  The
+ * run functions need one wrapper per X (the signature carries no X); a test
+ * (tests/test_node_aware.c) holds this list against the sparse rows.
+ * Exact-mode extras: every rank holds one more vector (at most n floats, the
+ * node reduction's receive buffer), and X's own extras at (P, n, k) bound
+ * those of X's groups (fewer ranks, no more entries) from above. */
+static double node_extra(const char *inner, int P, uint64_t n, uint64_t k)
+{
+    const sp_algorithm *x = sp_algorithm_find(inner);
+    return (double)P * (double)n * 4.0 + (x && x->exact_extra_bytes ? x->exact_extra_bytes(P, n, k) : 0.0);
+}
+
+#define NODE_FORMS(x)                                                                                           \
+    static int rail_##x(sp_ctx *c, sp_algo_io *io) { return sp_rail_form(c, io, sp_##x); }                     \
+    static int leader_##x(sp_ctx *c, sp_algo_io *io) { return sp_leader_form(c, io, sp_##x); }                 \
+    static double extra_##x(int P, uint64_t n, uint64_t k) { return node_extra(#x, P, n, k); }
+
+NODE_FORMS(topka)
+NODE_FORMS(gtopk)
+NODE_FORMS(gaussiank)
+NODE_FORMS(topkdsa)
+NODE_FORMS(oktopk)
+
+typedef struct {
+    const char *inner;
+    int (*run[3])(sp_ctx *c, sp_algo_io *io); /* by sp_algo_form: [SP_FORM_RAIL], [SP_FORM_LEADER] */
+    double (*extra)(int P, uint64_t n, uint64_t k);
+} node_form_runs;
+
+#define NODE_ROW(x) {#x, {NULL, rail_##x, leader_##x}, extra_##x}
+static const node_form_runs node_runs[] = {NODE_ROW(topka), NODE_ROW(gtopk), NODE_ROW(gaussiank), NODE_ROW(topkdsa),
+                                           NODE_ROW(oktopk)};
+#define NODE_FORMS_N (sizeof node_runs / sizeof node_runs[0])
+
+static sp_algorithm node_rows[NODE_FORMS_N][3];
+static char node_names[NODE_FORMS_N][3][48];
+static char node_summaries[NODE_FORMS_N][3][224];
+
+static const char *const form_names[] = {[SP_FORM_FLAT] = "", [SP_FORM_RAIL] = "rail", [SP_FORM_LEADER] = "leader"};
+
+const char *sp_algo_form_name(sp_algo_form form)
+{
+    return form >= SP_FORM_FLAT && form <= SP_FORM_LEADER ? form_names[form] : "";
+}
+
+sp_algo_form sp_algorithm_form_of(const char *name, const char **inner)
+{
+    for (int f = SP_FORM_RAIL; f <= SP_FORM_LEADER; f++) {
+        size_t len = strlen(form_names[f]);
+        if (strncmp(name, form_names[f], len) == 0 && name[len] == ':') {
+            if (inner)
+                *inner = name + len + 1;
+            return (sp_algo_form)f;
+        }
+    }
+    if (inner)
+        *inner = name;
+    return SP_FORM_FLAT;
+}
+
+static const sp_algorithm *node_form_find(const char *name)
+{
+    const char *iname;
+    sp_algo_form form = sp_algorithm_form_of(name, &iname);
+    if (form == SP_FORM_FLAT)
+        return NULL;
+    const sp_algorithm *x = NULL;
+    for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
+        if (strcmp(algorithms[i].name, iname) == 0)
+            x = &algorithms[i];
+    if (!x || x->cls != SP_ALGO_SPARSE)
+        return NULL;
+    for (size_t i = 0; i < NODE_FORMS_N; i++) {
+        if (strcmp(node_runs[i].inner, x->name) != 0)
+            continue;
+        sp_algorithm *row = &node_rows[i][form];
+        if (!row->name) {
+            snprintf(node_names[i][form], sizeof node_names[i][form], "%s:%s", form_names[form], x->name);
+            if (form == SP_FORM_RAIL)
+                snprintf(node_summaries[i][form], sizeof node_summaries[i][form],
+                         "%s per rail on its shard, between a ring reduce-scatter and allgather in each node",
+                         x->name);
+            else
+                snprintf(node_summaries[i][form], sizeof node_summaries[i][form],
+                         "%s among the node leaders, between a tree reduce and broadcast in each node", x->name);
+            *row = (sp_algorithm){.name = node_names[i][form],
+                                  .summary = node_summaries[i][form],
+                                  .run = node_runs[i].run[form],
+                                  .cls = x->cls,
+                                  .size_only_ok = x->size_only_ok,
+                                  .model_ok = 0,
+                                  .exact_extra_bytes = node_runs[i].extra,
+                                  .form = form,
+                                  .inner = x};
+        }
+        return row;
+    }
+    return NULL;
+}
+
 const sp_algorithm *sp_algorithm_find(const char *name)
 {
     for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
@@ -117,7 +223,7 @@ const sp_algorithm *sp_algorithm_find(const char *name)
     for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
         if (strcmp(hidden[i].name, name) == 0)
             return &hidden[i];
-    return NULL;
+    return node_form_find(name);
 }
 
 const sp_algorithm *sp_algorithm_list(int *count)

@@ -293,3 +293,57 @@ double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double a
 {
     return P <= 1 ? 0.0 : sp_facts_predict(sp_algo_facts_find(algo), P, n, k, alpha, beta);
 }
+
+/* ---- node-aware forms (algorithms/node_aware.c) ----------------------------
+ * rail:X: inside a node, a ring reduce-scatter and a ring allgather of G
+ * shards (Patarasuk & Yuan, JPDC 2009, on G ranks): each a phase in which
+ * every rank sends and receives every shard but one, n - floor(n/G) words at
+ * most (the smallest shard is the one left out), so 2(n - floor(n/G)) words,
+ * 2n(G-1)/G when G divides n.  Between nodes: X on rail j, N = P/G ranks, on
+ * shard j's n_j <= ceil(n/G) entries selecting floor(k/G): X's bound with
+ * P -> N, n -> ceil(n/G), k -> floor(k/G).
+ * leader:X: inside a node, a binomial-tree reduce to local rank 0 and the
+ * binomial broadcast back (sp_bcast): the leader receives, then sends,
+ * ceil(log2 G) vectors of n words, 2n ceil(log2 G) in all (every other rank
+ * moves fewer; the node's ranks together send 2(G-1)n).  Between nodes: X
+ * among the N leaders on all n entries: X's bound with P -> N. */
+int sp_node_bound_volume(const char *algo, int P, int G, uint64_t n, uint64_t k, sp_node_bound *b)
+{
+    memset(b, 0, sizeof *b);
+    const sp_algorithm *a = sp_algorithm_find(algo);
+    if (!a || a->form == SP_FORM_FLAT || !a->inner || G < 1 || P % G)
+        return -1;
+    const sp_algo_facts *f = sp_algo_facts_find(a->inner->name);
+    if (!f)
+        return -1;
+    b->G = G;
+    b->N = P / G;
+    if (a->form == SP_FORM_RAIL) {
+        b->n_inner = (n + (uint64_t)G - 1) / (uint64_t)G;
+        b->k_inner = k / (uint64_t)G;
+        b->intra_words = 2.0 * (double)(n - n / (uint64_t)G);
+        b->intra_formula = "2n(G-1)/G (2(n - floor(n/G)) when G does not divide n)";
+    } else {
+        b->n_inner = n;
+        b->k_inner = k;
+        b->intra_words = 2.0 * (double)n * ceil_log2(G);
+        b->intra_formula = "2n ceil(log2 G)";
+    }
+    sp_shape s = shape_of(b->N, b->n_inner, b->k_inner);
+    b->inter_words = b->N > 1 ? f->words(&s, &b->inter_floor_words) : 0.0;
+    b->inter_formula = f->formula;
+    b->source = f->source;
+    b->words = b->intra_words + b->inter_words;
+    b->floor_words = b->inter_floor_words > 0 ? b->intra_words + b->inter_floor_words : 0.0;
+    b->formula = a->form == SP_FORM_RAIL ? "2n(G-1)/G inside a node + X's with P -> N, n -> n/G, k -> k/G between nodes"
+                                         : "2n ceil(log2 G) inside a node + X's with P -> N between nodes";
+    const sp_lower_bound *lb = sp_lower_bound_of(a->cls);
+    if (lb) {
+        sp_shape whole = shape_of(P, n, k);
+        b->lower_words = lb->words(&whole);
+        b->lower_formula = lb->formula;
+    } else {
+        b->lower_formula = "-";
+    }
+    return 0;
+}

@@ -77,4 +77,28 @@ double sp_facts_predict(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, d
 int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b);
 double sp_predict_time(const char *algo, int P, uint64_t n, uint64_t k, double alpha, double beta);
 
+/* ---- node-aware forms (algorithms/node_aware.c) ----------------------------
+ * The volume of rail:X and leader:X per link class, per rank, in words, as
+ * the bounds count it (per phase, the largest over ranks of max(sent,
+ * received)): inside a node (NVLink) and between nodes (the NIC). */
+typedef struct {
+    int G, N;                  /* GPUs per node, nodes */
+    double intra_words;        /* inside a node */
+    const char *intra_formula; /* as printed */
+    double inter_words;        /* between nodes: X's own bound on its group */
+    double inter_floor_words;  /* X's own best case, where it has one */
+    const char *inter_formula; /* X's formula; read with P -> N, n -> n_inner, k -> k_inner */
+    uint64_t n_inner, k_inner; /* what X sees: rail n/G (the largest shard) and k/G; leader n and k */
+    const char *source;        /* X's citation */
+    /* the whole, as a run reports it (the sum over all phases): intra + inter */
+    double words, floor_words;
+    const char *formula;
+    double lower_words;        /* the lower bound of X's class at (P, n, k) */
+    const char *lower_formula;
+} sp_node_bound;
+
+/* The node volume of form `algo` ("rail:topka", ...) at P ranks on nodes of
+ * G: 0 and b filled, or -1 when algo is no form, G < 1 or G does not divide P. */
+int sp_node_bound_volume(const char *algo, int P, int G, uint64_t n, uint64_t k, sp_node_bound *b);
+
 #endif

@@ -57,7 +57,9 @@ static const char *algo_help(void)
         for (int i = 0; i < n && at < sizeof text; i++)
             at += (size_t)snprintf(text + at, sizeof text - at, "%s%s", a[i].name, i + 1 < n ? ", " : "");
         if (at < sizeof text)
-            snprintf(text + at, sizeof text - at, "; a comma list; or 'all' for every one");
+            snprintf(text + at, sizeof text - at,
+                     "; rail:X or leader:X, node-aware forms of a sparse X (ranks on nodes, not in 'all'); a comma "
+                     "list; or 'all' for every one");
     }
     return text;
 }

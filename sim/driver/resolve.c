@@ -10,6 +10,7 @@
 #include "resolve.h"
 #include "select_device.h"
 #include "training.h"
+#include "algorithms/node_aware.h"
 #include "sim/shim/backend.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/model.h"
@@ -126,11 +127,62 @@ static const char *gib(double bytes, char *buf, size_t n)
     return buf;
 }
 
+/* ---- node-aware forms (algorithms/node_aware.c) ----------------------------
+ * rail:X and leader:X exist for a sparse X only; they need ranks on nodes
+ * (G > 1), and rail:X needs k / G >= 1 entries to select on its shard; a
+ * model workload answers for one rank's gradient, not a node's sum. */
+static int node_form_unknown(const char *name, sp_error *e)
+{
+    const char *iname;
+    sp_algo_form form = sp_algorithm_form_of(name, &iname);
+    const sp_algorithm *x = form != SP_FORM_FLAT ? sp_algorithm_find(iname) : NULL;
+    if (!x || x->form != SP_FORM_FLAT)
+        return 0;
+    char shown[160];
+    return sp_error_set(e, SP_STATUS_USAGE, "--algo %s: node-aware forms are of sparse algorithms, and %s is %s",
+                        sp_opts_printable(name, shown, sizeof shown), x->name, sp_algo_class_name(x->cls));
+}
+
+static int node_form_needs_nodes(const sp_algorithm *a, const sp_plan *p, sp_error *e)
+{
+    if (a->form == SP_FORM_FLAT || p->gpus_per_node > 1)
+        return 0;
+    return sp_error_set(e, SP_STATUS_USAGE,
+                        "--algo %s needs ranks on nodes: a platform with nodes or --gpus-per-node G", a->name);
+}
+
+static int node_form_needs_k(const sp_algorithm *a, const sp_plan *p, uint64_t k, sp_error *e)
+{
+    if (a->form != SP_FORM_RAIL || k < 1 || sp_rail_k(k, p->gpus_per_node) >= 1)
+        return 0;
+    return sp_error_set(e, SP_STATUS_USAGE,
+                        "--algo %s selects k / G = %llu / %d = 0 entries on a rail's shard: raise --n or --density "
+                        "to k >= %d",
+                        a->name, (unsigned long long)k, p->gpus_per_node, p->gpus_per_node);
+}
+
+static int node_form_payload(const sp_algorithm *a, int mode, sp_error *e)
+{
+    if (mode == SP_PAYLOAD_MODEL)
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "%s cannot run on a model workload (the model answers for one rank's gradient, not for a "
+                            "node's sum); use --payload exact",
+                            a->name);
+    if (mode == SP_PAYLOAD_SIZE && !a->size_only_ok)
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "%s needs exact payloads (its message sizes depend on the data, and a model workload "
+                            "does not answer for a node's sum); use --payload exact with --ranks and --n that fit in memory",
+                            a->name);
+    return 0;
+}
+
 const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
 {
     const sp_algorithm *a = sp_algorithm_find(name);
     if (a)
         return a;
+    if (node_form_unknown(name, e) != 0)
+        return NULL;
     int cnt;
     const sp_algorithm *list = sp_algorithm_list(&cnt);
     char known[256] = "", shown[160];
@@ -138,7 +190,7 @@ const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
         strncat(known, list[j].name, sizeof known - strlen(known) - 1);
         strncat(known, j + 1 < cnt ? ", " : "", sizeof known - strlen(known) - 1);
     }
-    sp_error_set(e, SP_STATUS_USAGE, "unknown algorithm '%s' (known: %s, all)",
+    sp_error_set(e, SP_STATUS_USAGE, "unknown algorithm '%s' (known: %s, all; rail:X, leader:X of a sparse X)",
                  sp_opts_printable(name, shown, sizeof shown), known);
     return NULL;
 }
@@ -146,6 +198,8 @@ const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
 /* what a payload mode allows of an algorithm */
 static int payload_allows(const sp_algorithm *a, int mode, sp_error *e)
 {
+    if (a->form != SP_FORM_FLAT)
+        return node_form_payload(a, mode, e);
     if (mode == SP_PAYLOAD_SIZE && !a->size_only_ok)
         return sp_error_set(e, SP_STATUS_USAGE,
                             "%s needs exact payloads or a model workload (its message sizes depend on the data); "
@@ -304,7 +358,7 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
     if (sp_resolve_platform(p, e) != 0)
         return -1;
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
-    if (!r->algo)
+    if (!r->algo || node_form_needs_nodes(r->algo, p, e) != 0)
         return -1;
     if (payload_allows(r->algo, p->payload, e) != 0)
         return -1;
@@ -331,6 +385,8 @@ static int resolve_data(sp_resolved *r, sp_resolve_depth depth, sp_error *e)
     if (r->k < 1 && r->algo->cls == SP_ALGO_SPARSE)
         return sp_error_set(e, SP_STATUS_USAGE, "n x density = %g selects no entry: raise --n or --density",
                             (double)p->n * p->density);
+    if (node_form_needs_k(r->algo, p, r->k, e) != 0)
+        return -1;
     if (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL) {
         const char *mode = p->payload == SP_PAYLOAD_SIZE ? "size" : "model";
         if (p->grad_file[0])

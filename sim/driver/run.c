@@ -311,9 +311,13 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     const sp_plan *plan = &res->plan;
     const sp_algo_facts *f = sp_algo_facts_find(res->algo->name);
     sp_bound b;
+    sp_node_bound nb; /* node-aware forms: inside the nodes and between them (no alpha-beta time) */
     if (sp_facts_bound(f, plan->ranks, plan->n, rep->k, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
+    else if (sp_node_bound_volume(res->algo->name, plan->ranks, plan->gpus_per_node, plan->n, rep->k, &nb) == 0)
+        rep->bound = (sp_report_bound){1, nb.words, nb.floor_words, nb.lower_words, nb.formula, nb.source,
+                                       nb.lower_formula};
     rep->predicted_s = sp_facts_predict(f, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
 }
 
