@@ -121,7 +121,7 @@ Test(sweep, config_file_with_lists)
     t_proc_free(&p);
     char *text = t_read_file(t_path(dir, "s.csv"), NULL);
     cr_assert_eq(t_count_lines(text), 1 + 8);
-    cr_assert(strstr(text, "\ngtopk,4,2000,0.01,20,daint,lv08,none,1,"), "%s", text);
+    cr_assert(strstr(text, "\ngtopk,4,2000,0.01,20,daint,cm02,none,1,"), "%s", text);
     free(text);
 }
 
