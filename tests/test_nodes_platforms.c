@@ -343,3 +343,33 @@ Test(nodes, cli)
     cr_assert(strstr(r.err, "built in code"), "%s", r.err);
     t_proc_free(&r);
 }
+
+/* the two link classes the closed forms use are the built routes' own:
+ * GPUs 0 and 1 of node 0, and GPU 0 of nodes 0 and 1 (one leaf, one chassis
+ * switch); flat platforms have none */
+static void classes_are_routes(const char *name, int P, int G)
+{
+    double ia, ib, xa, xb;
+    cr_assert_eq(sp_platform_link_classes(name, &ia, &ib, &xa, &xb), 0, "%s", name);
+    build(name, P);
+    sg_host_t h0 = sg_host_by_name("node-0"), h1 = sg_host_by_name("node-1");
+    char other[32];
+    snprintf(other, sizeof other, "node-%d", G);
+    sg_host_t hn = sg_host_by_name(other);
+    cr_assert_float_eq(sg_host_get_route_latency(h0, h1), ia, 1e-15, "%s", name);
+    cr_assert_float_eq(sg_host_get_route_bandwidth(h0, h1), 1.0 / ib, 1e-3, "%s", name);
+    cr_assert_float_eq(sg_host_get_route_latency(h0, hn), xa, 1e-15, "%s", name);
+    cr_assert_float_eq(sg_host_get_route_bandwidth(h0, hn), 1.0 / xb, 1e-3, "%s", name);
+}
+
+Test(nodes, link_classes_dgx) { classes_are_routes("dgx-h100:4", 32, 8); }
+Test(nodes, link_classes_roce) { classes_are_routes("roce:4", 32, 8); }
+Test(nodes, link_classes_alps) { classes_are_routes("alps:4", 16, 4); }
+
+Test(nodes, flat_platforms_have_no_link_classes)
+{
+    double a, b, c, d;
+    cr_assert_eq(sp_platform_link_classes("1gbe", &a, &b, &c, &d), -1);
+    cr_assert_eq(sp_platform_link_classes("daint", &a, &b, &c, &d), -1);
+    cr_assert_eq(sp_platform_link_classes("my.xml", &a, &b, &c, &d), -1);
+}

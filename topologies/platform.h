@@ -76,6 +76,14 @@ size_t sp_platform_names(char *buf, size_t len, const char *sep, int xml_only);
  * count).  P is checked against nodes x G in sp_platform_prepare. */
 int sp_platform_nodes(const char *name, int *gpus_per_node, int *nodes, char *err, size_t errlen);
 
+/* The alpha-beta figures of a platform of nodes, for closed forms that tell
+ * its two link classes apart: alpha (s) and beta (s per byte) of a route
+ * between two GPUs of one node, and of one between the GPUs of one rail on
+ * two nodes that share a leaf (or a chassis switch), as the simulated
+ * backend routes them.  0, or -1 when the platform has no nodes. */
+int sp_platform_link_classes(const char *name, double *intra_alpha, double *intra_beta, double *inter_alpha,
+                             double *inter_beta);
+
 /* Resolves `name` (a built-in row's, or a file) for P ranks.  Returns -1 with
  * a one-line message on error. */
 int sp_platform_prepare(const char *name, int P, sp_platform *out, char *err, size_t errlen);

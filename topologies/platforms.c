@@ -520,6 +520,23 @@ static int prepare_fabric(const sp_platform_row *r, const char *name, int P, sp_
     return 0;
 }
 
+int sp_platform_link_classes(const char *name, double *intra_alpha, double *intra_beta, double *inter_alpha,
+                             double *inter_beta)
+{
+    const sp_platform_row *r = sp_platform_find(name);
+    if (!r || !r->fabric)
+        return -1;
+    const sp_fabric *f = r->fabric;
+    /* as simgrid_nodes.cpp routes them: a leaf-spine node's two NVSwitch
+     * ports, a dragonfly node's one GPU-to-GPU link; between nodes, the two
+     * NICs and the one switch of a shared leaf or chassis switch */
+    *intra_alpha = (f->kind == SP_FABRIC_LEAF_SPINE ? 2 : 1) * f->gpu_lat;
+    *intra_beta = 1.0 / f->gpu_bw;
+    *inter_alpha = 2 * f->nic_lat + f->switch_lat;
+    *inter_beta = 1.0 / f->nic_bw;
+    return 0;
+}
+
 int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size_t errlen)
 {
     if (P < 1) {
