@@ -162,12 +162,13 @@ ROWS = [
              "runs 8+ channels, one per rail; per NIC sparsim's figure matches the maintainer's 46-48 GB/s"),
     dict(id="h100-4n", kind="busbw", unit="GB/s", published=365.84,
          setting="4 HGX H100 nodes x 8 GPUs (32 ranks), 8 ConnectX-7 NDR per node, nccl-tests all_reduce_perf, "
-                 "NCCL's default (ring at 4 nodes), maximum over the sweep",
+                 "no NCCL_ALGO in the command shown, maximum over the sweep",
          source=TESTS_I + "309 (comment: max busbw 365.84 GB/s on 4 nodes; 470 on 2 nodes, 480 on 1)", sure="read",
          platform="dgx-h100:4", ranks=32, n=1 * GiB, algo="ring", nccl_algo="nccl",
          why="as on 2 nodes: one NIC per node for the flat ring against 8 rails for NCCL"),
     dict(id="h200-248n", kind="busbw", unit="GB/s", published=350.0,
-         setting="248 nodes x 8 H200 (1984 ranks), 8 NICs of 400 Gb/s per node, nccl-tests all_reduce_perf at "
+         setting="248 nodes x 8 H200 (1984 ranks), 8 NICs per node (speed not stated; 400 Gb/s taken), "
+                 "nccl-tests all_reduce_perf at "
                  "512 MB, NCCL's default, typical value",
          source=TESTS_I + "283 (description: \"typically measuring around 350G\", sometimes below 300)",
          sure="read",
