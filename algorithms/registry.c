@@ -113,9 +113,9 @@ static const sp_algorithm hidden[] = {
 
 /* ---- node-aware forms (node_aware.c) ---------------------------------------
  * rail:X and leader:X of every sparse row X above.  Their rows are made from
- * X's on first use: the class and size_only_ok are X's; model_ok is 0, for a
- * model workload answers questions about one rank's gradient of n entries,
- * not about a node's sum (on a shard), which is what X sees in a form.  The
+ * X's on first use: the class, size_only_ok and model_ok are X's (on a
+ * model, X's ranks are the nodes and each rail has a model of its shard:
+ * sim/driver/resolve.c, rail_models).  The
  * run functions need one wrapper per X (the signature carries no X); a test
  * (tests/test_node_aware.c) holds this list against the sparse rows.
  * Exact-mode extras: every rank holds one more vector (at most n floats, the
@@ -205,7 +205,7 @@ static const sp_algorithm *node_form_find(const char *name)
                                   .run = node_runs[i].run[form],
                                   .cls = x->cls,
                                   .size_only_ok = x->size_only_ok,
-                                  .model_ok = 0,
+                                  .model_ok = x->model_ok,
                                   .exact_extra_bytes = node_runs[i].extra,
                                   .form = form,
                                   .inner = x};

@@ -163,15 +163,12 @@ static int node_form_needs_k(const sp_algorithm *a, const sp_plan *p, uint64_t k
 
 static int node_form_payload(const sp_algorithm *a, int mode, sp_error *e)
 {
-    if (mode == SP_PAYLOAD_MODEL)
-        return sp_error_set(e, SP_STATUS_USAGE,
-                            "%s cannot run on a model workload (the model answers for one rank's gradient, not for a "
-                            "node's sum); use --payload exact",
-                            a->name);
+    if (mode == SP_PAYLOAD_MODEL && !a->model_ok)
+        return sp_error_set(e, SP_STATUS_USAGE, "%s cannot run on a model workload; use --payload exact", a->name);
     if (mode == SP_PAYLOAD_SIZE && !a->size_only_ok)
         return sp_error_set(e, SP_STATUS_USAGE,
-                            "%s needs exact payloads (its message sizes depend on the data, and a model workload "
-                            "does not answer for a node's sum); use --payload exact with --ranks and --n that fit in memory",
+                            "%s needs exact payloads or a model workload (its message sizes depend on the data); "
+                            "use --payload model",
                             a->name);
     return 0;
 }
@@ -422,6 +419,32 @@ static int resolve_payload(sp_resolved *r, const sp_plan *asked, sp_resolve_dept
     return check_memory(r, asked, e);
 }
 
+/* rail:X on a model: X on rail j sees the node's sum on shard j, stood in
+ * for by a model of shard j's entries (the profile's slice: its layers
+ * there) among the N nodes, with a seed of its own per rail (derived from
+ * the run's, so runs repeat).  The sum of G gradients is modelled as one
+ * rank's gradient: its magnitudes are the model's, scaled, not summed. */
+static int rail_models(sp_resolved *r, sp_error *e)
+{
+    const sp_plan *p = &r->plan;
+    int G = p->gpus_per_node;
+    char err[600];
+    if (!(r->rail_models = calloc((size_t)G, sizeof *r->rail_models)))
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+    for (int j = 0; j < G; j++) {
+        sp_profile shard;
+        if (sp_profile_slice(&shard, &r->profile, sp_shard_lo(p->n, G, j), sp_shard_lo(p->n, G, j + 1)) != 0)
+            return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
+        r->rail_models[j] = sp_model_new(&shard, p->seed + 7919u * (uint64_t)(j + 1), p->ranks / G, p->settle,
+                                         p->warmup, p->density, (sp_model_ablation)p->model_ablation, err, sizeof err);
+        sp_profile_free(&shard);
+        if (!r->rail_models[j])
+            return sp_error_from(e, SP_STATUS_FAILED, err);
+        r->nrail_models = j + 1;
+    }
+    return 0;
+}
+
 /* for a run: the trace read once, the generator where values are needed,
  * the model of a model workload */
 static int resolve_sources(sp_resolved *r, sp_error *e)
@@ -439,7 +462,10 @@ static int resolve_sources(sp_resolved *r, sp_error *e)
             return sp_error_from(e, SP_STATUS_FAILED, err);
     }
     if (p->payload == SP_PAYLOAD_MODEL && r->algo->cls == SP_ALGO_SPARSE) { /* dense algorithms never ask it */
-        r->model = sp_model_new(&r->profile, p->seed, p->ranks, p->settle, p->warmup, p->density,
+        if (r->algo->form == SP_FORM_RAIL)
+            return rail_models(r, e);
+        int ranks = r->algo->form == SP_FORM_LEADER ? p->ranks / p->gpus_per_node : p->ranks;
+        r->model = sp_model_new(&r->profile, p->seed, ranks, p->settle, p->warmup, p->density,
                                 (sp_model_ablation)p->model_ablation, err, sizeof err);
         if (!r->model)
             return sp_error_from(e, SP_STATUS_FAILED, err);
@@ -469,6 +495,9 @@ void sp_resolved_free(sp_resolved *r)
     if (r->source)
         r->source->close(r->source);
     sp_model_free(r->model);
+    for (int j = 0; j < r->nrail_models; j++)
+        sp_model_free(r->rail_models[j]);
+    free(r->rail_models);
     if (r->have_profile)
         sp_profile_free(&r->profile);
     memset(r, 0, sizeof *r);

@@ -39,6 +39,11 @@ typedef struct {
     /* SP_RESOLVE_RUN only */
     sp_grad_source *source;   /* the gradients: the trace, or the generator where values are needed; or NULL */
     struct sp_model *model;  /* the model of a model workload (sparse algorithms), or NULL */
+    /* a node-aware form's models: its sparse algorithm's ranks are the
+     * nodes; rail: one model per rail of its shard's entries (G of them,
+     * and model NULL); leader: model alone, of the whole gradient */
+    struct sp_model **rail_models;
+    int nrail_models;
 } sp_resolved;
 
 /* Resolves `plan` for `algo` (NULL: the plan's --algo, which must name one

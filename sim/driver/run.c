@@ -509,6 +509,11 @@ static int prepare_run(sp_runstate *rs, run_outputs *o, sp_error *e)
         rs->shim.model = sp_model_ops_table();
         rs->shim.model_state = rs->res->model;
     }
+    if (rs->res->rail_models || (rs->res->model && rs->res->algo->form != SP_FORM_FLAT)) {
+        rs->shim.model = sp_model_ops_table();
+        rs->shim.rail_models = (void **)rs->res->rail_models;
+        rs->shim.model_per_node = 1;
+    }
     rs->shim.sink = sp_acct_sink(o->acct);
     rs->shim.want_times = o->csv || o->chrome || o->disturb; /* a disturbed run follows its critical path by them */
     rs->shim.gpus_per_node = plan->gpus_per_node;

@@ -60,6 +60,12 @@ typedef struct sp_shim {
     /* the model of a model workload, or NULL */
     const sp_model_ops *model;
     void *model_state;
+    /* a node-aware form on a model (algorithms/node_aware.c): its sparse
+     * algorithm runs among one rank per node, so the model's ranks are
+     * nodes (rank r asks as r / gpus_per_node); rail: each rail j has a
+     * model of its own shard (rail_models[j], rank r's is r mod G) */
+    int model_per_node;
+    void **rail_models;
     /* what disturbs the run (disturb.h), or NULL */
     struct sp_disturb *disturb;
     /* the program each rank runs (the driver's), with its argument */

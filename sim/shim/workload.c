@@ -11,22 +11,32 @@
 
 #include <stdlib.h>
 
-static void *model_of(const sp_ctx *c) { return c->shim->model_state; }
+static void *model_of(const sp_ctx *c)
+{
+    const sp_shim *sh = c->shim;
+    return sh->rail_models ? sh->rail_models[c->rank % sh->gpus_per_node] : sh->model_state;
+}
+
+/* the rank the model knows: a node under a node-aware form */
+static int model_rank(const sp_ctx *c)
+{
+    return c->shim->model_per_node && c->shim->gpus_per_node > 1 ? c->rank / c->shim->gpus_per_node : c->rank;
+}
 
 int sp_model_on(const sp_ctx *c) { return c->shim->model != NULL; }
 
 uint64_t sp_model_count_above(sp_ctx *c, double thr)
 {
-    return c->shim->model->count_above(model_of(c), c->rank, c->iter, thr);
+    return c->shim->model->count_above(model_of(c), model_rank(c), c->iter, thr);
 }
 
-double sp_model_kth(sp_ctx *c, uint64_t k) { return c->shim->model->kth(model_of(c), c->rank, c->iter, k); }
+double sp_model_kth(sp_ctx *c, uint64_t k) { return c->shim->model->kth(model_of(c), model_rank(c), c->iter, k); }
 
-double sp_model_std(sp_ctx *c) { return c->shim->model->std(model_of(c), c->rank, c->iter); }
+double sp_model_std(sp_ctx *c) { return c->shim->model->std(model_of(c), model_rank(c), c->iter); }
 
 sp_model_set *sp_model_select(sp_ctx *c, double thr, uint64_t count)
 {
-    return c->shim->model->select(model_of(c), c->rank, c->iter, thr, count);
+    return c->shim->model->select(model_of(c), model_rank(c), c->iter, thr, count);
 }
 
 void sp_model_set_free(sp_model_set *s)
@@ -42,17 +52,17 @@ int64_t sp_model_index_at(sp_ctx *c, const sp_model_set *s, uint64_t pos)
 
 void sp_model_split(sp_ctx *c, const sp_model_set *s, const int64_t *bounds, int nreg, uint64_t *counts)
 {
-    c->shim->model->split(model_of(c), c->rank, c->iter, s, bounds, nreg, counts);
+    c->shim->model->split(model_of(c), model_rank(c), c->iter, s, bounds, nreg, counts);
 }
 
 uint64_t sp_model_union(sp_ctx *c, double thr, int64_t lo, int64_t hi, uint64_t at_least, uint64_t at_most)
 {
-    return c->shim->model->union_count(model_of(c), c->rank, c->iter, thr, lo, hi, at_least, at_most);
+    return c->shim->model->union_count(model_of(c), model_rank(c), c->iter, thr, lo, hi, at_least, at_most);
 }
 
 uint64_t sp_model_reduced_above(sp_ctx *c, double thr, int64_t lo, int64_t hi, double thr_global, uint64_t at_most)
 {
-    return c->shim->model->reduced_above(model_of(c), c->rank, c->iter, thr, lo, hi, thr_global, at_most);
+    return c->shim->model->reduced_above(model_of(c), model_rank(c), c->iter, thr, lo, hi, thr_global, at_most);
 }
 
 double sp_model_global_kth(sp_ctx *c, double thr, uint64_t K)
@@ -62,5 +72,5 @@ double sp_model_global_kth(sp_ctx *c, double thr, uint64_t K)
 
 void sp_model_consume(sp_ctx *c, double thr, double thr_global)
 {
-    c->shim->model->consume(model_of(c), c->rank, c->iter, thr, thr_global);
+    c->shim->model->consume(model_of(c), model_rank(c), c->iter, thr, thr_global);
 }

@@ -115,6 +115,32 @@ int sp_profile_copy(sp_profile *dst, const sp_profile *src)
     return 0;
 }
 
+int sp_profile_slice(sp_profile *dst, const sp_profile *src, uint64_t lo, uint64_t hi)
+{
+    memset(dst, 0, sizeof *dst);
+    if (!(lo < hi && hi <= src->n))
+        return -1;
+    *dst = *src;
+    dst->n = hi - lo;
+    dst->nlayers = 0;
+    dst->layers = malloc((size_t)src->nlayers * sizeof *dst->layers);
+    if (!dst->layers) {
+        memset(dst, 0, sizeof *dst);
+        return -1;
+    }
+    for (int i = 0; i < src->nlayers; i++) {
+        const sp_profile_layer *l = &src->layers[i];
+        uint64_t a = l->offset > lo ? l->offset : lo, b = l->offset + l->size < hi ? l->offset + l->size : hi;
+        if (a >= b)
+            continue;
+        sp_profile_layer *d = &dst->layers[dst->nlayers++];
+        *d = *l;
+        d->offset = a - lo;
+        d->size = b - a;
+    }
+    return 0;
+}
+
 int sp_profile_layer_of(const sp_profile *p, uint64_t i)
 {
     int lo = 0, hi = p->nlayers - 1;

@@ -92,6 +92,10 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
 int sp_profile_write(const sp_profile *p, FILE *f);
 void sp_profile_free(sp_profile *p);
 int sp_profile_copy(sp_profile *dst, const sp_profile *src);
+/* The entries lo .. hi-1 of src as a profile of their own (its layers
+ * clipped to them, offsets from lo; the rest as src's).  0, or -1 (an empty
+ * or outside range, no memory) with dst zeroed. */
+int sp_profile_slice(sp_profile *dst, const sp_profile *src, uint64_t lo, uint64_t hi);
 
 /* Layer sizes scaled so that they sum to n (each at least 1 when n allows). */
 int sp_profile_scale_to(sp_profile *p, uint64_t n, char *err, size_t errlen);
