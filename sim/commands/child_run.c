@@ -420,7 +420,7 @@ int sp_cli_run_in_child_rss(const sp_plan *p, double *peak_rss_bytes)
     }
     sp_block_end_signals(0);
     int rc;
-    char msg[LINE_MAX_KEPT + 300];
+    char msg[LINE_MAX_KEPT + 600];
     if (w < 0) {
         snprintf(msg, sizeof msg, "lost the run of %s: %s", p->algo, strerror(errno));
         sp_opts_print_error(msg);

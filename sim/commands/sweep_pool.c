@@ -271,7 +271,7 @@ int sp_pool_next(sp_pool *pl, int *tag, int *status, double *rss, double *wall, 
                 memcpy(status, w->got, sizeof *status);
                 memcpy(rss, w->got + sizeof *status, sizeof *rss);
             } else { /* the worker itself was lost */
-                char msg[300];
+                char msg[600];
                 snprintf(msg, sizeof msg, "lost the run of %s at P = %d: its worker ended (%s %d) without a result",
                          q->p->algo, q->p->ranks, WIFSIGNALED(st) ? "signal" : "exit status",
                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));

@@ -23,7 +23,7 @@ typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOA
 #define SP_PLAN_MAX_AT 1024 /* iterations --iters-at may name */
 
 typedef struct {
-    char algo[64];          /* registry name, a comma list, or "all" */
+    char algo[256];         /* registry name, a comma list, or "all" */
     int ranks;              /* P */
     int gpus_per_node;      /* G: rank r is GPU r mod G of node r / G; 0 the platform's (1 without nodes) */
     char platform[1024];    /* "1gbe", "daint", or a SimGrid platform XML file */
