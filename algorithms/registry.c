@@ -84,6 +84,20 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 0,
      .model_ok = 1,
      .exact_extra_bytes = topka_extra},
+    {.name = "nccl-ring",
+     .summary = "NCCL's ring: C concurrent channel rings over the nodes' GPUs, one rail per crossing",
+     .run = sp_nccl_ring,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
+    {.name = "nccl-tree",
+     .summary = "NCCL's tree: chains inside nodes, a double binary tree across them, pipelined in chunks",
+     .run = sp_nccl_tree,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
 };
 
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
