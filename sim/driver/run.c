@@ -311,10 +311,16 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     const sp_plan *plan = &res->plan;
     const sp_algo_facts *f = sp_algo_facts_find(res->algo->name);
     sp_bound b;
-    if (sp_facts_bound(f, plan->ranks, plan->n, rep->k, &b) == 0)
+    /* the NCCL rows know the nodes and their own settings; the others ignore them */
+    sp_nodes nd = {plan->gpus_per_node, plan->opts.nccl_channels, plan->opts.nccl_chunk};
+    if (sp_facts_bound_nodes(f, plan->ranks, plan->n, rep->k, &nd, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
     rep->predicted_s = sp_facts_predict(f, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
+    /* one class of links (the run's alpha and beta), one port per rank */
+    sp_link_classes one = {rep->alpha, rep->beta, rep->alpha, rep->beta, 1};
+    if (f && f->seconds2)
+        rep->predicted_s = sp_facts_predict_nodes(f, plan->ranks, plan->n, rep->k, &nd, &one);
 }
 
 /* ---- a disturbed run's baseline: the same plan undisturbed, same seed ----
