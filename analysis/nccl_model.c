@@ -26,7 +26,7 @@
  * rank has a chunk, cost the same and are counted rather than walked.
  * Exact on cm02 where the busiest port paces every hop (G = 1 at an even
  * node count; C = G once chunks pipeline); elsewhere ranks do not keep in
- * step hop by hop and the form is off by up to about 10% either way
+ * step hop by hop and the form is off by up to about 11% either way
  * (tests/test_nccl.c holds the measured gaps).
  */
 #include "nccl_model.h"
