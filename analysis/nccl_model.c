@@ -27,7 +27,9 @@
  * Exact on cm02 where the busiest port paces every hop (G = 1 at an even
  * node count; C = G once chunks pipeline); elsewhere ranks do not keep in
  * step hop by hop and the form is off by up to about 11% either way
- * (tests/test_nccl.c holds the measured gaps).
+ * (tests/test_nccl.c holds the measured gaps).  Open: at G = 8 from 12 nodes
+ * on, with many chunks per lane, the simulated tree runs up to 1.4x the form
+ * (docs/running.md has the numbers).
  */
 #include "nccl_model.h"
 #include "algorithms/blocks.h"
