@@ -33,6 +33,9 @@ typedef struct {
     int balance;          /* data balancing before the allgatherv: 0 off, 1 on (likewise) */
     int separate;         /* indices and values as two messages (the authors' code) instead of pairs */
     int exact_quantiles;  /* region boundaries at index floor(i m / P) of the selection, not i floor(m / P) */
+    /* NCCL's dense allreduces (nccl_ring.c, nccl_tree.c) */
+    int nccl_channels;    /* channels; 0 = min(G, 8), one per GPU's NIC (nccl_topo.h) */
+    uint64_t nccl_chunk;  /* nccl-tree's pipeline chunk in bytes; 0 = SP_NCCL_DEFAULT_CHUNK */
 } sp_algo_opts;
 
 /* Ok-Topk's presets: the authors' settings per model (Li & Hoefler, PPoPP 2022,
@@ -104,5 +107,7 @@ int sp_gtopk(sp_ctx *c, sp_algo_io *io);
 int sp_gaussiank(sp_ctx *c, sp_algo_io *io);
 int sp_topkdsa(sp_ctx *c, sp_algo_io *io);
 int sp_oktopk(sp_ctx *c, sp_algo_io *io);
+int sp_nccl_ring(sp_ctx *c, sp_algo_io *io);
+int sp_nccl_tree(sp_ctx *c, sp_algo_io *io);
 
 #endif

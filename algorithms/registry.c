@@ -29,6 +29,14 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
     return 2.0 * (double)P * (double)P * (double)k * 8.0;
 }
 
+static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)k;
+    /* a chunk from each child (at most three) on every lane: the lanes'
+     * chunks together are at most n floats */
+    return (double)P * 3.0 * (double)n * 4.0;
+}
+
 static const sp_algorithm algorithms[] = {
     {.name = "ring",
      .summary = "dense ring allreduce (reduce-scatter + allgather)",
@@ -86,6 +94,20 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 0,
      .model_ok = 1,
      .exact_extra_bytes = topka_extra},
+    {.name = "nccl-ring",
+     .summary = "NCCL's ring: C concurrent channel rings over the nodes' GPUs, one rail per crossing",
+     .run = sp_nccl_ring,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra},
+    {.name = "nccl-tree",
+     .summary = "NCCL's tree: chains inside nodes, a double binary tree across them, pipelined in chunks",
+     .run = sp_nccl_tree,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = nccl_tree_extra},
 };
 
 /* Diagnostics, runnable by name but not part of "all" or the listings. */

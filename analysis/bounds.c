@@ -7,7 +7,9 @@
  * reads its bounds and predictions from here.
  */
 #include "bounds.h"
+#include "nccl_model.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/nccl_topo.h"
 
 #include <math.h>
 #include <string.h>
@@ -33,6 +35,9 @@ static sp_shape shape_of(int P, uint64_t n, uint64_t k)
     sp_shape s = {.P = P, .n = (double)n, .k = (double)k, .p2 = pow2_floor(P), .ceil_log2_P = ceil_log2(P)};
     s.rem = P - s.p2;
     s.log2_p2 = log2((double)s.p2);
+    s.G = 1;
+    s.channels = 1;
+    s.chunk_bytes = SP_NCCL_DEFAULT_CHUNK;
     return s;
 }
 
@@ -216,6 +221,31 @@ static const sp_algo_facts facts[] = {
      .seconds = oktopk_seconds,
      .consumes = "its local selection (|acc| above its local threshold) at the indices that entered the global "
                  "result (above the global threshold, or the exact global top k when it is recomputed)"},
+    /* nccl_model.c: the forms, their sharing and where they are exact */
+    {.name = "nccl-ring",
+     .formula = "2n(P-1)/P",
+     .source = "Patarasuk & Yuan, JPDC 69(2) 2009 (per channel, C channels of n/C)",
+     .words = sp_nccl_ring_words,
+     .time_formula = "2(P-1) max_GPU(alpha + 4b(e beta_inter + (C-e) beta_intra)), b = ceil(ceil(n/C)/P), e of a "
+                     "GPU's C flows off the node (ceil or floor of C/G); separate NVLink and NIC ports take the max of "
+                     "the two classes instead; one class: 2(P-1)(alpha + 4bC beta)",
+     .time_source = "Patarasuk & Yuan, JPDC 69(2) 2009; the alpha-beta model as Thakur, Rabenseifner & Gropp, "
+                    "IJHPCA 19(1) 2005",
+     .seconds = sp_nccl_ring_seconds,
+     .seconds2 = sp_nccl_ring_seconds2,
+     .consumes = DENSE_CONSUMES},
+    {.name = "nccl-tree",
+     .formula = "2 max_r max(sent_r, recv_r) over the 2C lanes of n/2C (2n for G = 1, C = 1, N >= 3)",
+     .source = "Sanders, Speck & Traeff, Parallel Computing 35(12) 2009; NCCL 2.4's double binary trees",
+     .words = sp_nccl_tree_words,
+     .time_formula = "sum over 2(D + K - 1) hops of the busiest port's alpha + bytes beta: D = G-1 + floor(log2(N-1)) "
+                     "+ 1, K chunks per lane; (D + K - 1) 2(alpha + 4c F beta) when every hop has F chunks of c floats "
+                     "on the busiest port",
+     .time_source = "Sanders, Speck & Traeff, Parallel Computing 35(12) 2009 (pipelined trees); the alpha-beta "
+                    "model as Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .seconds = sp_nccl_tree_seconds,
+     .seconds2 = sp_nccl_tree_seconds2,
+     .consumes = DENSE_CONSUMES},
 };
 
 /* the dense lower bound: every rank must receive the other ranks' share of
@@ -282,6 +312,49 @@ double sp_facts_predict(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, d
         return -1.0;
     sp_shape s = shape_of(P, n, k);
     return f->seconds(&s, alpha, beta);
+}
+
+/* the shape with the ranks' nodes and the NCCL algorithms' settings */
+static sp_shape shape_on(int P, uint64_t n, uint64_t k, const sp_nodes *nd)
+{
+    sp_shape s = shape_of(P, n, k);
+    if (nd && nd->G > 1 && P % nd->G == 0)
+        s.G = nd->G;
+    s.channels = nd && nd->channels > 0 ? nd->channels : sp_nccl_default_channels(s.G);
+    if (nd && nd->chunk_bytes)
+        s.chunk_bytes = (double)nd->chunk_bytes;
+    return s;
+}
+
+int sp_facts_bound_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, const sp_nodes *nd, sp_bound *b)
+{
+    if (sp_facts_bound(f, P, n, k, b) != 0)
+        return -1;
+    sp_shape s = shape_on(P, n, k, nd);
+    b->floor_words = 0;
+    b->words = f->words(&s, &b->floor_words);
+    return 0;
+}
+
+double sp_facts_predict_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, const sp_nodes *nd,
+                              const sp_link_classes *l)
+{
+    if (P <= 1)
+        return 0.0;
+    if (!f || !f->seconds2)
+        return -1.0;
+    sp_shape s = shape_on(P, n, k, nd);
+    return f->seconds2(&s, l);
+}
+
+/* NCCL's tuner picks the algorithm its cost model says is fastest for the
+ * size (NCCL 2.4 on: ring or tree); here the two forms above decide */
+const char *sp_nccl_choose(int P, int G, uint64_t n, const sp_link_classes *l)
+{
+    sp_nodes nd = {.G = G};
+    double ring = sp_facts_predict_nodes(sp_algo_facts_find("nccl-ring"), P, n, 0, &nd, l);
+    double tree = sp_facts_predict_nodes(sp_algo_facts_find("nccl-tree"), P, n, 0, &nd, l);
+    return tree < ring ? "nccl-tree" : "nccl-ring";
 }
 
 int sp_bound_volume(const char *algo, int P, uint64_t n, uint64_t k, sp_bound *b)

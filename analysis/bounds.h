@@ -32,7 +32,31 @@ typedef struct {
     double P, n, k;
     int p2, rem, ceil_log2_P;
     double log2_p2; /* log2 p2, as a double */
+    /* nodes, for the algorithms that know them (nccl-ring, nccl-tree): G GPUs
+     * per node (1 without nodes), their channels and chunk, resolved */
+    int G, channels;
+    double chunk_bytes;
 } sp_shape;
+
+/* Two classes of routes where ranks sit on nodes: between GPUs of one node
+ * (NVLink) and between nodes (the NICs), each as the latency alpha (s) and the
+ * inverse bandwidth beta (s/byte) of one flow alone on its route.  one_port
+ * says how a rank's concurrent flows share: 0, the node's case, a GPU's
+ * flows inside the node share its NVLink port and its flows off the node
+ * share its NIC, separately; 1, every flow of a rank shares one link (a flat
+ * crossbar whose hosts are only named nodes, as 1gbe with --gpus-per-node). */
+typedef struct {
+    double intra_alpha, intra_beta, inter_alpha, inter_beta;
+    int one_port;
+} sp_link_classes;
+
+/* Where the ranks sit, for the node-aware forms: G GPUs per node, and the
+ * NCCL algorithms' channels and chunk (0: their defaults, as the run's
+ * options have them). */
+typedef struct {
+    int G, channels;
+    uint64_t chunk_bytes;
+} sp_nodes;
 
 /* One algorithm's facts (the rows are in bounds.c). */
 typedef struct {
@@ -46,6 +70,9 @@ typedef struct {
     const char *time_source;  /* its citation */
     /* seconds of one iteration's communication, uncontended, P >= 2 */
     double (*seconds)(const sp_shape *s, double alpha, double beta);
+    /* the same with two classes of links where the ranks sit on nodes (the
+     * shape's G); NULL where the algorithm does not know nodes */
+    double (*seconds2)(const sp_shape *s, const sp_link_classes *l);
     const char *consumes; /* which residual entries an iteration zeroes (algorithm.h's contract) */
 } sp_algo_facts;
 
@@ -71,6 +98,18 @@ int sp_facts_bound(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, sp_bou
  * an uncontended network with route latency alpha and inverse bandwidth beta
  * (s/byte); 0 for P <= 1, -1 when f is NULL. */
 double sp_facts_predict(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, double alpha, double beta);
+
+/* The same where ranks sit on nodes (nd NULL: no nodes).  The volume of a
+ * node-aware row counts its real neighbours; the prediction takes the row's
+ * two-class form, or -1 where it has none (a flat algorithm: use the above). */
+int sp_facts_bound_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, const sp_nodes *nd, sp_bound *b);
+double sp_facts_predict_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_t k, const sp_nodes *nd,
+                              const sp_link_classes *l);
+
+/* NCCL's choice between its ring and its tree, as its tuner makes it: the
+ * faster by the two forms above at P ranks in nodes of G, n floats, the
+ * default channels and chunk; "nccl-ring" or "nccl-tree" (the ring on a tie). */
+const char *sp_nccl_choose(int P, int G, uint64_t n, const sp_link_classes *l);
 
 /* The same by name (one look-up, then the above): for callers that hold a
  * name only. */

@@ -67,6 +67,27 @@ Test(facts, every_row_has_formulas_citations_and_its_class_lower_bound)
     }
 }
 
+Test(facts, two_class_forms_reduce_to_one_class)
+{
+    /* where a row knows nodes, its two-class form with both classes equal on
+     * one port is its one-class form: on a flat platform, or nodes of 4 */
+    int nf, with = 0;
+    const sp_algo_facts *f = sp_algo_facts_list(&nf);
+    sp_link_classes one = {1e-6, 1e-9, 1e-6, 1e-9, 1};
+    for (int j = 0; j < nf; j++) {
+        if (!f[j].seconds2) {
+            cr_assert_eq(sp_facts_predict_nodes(&f[j], 8, 800, 8, NULL, &one), -1.0, "%s", f[j].name);
+            continue;
+        }
+        with++;
+        double flat = sp_facts_predict(&f[j], 8, 800, 8, 1e-6, 1e-9);
+        cr_assert_float_eq(sp_facts_predict_nodes(&f[j], 8, 800, 8, NULL, &one), flat, 1e-15, "%s", f[j].name);
+        sp_nodes nd = {4, 0, 0};
+        cr_assert_gt(sp_facts_predict_nodes(&f[j], 8, 800, 8, &nd, &one), 0, "%s", f[j].name);
+    }
+    cr_assert_geq(with, 2, "nccl-ring and nccl-tree know nodes");
+}
+
 Test(facts, diagnostics_have_none)
 {
     /* the registry's diagnostics run by name but have no closed form */

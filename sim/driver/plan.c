@@ -199,6 +199,17 @@ static const sp_opt run_options[] = {
     {.name = "packing", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.separate), .dflt = "pairs",
      .choices = packing_choices,
      .help = "one message of (index, value) pairs per peer, or the authors' separate index and value messages"},
+    {.name = "nccl-channels", .type = SP_OT_INT, .group = "algorithms", F(opts.nccl_channels), .min = 0, .max = 64,
+     .dflt = "0", .metavar = "C", .range = "an integer in 0..64 (0: min(G, 8))",
+     .help = "nccl-ring and nccl-tree: channels that run at once, each over all ranks with 1/C of the vector; 0 is "
+     "min(G, 8) for G GPUs per node: one channel per GPU, so that every GPU's NIC carries one channel's crossing "
+     "(8 NICs on a rail-optimised node)"},
+    {.name = "nccl-chunk", .type = SP_OT_U64, .group = "algorithms", F(opts.nccl_chunk), .min = 0,
+     .max = 1073741824.0, .dflt = "0", .flags = SP_OPT_SUFFIX, .metavar = "BYTES",
+     .range = "bytes in 0..1G (0: 512K)",
+     .help = "nccl-tree: the pipeline's chunk; each lane's half of a channel moves up and down its tree in chunks "
+     "of at most BYTES. 0 is 512 KiB: NCCL's default buffer of 4 MiB (NCCL_BUFFSIZE) over its 8 pipeline steps "
+     "(assumed from NCCL's documentation and code, not measured); K, M, G suffixes"},
     {.name = "workload", .type = SP_OT_STRING, .group = "gradients", F(workload), .dflt = "generic",
      .flags = SP_OPT_EVERYDAY, .metavar = "NAME",
      .brief = "generic, a paper's model (vgg16, lstm, bert, ...), or a profile JSON file",

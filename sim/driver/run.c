@@ -19,6 +19,7 @@
 #include "sim/shim/backend.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/model.h"
+#include "topologies/platform.h"
 #include "algorithms/select.h"
 #include "analysis/bounds.h"
 #include "traces/gradients.h"
@@ -312,13 +313,23 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     const sp_algo_facts *f = sp_algo_facts_find(res->algo->name);
     sp_bound b;
     sp_node_bound nb; /* node-aware forms: inside the nodes and between them (no alpha-beta time) */
-    if (sp_facts_bound(f, plan->ranks, plan->n, rep->k, &b) == 0)
+    /* the NCCL rows know the nodes and their own settings; the others ignore them */
+    sp_nodes nd = {plan->gpus_per_node, plan->opts.nccl_channels, plan->opts.nccl_chunk};
+    if (sp_facts_bound_nodes(f, plan->ranks, plan->n, rep->k, &nd, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
     else if (sp_node_bound_volume(res->algo->name, plan->ranks, plan->gpus_per_node, plan->n, rep->k, &nb) == 0)
         rep->bound = (sp_report_bound){1, nb.words, nb.floor_words, nb.lower_words, nb.formula, nb.source,
                                        nb.lower_formula};
     rep->predicted_s = sp_facts_predict(f, plan->ranks, plan->n, rep->k, rep->alpha, rep->beta);
+    /* a platform of nodes: its two classes of links (NVLink, the NICs), a
+     * port of each per GPU; else one class (the run's alpha and beta), one
+     * port per rank */
+    sp_link_classes lc = {rep->alpha, rep->beta, rep->alpha, rep->beta, 1};
+    if (sp_platform_link_classes(plan->platform, &lc.intra_alpha, &lc.intra_beta, &lc.inter_alpha, &lc.inter_beta) == 0)
+        lc.one_port = 0;
+    if (f && f->seconds2)
+        rep->predicted_s = sp_facts_predict_nodes(f, plan->ranks, plan->n, rep->k, &nd, &lc);
 }
 
 /* ---- a disturbed run's baseline: the same plan undisturbed, same seed ----
