@@ -90,7 +90,7 @@ static int tree_slot(sp_ctx *c, tree_lane *ls, int L, int sigma, float *buf, int
         for (int i = 0; !down && rc == SP_OK && i < l->nb.nkids; i++) {
             for (uint64_t e = 0; buf && e < len; e++)
                 buf[off + e] += l->tmp[i][e];
-            sp_compute(c, SP_K_DENSE_SUM, (double)len);
+            sp_compute(c, SP_K_FUSED_SUM, (double)len); /* NCCL reduces in its running kernel: no launch */
         }
         if (rc == SP_OK)
             rc = flush_sends(c, l);

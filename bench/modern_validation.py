@@ -285,7 +285,7 @@ def main():
             continue
         algo, note = row["algo"], ""
         if a.nccl_algos and row.get("nccl_algo"):
-            if row["nccl_algo"] in have:
+            if row["nccl_algo"] in have or (row["nccl_algo"] == "nccl" and "nccl-ring" in have):
                 algo = row["nccl_algo"]
             else:
                 note = " (%s not in this build: %s ran)" % (row["nccl_algo"], algo)

@@ -20,6 +20,7 @@ typedef enum {
     SP_DEV_MERGE,       /* merge of two sorted sparse vectors, `size` pairs in all */
     SP_DEV_DENSE_SUM,   /* elementwise sum of two dense vectors of `size` floats */
     SP_DEV_COPY,        /* copy of `size` bytes */
+    SP_DEV_FUSED_SUM,   /* a dense sum of `size` floats fused into a running kernel: no launch */
     SP_DEV_KERNELS
 } sp_device_kernel;
 

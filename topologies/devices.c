@@ -213,7 +213,7 @@ const sp_device *sp_device_load(const char *path, char *err, size_t errlen)
                        .scatter_bw = v[3] > 0 ? v[3] : v[1], .source = ""};
     const double largest = 2147483648.0 * 30000.0;
     static const char *const kernel_names[] = {"an exact top-k", "a threshold filter", "a scatter-add", "a merge",
-                                               "a dense sum", "a copy"};
+                                               "a dense sum", "a copy", "a fused sum"};
     for (int k = 0; k < SP_DEV_KERNELS; k++) {
         double t = sp_device_time(&probe, (sp_device_kernel)k, largest);
         if (!(t <= 1e30)) {
@@ -311,6 +311,8 @@ double sp_device_time(const sp_device *d, sp_device_kernel k, double size)
         return d->launch + 12.0 * size / d->mem_bw;
     case SP_DEV_COPY:
         return d->launch + 2.0 * size / d->mem_bw;
+    case SP_DEV_FUSED_SUM: /* read two, write one, inside a kernel already running */
+        return 12.0 * size / d->mem_bw;
     default:
         return 0.0;
     }

@@ -511,8 +511,10 @@ int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
     char buf[sizeof p->algo];
     snprintf(buf, sizeof buf, "%s", p->algo);
     char *save = NULL;
-    for (char *s = strtok_r(buf, ",", &save); s && count < max; s = strtok_r(NULL, ",", &save))
-        snprintf(names[count++], 64, "%.63s", s);
+    for (char *s = strtok_r(buf, ",", &save); s && count < max; s = strtok_r(NULL, ",", &save)) {
+        const char *nccl = strcmp(s, "nccl") ? NULL : sp_resolve_nccl(p); /* NCCL's tuner's choice */
+        snprintf(names[count++], 64, "%.63s", nccl ? nccl : s);
+    }
     return count;
 }
 

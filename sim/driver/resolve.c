@@ -11,6 +11,7 @@
 #include "select_device.h"
 #include "training.h"
 #include "algorithms/node_aware.h"
+#include "analysis/bounds.h"
 #include "sim/shim/backend.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/model.h"
@@ -173,11 +174,28 @@ static int node_form_payload(const sp_algorithm *a, int mode, sp_error *e)
     return 0;
 }
 
+const char *sp_resolve_nccl(const sp_plan *p)
+{
+    int g = p->gpus_per_node, nodes;
+    char err[600];
+    if (g <= 0 && sp_platform_nodes(p->platform, &g, &nodes, err, sizeof err) != 0)
+        return NULL;
+    sp_link_classes l = {0};
+    if (sp_platform_link_classes(p->platform, &l.intra_alpha, &l.intra_beta, &l.inter_alpha, &l.inter_beta) != 0)
+        return NULL;
+    return sp_nccl_choose(p->ranks, g, p->n, &l);
+}
+
 const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
 {
     const sp_algorithm *a = sp_algorithm_find(name);
     if (a)
         return a;
+    if (!strcmp(name, "nccl")) /* sp_plan_algorithms names its choice where the platform allows one */
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "--algo nccl chooses nccl-ring or nccl-tree by the platform's two classes of links: run "
+                            "it on a platform of nodes (dgx-h100, dgx-h200, dgx-b200, roce, alps), or name one"),
+               NULL;
     if (node_form_unknown(name, e) != 0)
         return NULL;
     int cnt;

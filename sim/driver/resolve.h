@@ -55,6 +55,11 @@ typedef struct {
  * place; checks that G divides P.  0, or -1 with e filled (status 2). */
 int sp_resolve_platform(sp_plan *p, sp_error *e);
 
+/* What --algo nccl runs on the plan's platform: NCCL's choice of its ring or
+ * its tree by their closed forms on the platform's two link classes
+ * (analysis/bounds.h, sp_nccl_choose), or NULL on a platform without nodes. */
+const char *sp_resolve_nccl(const sp_plan *p);
+
 int sp_resolve(const sp_plan *plan, const sp_algorithm *algo, sp_resolve_depth depth, sp_resolved *r, sp_error *e);
 
 void sp_resolved_free(sp_resolved *r);

@@ -113,6 +113,7 @@ void sp_compute(sp_ctx *c, sp_kernel k, double size)
         [SP_K_TOPK] = SP_DEV_TOPK,           [SP_K_THRESHOLD] = SP_DEV_THRESHOLD,
         [SP_K_SCATTER_ADD] = SP_DEV_SCATTER_ADD, [SP_K_MERGE] = SP_DEV_MERGE,
         [SP_K_DENSE_SUM] = SP_DEV_DENSE_SUM, [SP_K_COPY] = SP_DEV_COPY,
+        [SP_K_FUSED_SUM] = SP_DEV_FUSED_SUM,
     };
     if ((unsigned)k >= SP_K_COUNT)
         return;

@@ -30,6 +30,8 @@ typedef enum {
     SP_K_MERGE,       /* merge of two sorted sparse vectors, `size` pairs in all */
     SP_K_DENSE_SUM,   /* elementwise sum of two dense vectors of `size` floats */
     SP_K_COPY,        /* copy of `size` bytes */
+    SP_K_FUSED_SUM,   /* a dense sum of `size` floats inside a kernel that runs already (NCCL's
+                         reduction in its copy loop): its memory traffic, no launch */
     SP_K_COUNT
 } sp_kernel;
 
