@@ -5,6 +5,7 @@
 #include "helpers.h"
 #include "algorithms/nccl_topo.h"
 #include "analysis/bounds.h"
+#include "sim/driver/resolve.h"
 #include "sim/driver/run.h"
 
 #include <criterion/criterion.h>
@@ -291,4 +292,32 @@ Test(tuner, tree_for_small_at_scale_ring_for_large)
     /* one GPU: both degenerate to flat forms on one class */
     cr_assert_str_eq(sp_nccl_choose(1024, 1, 1024, &gbe), "nccl-tree");
     cr_assert_str_eq(sp_nccl_choose(4, 1, 1 << 24, &gbe), "nccl-ring");
+}
+
+/* --algo nccl names the tuner's choice on the platform's own link classes
+ * (dgx-h100: NVLink 50 ns and 450 GB/s, NICs 1.13 us and 50 GB/s): the tree
+ * for small messages at 8 nodes, the ring for large ones; in a list, next
+ * to the names given.  On a platform without nodes it stays "nccl", which
+ * the resolution refuses with one line. */
+Test(nccl, the_name_nccl_runs_the_tuners_choice)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.platform, sizeof p.platform, "dgx-h100:8");
+    snprintf(p.algo, sizeof p.algo, "ring,nccl");
+    p.ranks = 64;
+    char names[4][64];
+    p.n = 2;
+    cr_assert_eq(sp_plan_algorithms(&p, names, 4), 2);
+    cr_assert_str_eq(names[0], "ring");
+    cr_assert_str_eq(names[1], "nccl-tree");
+    p.n = 64u << 20;
+    sp_plan_algorithms(&p, names, 4);
+    cr_assert_str_eq(names[1], "nccl-ring");
+    snprintf(p.platform, sizeof p.platform, "1gbe");
+    sp_plan_algorithms(&p, names, 4);
+    cr_assert_str_eq(names[1], "nccl");
+    sp_error e;
+    cr_assert_null(sp_resolve_algorithm("nccl", &e));
+    cr_assert(strstr(e.msg, "run it on a platform of nodes"), "%s", e.msg);
 }

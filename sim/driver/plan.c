@@ -49,7 +49,7 @@ static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift",
 /* --algo's and --platform's help, written from the registry and the platform table */
 static const char *algo_help(void)
 {
-    static char text[512];
+    static char text[1024];
     if (!text[0]) {
         int n;
         const sp_algorithm *a = sp_algorithm_list(&n);
@@ -58,8 +58,9 @@ static const char *algo_help(void)
             at += (size_t)snprintf(text + at, sizeof text - at, "%s%s", a[i].name, i + 1 < n ? ", " : "");
         if (at < sizeof text)
             snprintf(text + at, sizeof text - at,
-                     "; rail:X or leader:X, node-aware forms of a sparse X (ranks on nodes, not in 'all'); a comma "
-                     "list; or 'all' for every one");
+                     "; nccl, NCCL's choice of nccl-ring or nccl-tree on a platform of nodes; rail:X or leader:X, "
+                     "node-aware forms of a sparse X (ranks on nodes, not in 'all'); a comma list; or 'all' for every "
+                     "one");
     }
     return text;
 }
