@@ -4,6 +4,9 @@
 #include "sim/workload/generator.h"
 
 #include <criterion/criterion.h>
+#include <simgrid/host.h>
+#include <simgrid/link.h>
+#include <xbt/dynar.h>
 #include <math.h>
 
 #include <fcntl.h>
@@ -169,4 +172,38 @@ double *t_gradient_sum(const sp_plan *p, double **mag)
     else
         free(m);
     return sum;
+}
+
+int t_count_links(const char *prefix)
+{
+    int n = 0, up = 0;
+    sg_link_t *links = sg_link_list();
+    for (int i = 0, total = sg_link_count(); i < total; i++) {
+        const char *name = sg_link_get_name(links[i]);
+        if (strncmp(name, prefix, strlen(prefix)) == 0) {
+            n++;
+            up += strstr(name, "_UP") != NULL;
+        }
+    }
+    free(links);
+    cr_assert_eq(n, 2 * up, "%s: %d links, %d of them _UP", prefix, n, up);
+    return up;
+}
+
+void t_route_is(int a, int b, const char *want, double lat)
+{
+    char na[32], nb[32], got[1024] = "";
+    snprintf(na, sizeof na, "node-%d", a);
+    snprintf(nb, sizeof nb, "node-%d", b);
+    sg_host_t ha = sg_host_by_name(na), hb = sg_host_by_name(nb);
+    cr_assert(ha && hb);
+    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    sg_host_get_route(ha, hb, d);
+    for (unsigned long i = 0; i < xbt_dynar_length(d); i++) {
+        strcat(got, i ? " " : "");
+        strcat(got, sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
+    }
+    xbt_dynar_free(&d);
+    cr_assert_str_eq(got, want, "%d -> %d", a, b);
+    cr_assert_float_eq(sg_host_get_route_latency(ha, hb), lat, 1e-15, "%d -> %d", a, b);
 }

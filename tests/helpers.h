@@ -36,6 +36,13 @@ void t_refused(const char *const *args, const char *needle);
 
 #include "sim/driver/run.h"
 
+/* SimGrid's links and routes, in a test that built a platform: the full-duplex
+ * links whose names start with prefix (each two SimGrid links, _UP and _DOWN),
+ * and the route from host node-a to node-b as its links' names joined by
+ * spaces, held against `want`, with its latency against `lat` (s) */
+int t_count_links(const char *prefix);
+void t_route_is(int a, int b, const char *want, double lat);
+
 /* A plan for an in-process run: exact payloads, the cm02 network, no output
  * files. */
 void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density);

@@ -39,21 +39,6 @@ static void build(int nodes) { build_as(nodes, 0); }
 
 /* the full-duplex links whose names start with `prefix` (each is two
  * SimGrid links, _UP and _DOWN) */
-static int count(const char *prefix)
-{
-    int n = 0, up = 0;
-    sg_link_t *links = sg_link_list();
-    for (int i = 0, total = sg_link_count(); i < total; i++) {
-        const char *name = sg_link_get_name(links[i]);
-        if (strncmp(name, prefix, strlen(prefix)) == 0) {
-            n++;
-            up += strstr(name, "_UP") != NULL;
-        }
-    }
-    free(links);
-    cr_assert_eq(n, 2 * up, "%s: %d links, %d of them _UP", prefix, n, up);
-    return up;
-}
 
 /* P = 768: two whole groups of 6 chassis x 16 routers; per chassis 16 x 15
  * / 2 green links, per group and slot 6 x 5 / 2 black ones, 50 global links
@@ -62,21 +47,21 @@ static int count(const char *prefix)
 Test(aries, link_counts_two_groups)
 {
     build(768);
-    cr_assert_eq(count("aries_nic_"), 768);
-    cr_assert_eq(count("green_link_"), 12 * 120);
-    cr_assert_eq(count("black_link_"), 2 * 16 * 15);
-    cr_assert_eq(count("blue_link_"), 50);
+    cr_assert_eq(t_count_links("aries_nic_"), 768);
+    cr_assert_eq(t_count_links("green_link_"), 12 * 120);
+    cr_assert_eq(t_count_links("black_link_"), 2 * 16 * 15);
+    cr_assert_eq(t_count_links("blue_link_"), 50);
 }
 
 /* daint (spread) has the same links, and one aggregate per pair of groups */
 Test(aries, link_counts_spread)
 {
     build_as(1152, 1);
-    cr_assert_eq(count("aries_nic_"), 1152);
-    cr_assert_eq(count("green_link_"), 18 * 120);
-    cr_assert_eq(count("black_link_"), 3 * 16 * 15);
-    cr_assert_eq(count("blue_link_"), 3 * 50);
-    cr_assert_eq(count("__blue_pair_"), 3);
+    cr_assert_eq(t_count_links("aries_nic_"), 1152);
+    cr_assert_eq(t_count_links("green_link_"), 18 * 120);
+    cr_assert_eq(t_count_links("black_link_"), 3 * 16 * 15);
+    cr_assert_eq(t_count_links("blue_link_"), 3 * 50);
+    cr_assert_eq(t_count_links("__blue_pair_"), 3);
     sg_link_t agg = sg_link_by_name("__blue_pair_0_2_UP");
     cr_assert(agg);
     cr_assert_float_eq(sg_link_get_bandwidth(agg), 50 * 3 * 12.5e9 / 8, 1e-3);
@@ -86,29 +71,12 @@ Test(aries, link_counts_spread)
 Test(aries, link_counts_one_group)
 {
     build(64);
-    cr_assert_eq(count("aries_nic_"), 64);
-    cr_assert_eq(count("green_link_"), 6 * 120);
-    cr_assert_eq(count("black_link_"), 16 * 15);
-    cr_assert_eq(count("blue_link_"), 0);
+    cr_assert_eq(t_count_links("aries_nic_"), 64);
+    cr_assert_eq(t_count_links("green_link_"), 6 * 120);
+    cr_assert_eq(t_count_links("black_link_"), 16 * 15);
+    cr_assert_eq(t_count_links("blue_link_"), 0);
 }
 
-static void route_is(int a, int b, const char *want, double lat)
-{
-    char na[32], nb[32], got[1024] = "";
-    snprintf(na, sizeof na, "node-%d", a);
-    snprintf(nb, sizeof nb, "node-%d", b);
-    sg_host_t ha = sg_host_by_name(na), hb = sg_host_by_name(nb);
-    cr_assert(ha && hb);
-    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
-    sg_host_get_route(ha, hb, d);
-    for (unsigned long i = 0; i < xbt_dynar_length(d); i++) {
-        strcat(got, i ? " " : "");
-        strcat(got, sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
-    }
-    xbt_dynar_free(&d);
-    cr_assert_str_eq(got, want, "%d -> %d", a, b);
-    cr_assert_float_eq(sg_host_get_route_latency(ha, hb), lat, 1e-15, "%d -> %d", a, b);
-}
 
 /* routes by hand (4 nodes per router, 16 routers per chassis, 6 chassis per
  * group; 0.5 us per NIC, 100 ns per router-to-router link) */
@@ -116,31 +84,31 @@ Test(aries, routes_by_hand)
 {
     build(800);
     /* same router: the two NICs */
-    route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
+    t_route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
     /* routers 0 and 1 of chassis 0: node 0 of a router takes the direct
      * green link (from the lower end: _UP) */
-    route_is(0, 5, "aries_nic_0_UP green_link_0_0_1_UP aries_nic_5_DOWN", 1.1e-6);
+    t_route_is(0, 5, "aries_nic_0_UP green_link_0_0_1_UP aries_nic_5_DOWN", 1.1e-6);
     /* node 5 is node 1 of router 1: through slot 1 XOR 3 = 2 */
-    route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
+    t_route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
     /* node 3 (node 3 of router 0) to router 1, a ring's step: through slot 0 XOR 6 = 6 */
-    route_is(3, 4, "aries_nic_3_UP green_link_0_0_6_UP green_link_0_1_6_DOWN aries_nic_4_DOWN", 1.2e-6);
+    t_route_is(3, 4, "aries_nic_3_UP green_link_0_0_6_UP green_link_0_1_6_DOWN aries_nic_4_DOWN", 1.2e-6);
     /* node 70: router 17 = chassis 1, slot 1; green to slot 1 in chassis 0,
      * then the black link of slot 1 between chassis 0 and 1 */
-    route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
+    t_route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
     /* node 500: router 125 of group 1 (chassis 7, slot 13).  Global link
      * (0 + 2 x 500) mod 50 = 0 between groups 0 and 1: port 0 of group 0 is
      * on router 0, port 0 of group 1 on its router 0 (router 96: chassis 6,
      * slot 0); then green to slot 13 and black to chassis 7 (1 in the group) */
-    route_is(0, 500,
+    t_route_is(0, 500,
              "aries_nic_0_UP blue_link_0_1_0_UP green_link_6_0_13_UP black_link_1_13_0_1_UP aries_nic_500_DOWN",
              1.3e-6);
     /* back: (500 + 0) mod 50 = 0, the same global link the other way */
-    route_is(500, 0,
+    t_route_is(500, 0,
              "aries_nic_500_UP green_link_7_0_13_DOWN black_link_1_0_0_1_DOWN blue_link_0_1_0_DOWN aries_nic_0_DOWN",
              1.3e-6);
     /* node 1: (500 + 2) mod 50 = 2: port 2 on router 2 of group 0 (chassis 0,
      * slot 2) and on router 98 of group 1 (chassis 6, slot 2) */
-    route_is(500, 1,
+    t_route_is(500, 1,
              "aries_nic_500_UP green_link_7_2_13_DOWN black_link_1_2_0_1_DOWN blue_link_0_1_2_DOWN "
              "green_link_0_0_2_DOWN aries_nic_1_DOWN",
              1.4e-6);
@@ -152,11 +120,11 @@ Test(aries, routes_by_hand)
 Test(aries, routes_by_hand_spread)
 {
     build_as(800, 1);
-    route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
-    route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
-    route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
-    route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6);
-    route_is(500, 1, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_1_DOWN", 1.4e-6);
+    t_route_is(0, 1, "aries_nic_0_UP aries_nic_1_DOWN", 1.0e-6);
+    t_route_is(5, 0, "aries_nic_5_UP green_link_0_1_2_UP green_link_0_0_2_DOWN aries_nic_0_DOWN", 1.2e-6);
+    t_route_is(0, 70, "aries_nic_0_UP green_link_0_0_1_UP black_link_0_1_0_1_UP aries_nic_70_DOWN", 1.2e-6);
+    t_route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6);
+    t_route_is(500, 1, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_1_DOWN", 1.4e-6);
 }
 
 /* a degraded global link takes its lost bandwidth off its pair's aggregate,
@@ -172,8 +140,8 @@ Test(aries, degraded_global_link_spread)
     sg_link_set_latency(one, 100e-9 + 50e-6);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_UP")), 49.25 * blue, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("__blue_pair_0_1_DOWN")), 50 * blue, 1e-3);
-    route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6 + 1e-6);
-    route_is(500, 0, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_0_DOWN", 1.3e-6);
+    t_route_is(0, 500, "aries_nic_0_UP __blue_pair_0_1_UP aries_nic_500_DOWN", 1.3e-6 + 1e-6);
+    t_route_is(500, 0, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_0_DOWN", 1.3e-6);
 }
 
 /* FLOWS flows of FLOW_BYTES at once from group 0 to group 1, node i to node

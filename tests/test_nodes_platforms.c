@@ -121,39 +121,7 @@ static void build(const char *name, int P)
 
 /* the full-duplex links whose names start with `prefix` (each is two
  * SimGrid links, _UP and _DOWN) */
-static int count(const char *prefix)
-{
-    int n = 0, up = 0;
-    sg_link_t *links = sg_link_list();
-    for (int i = 0, total = sg_link_count(); i < total; i++) {
-        const char *name = sg_link_get_name(links[i]);
-        if (strncmp(name, prefix, strlen(prefix)) == 0) {
-            n++;
-            up += strstr(name, "_UP") != NULL;
-        }
-    }
-    free(links);
-    cr_assert_eq(n, 2 * up, "%s: %d links, %d of them _UP", prefix, n, up);
-    return up;
-}
 
-static void route_is(int a, int b, const char *want, double lat)
-{
-    char na[32], nb[32], got[1024] = "";
-    snprintf(na, sizeof na, "node-%d", a);
-    snprintf(nb, sizeof nb, "node-%d", b);
-    sg_host_t ha = sg_host_by_name(na), hb = sg_host_by_name(nb);
-    cr_assert(ha && hb);
-    xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
-    sg_host_get_route(ha, hb, d);
-    for (unsigned long i = 0; i < xbt_dynar_length(d); i++) {
-        strcat(got, i ? " " : "");
-        strcat(got, sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
-    }
-    xbt_dynar_free(&d);
-    cr_assert_str_eq(got, want, "%d -> %d", a, b);
-    cr_assert_float_eq(sg_host_get_route_latency(ha, hb), lat, 1e-15, "%d -> %d", a, b);
-}
 
 /* dgx-h100:66 at P = 528: 66 nodes of 8 GPUs in 3 scalable units of 32 (the
  * last one of 2 nodes); a port link and a NIC per GPU, a leaf per rail per
@@ -161,9 +129,9 @@ static void route_is(int a, int b, const char *want, double lat)
 Test(nodes, dgx_link_counts)
 {
     build("dgx-h100:66", 528);
-    cr_assert_eq(count("nvlink_"), 528);
-    cr_assert_eq(count("nic_"), 528);
-    cr_assert_eq(count("leaf_up_"), 24);
+    cr_assert_eq(t_count_links("nvlink_"), 528);
+    cr_assert_eq(t_count_links("nic_"), 528);
+    cr_assert_eq(t_count_links("leaf_up_"), 24);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("leaf_up_7_2_UP")), 32 * 50e9, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nvlink_65_7_DOWN")), 450e9, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nic_65_7_UP")), 50e9, 1e-3);
@@ -175,9 +143,9 @@ Test(nodes, dgx_link_counts)
 Test(nodes, dgx_builds_the_ranks_nodes)
 {
     build("dgx-h100:1000", 16);
-    cr_assert_eq(count("nvlink_"), 16);
-    cr_assert_eq(count("nic_"), 16);
-    cr_assert_eq(count("leaf_up_"), 8);
+    cr_assert_eq(t_count_links("nvlink_"), 16);
+    cr_assert_eq(t_count_links("nic_"), 16);
+    cr_assert_eq(t_count_links("leaf_up_"), 8);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("leaf_up_0_0_UP")), 32 * 50e9, 1e-3);
 }
 
@@ -185,10 +153,10 @@ Test(nodes, dgx_builds_the_ranks_nodes)
 Test(nodes, alps_builds_whole_groups)
 {
     build("alps", 6);
-    cr_assert_eq(count("nvlink_"), 2 * 6);
-    cr_assert_eq(count("nic_"), 8);
-    cr_assert_eq(count("local_"), 32);
-    cr_assert_eq(count("global_"), 0);
+    cr_assert_eq(t_count_links("nvlink_"), 2 * 6);
+    cr_assert_eq(t_count_links("nic_"), 8);
+    cr_assert_eq(t_count_links("local_"), 32);
+    cr_assert_eq(t_count_links("global_"), 0);
 }
 
 Test(nodes, dgx_oversubscribed_uplinks)
@@ -203,17 +171,17 @@ Test(nodes, dgx_routes_by_hand)
 {
     build("dgx-h100:66", 528);
     /* same node: GPU 0's port up, GPU 5's down */
-    route_is(0, 5, "nvlink_0_0_UP nvlink_0_5_DOWN", 50e-9);
-    route_is(5, 0, "nvlink_0_5_UP nvlink_0_0_DOWN", 50e-9);
+    t_route_is(0, 5, "nvlink_0_0_UP nvlink_0_5_DOWN", 50e-9);
+    t_route_is(5, 0, "nvlink_0_5_UP nvlink_0_0_DOWN", 50e-9);
     /* rail 3, nodes 0 and 5 of unit 0: one leaf */
-    route_is(3, 43, "nic_0_3_UP nic_5_3_DOWN", 1e-6 + 130e-9);
+    t_route_is(3, 43, "nic_0_3_UP nic_5_3_DOWN", 1e-6 + 130e-9);
     /* rail 3, node 40 in unit 1: through the spine */
-    route_is(3, 323, "nic_0_3_UP leaf_up_3_0_UP leaf_up_3_1_DOWN nic_40_3_DOWN", 1e-6 + 390e-9);
+    t_route_is(3, 323, "nic_0_3_UP leaf_up_3_0_UP leaf_up_3_1_DOWN nic_40_3_DOWN", 1e-6 + 390e-9);
     /* rail 3 to rail 6 of node 5, the same unit: the spine too */
-    route_is(3, 46, "nic_0_3_UP leaf_up_3_0_UP leaf_up_6_0_DOWN nic_5_6_DOWN", 1e-6 + 390e-9);
+    t_route_is(3, 46, "nic_0_3_UP leaf_up_3_0_UP leaf_up_6_0_DOWN nic_5_6_DOWN", 1e-6 + 390e-9);
     /* the last, half-filled unit: node 65 GPU 7 back to node 0 GPU 7 */
-    route_is(527, 7, "nic_65_7_UP leaf_up_7_2_UP leaf_up_7_0_DOWN nic_0_7_DOWN", 1e-6 + 390e-9);
-    route_is(4, 4, "loopback", sg_host_get_route_latency(sg_host_by_name("node-4"), sg_host_by_name("node-4")));
+    t_route_is(527, 7, "nic_65_7_UP leaf_up_7_2_UP leaf_up_7_0_DOWN nic_0_7_DOWN", 1e-6 + 390e-9);
+    t_route_is(4, 4, "loopback", sg_host_get_route_latency(sg_host_by_name("node-4"), sg_host_by_name("node-4")));
 }
 
 /* roce:16 at P = 128: a leaf per 8 nodes holds all their NICs (rails or not);
@@ -221,10 +189,10 @@ Test(nodes, dgx_routes_by_hand)
 Test(nodes, roce_leaves_by_racks)
 {
     build("roce:16", 128);
-    cr_assert_eq(count("leaf_up_"), 2);
+    cr_assert_eq(t_count_links("leaf_up_"), 2);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("leaf_up_1_UP")), 64 * 50e9, 1e-3);
-    route_is(3, 46, "nic_0_3_UP nic_5_6_DOWN", 1e-6 + 300e-9);
-    route_is(3, 64, "nic_0_3_UP leaf_up_0_UP leaf_up_1_DOWN nic_8_0_DOWN", 1e-6 + 900e-9);
+    t_route_is(3, 46, "nic_0_3_UP nic_5_6_DOWN", 1e-6 + 300e-9);
+    t_route_is(3, 64, "nic_0_3_UP leaf_up_0_UP leaf_up_1_DOWN nic_8_0_DOWN", 1e-6 + 900e-9);
 }
 
 /* alps:230 at P = 920: 3 groups of 112 nodes (the last one of 6), 4 GPUs a
@@ -234,10 +202,10 @@ Test(nodes, roce_leaves_by_racks)
 Test(nodes, alps_link_counts)
 {
     build("alps:230", 920);
-    cr_assert_eq(count("nvlink_"), 230 * 6);
-    cr_assert_eq(count("nic_"), 920);
-    cr_assert_eq(count("local_"), 3 * 32);
-    cr_assert_eq(count("global_"), 3);
+    cr_assert_eq(t_count_links("nvlink_"), 230 * 6);
+    cr_assert_eq(t_count_links("nic_"), 920);
+    cr_assert_eq(t_count_links("local_"), 3 * 32);
+    cr_assert_eq(t_count_links("global_"), 3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("global_1_2_UP")), 22 * 25e9, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("local_2_31_UP")), 31 * 25e9, 1e-3);
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nvlink_229_2_3_UP")), 150e9, 1e-3);
@@ -249,20 +217,20 @@ Test(nodes, alps_routes_by_hand)
 {
     build("alps:230", 920);
     /* same node: the direct link, from its lower GPU (_UP) or back */
-    route_is(1, 3, "nvlink_0_1_3_UP", 25e-9);
-    route_is(3, 1, "nvlink_0_1_3_DOWN", 25e-9);
+    t_route_is(1, 3, "nvlink_0_1_3_UP", 25e-9);
+    t_route_is(3, 1, "nvlink_0_1_3_DOWN", 25e-9);
     /* NIC 2 of nodes 0 and 5 (chassis 0): switch 2 */
-    route_is(2, 22, "nic_0_2_UP nic_5_2_DOWN", 1e-6 + 300e-9);
+    t_route_is(2, 22, "nic_0_2_UP nic_5_2_DOWN", 1e-6 + 300e-9);
     /* NIC 2 of node 20 (chassis 1): switch 6, the local aggregates of 2 and 6 */
-    route_is(2, 82, "nic_0_2_UP local_0_2_UP local_0_6_DOWN nic_20_2_DOWN", 1e-6 + 600e-9);
+    t_route_is(2, 82, "nic_0_2_UP local_0_2_UP local_0_6_DOWN nic_20_2_DOWN", 1e-6 + 600e-9);
     /* another rail: NIC 1 of node 20 on switch 5 */
-    route_is(2, 81, "nic_0_2_UP local_0_2_UP local_0_5_DOWN nic_20_1_DOWN", 1e-6 + 600e-9);
-    route_is(81, 2, "nic_20_1_UP local_0_5_UP local_0_2_DOWN nic_0_2_DOWN", 1e-6 + 600e-9);
+    t_route_is(2, 81, "nic_0_2_UP local_0_2_UP local_0_5_DOWN nic_20_1_DOWN", 1e-6 + 600e-9);
+    t_route_is(81, 2, "nic_20_1_UP local_0_5_UP local_0_2_DOWN nic_0_2_DOWN", 1e-6 + 600e-9);
     /* the last group (6 nodes): node 229 NIC 3 on switch 3 */
-    route_is(919, 898, "nic_229_3_UP local_2_3_UP local_2_2_DOWN nic_224_2_DOWN", 1e-6 + 600e-9);
+    t_route_is(919, 898, "nic_229_3_UP local_2_3_UP local_2_2_DOWN nic_224_2_DOWN", 1e-6 + 600e-9);
     /* other groups: the pair's aggregate, four switches (diameter 3) */
-    route_is(0, 483, "nic_0_0_UP global_0_1_UP nic_120_3_DOWN", 1e-6 + 1200e-9);
-    route_is(896, 0, "nic_224_0_UP global_0_2_DOWN nic_0_0_DOWN", 1e-6 + 1200e-9);
+    t_route_is(0, 483, "nic_0_0_UP global_0_1_UP nic_120_3_DOWN", 1e-6 + 1200e-9);
+    t_route_is(896, 0, "nic_224_0_UP global_0_2_DOWN nic_0_0_DOWN", 1e-6 + 1200e-9);
 }
 
 /* ---- sharing: an oversubscribed leaf ------------------------------------- */

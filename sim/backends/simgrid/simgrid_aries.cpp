@@ -76,6 +76,7 @@
  * (SimGrid's SPLITDUPLEX: _UP carries the direction from the lower end).
  */
 #include "simgrid_glue.h"
+#include "zone_links.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -97,7 +98,6 @@ namespace {
 using simgrid::kernel::routing::NetPoint;
 using simgrid::kernel::routing::Route;
 using simgrid::s4u::Link;
-using simgrid::s4u::SplitDuplexLink;
 
 constexpr int NODES_PER_ROUTER = 4;
 constexpr int ROUTERS_PER_CHASSIS = 16;
@@ -109,11 +109,7 @@ constexpr int LINKS_PER_GROUP_PAIR = GLOBAL_PORTS * ROUTERS_PER_GROUP / (MACHINE
 constexpr double NIC_BW = 10e9, GREEN_BW = 5.25e9, BLACK_BW = 3 * 5.25e9, BLUE_BW = 3 * 12.5e9 / 8;
 constexpr double NIC_LAT = 0.5e-6, HOP_LAT = 100e-9;
 
-/* a full-duplex link: the direction from its lower end, and back */
-struct Duplex {
-  Link* up   = nullptr;
-  Link* down = nullptr;
-};
+using spg::Duplex;
 
 class AriesZone : public simgrid::kernel::routing::NetZoneImpl {
 public:
@@ -139,21 +135,8 @@ private:
   std::vector<double> pair_lat_;
   std::unordered_map<const Link*, size_t> pair_of_;
 
-  Duplex make(const std::string& name, double bw, double lat)
-  {
-    SplitDuplexLink* l = create_split_duplex_link(name, {bw});
-    l->set_latency(lat);
-    l->seal();
-    return {l->get_link_up(), l->get_link_down()};
-  }
-  /* into == nullptr: the latency only */
-  static void add(Route* into, double* latency, Link* l)
-  {
-    if (into)
-      into->link_list_.push_back(l->get_impl());
-    if (latency)
-      *latency += l->get_latency();
-  }
+  Duplex make(const std::string& name, double bw, double lat) { return spg::make_duplex(*this, name, bw, lat); }
+  static void add(Route* into, double* latency, Link* l) { spg::add_link(into, latency, l); }
   /* the global link of the pair (a, b): (a + 2b) mod 50, so that the
    * flows of consecutive sources to their partners at a fixed distance d
    * (3a + 2d) take the 50 links in turn; a hash spread them unevenly, and

@@ -64,6 +64,7 @@
  *     (local, global, local: four switches), b's NIC down.
  */
 #include "simgrid_glue.h"
+#include "zone_links.hpp"
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
@@ -84,13 +85,8 @@ namespace {
 using simgrid::kernel::routing::NetPoint;
 using simgrid::kernel::routing::Route;
 using simgrid::s4u::Link;
-using simgrid::s4u::SplitDuplexLink;
 
-/* a full-duplex link: the direction from its first end, and back */
-struct Duplex {
-  Link* up   = nullptr;
-  Link* down = nullptr;
-};
+using spg::Duplex;
 
 std::string name_of(const char* prefix, int a, int b = -1, int c = -1)
 {
@@ -117,20 +113,8 @@ protected:
   Link* loopback_ = nullptr;
 
   int G() const { return f_.gpus_per_node; }
-  Duplex make(const std::string& name, double bw, double lat)
-  {
-    SplitDuplexLink* l = create_split_duplex_link(name, {bw});
-    l->set_latency(lat);
-    l->seal();
-    return {l->get_link_up(), l->get_link_down()};
-  }
-  static void add(Route* into, double* latency, Link* l)
-  {
-    if (into)
-      into->link_list_.push_back(l->get_impl());
-    if (latency)
-      *latency += l->get_latency();
-  }
+  Duplex make(const std::string& name, double bw, double lat) { return spg::make_duplex(*this, name, bw, lat); }
+  static void add(Route* into, double* latency, Link* l) { spg::add_link(into, latency, l); }
   void switches(double* latency, int count) const
   {
     if (latency)
