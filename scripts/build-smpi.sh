@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-build}"
 mkdir -p "$out/smpi"
-srcs=(algorithms/*.c traces/*.c analysis/bounds.c analysis/workload_stats.c topologies/*.c
+srcs=(algorithms/*.c traces/*.c analysis/bounds.c analysis/nccl_model.c analysis/workload_stats.c topologies/*.c
       sim/shim/*.c sim/backends/mpi/*.c sim/driver/*.c sim/workload/*.c
       sim/commands/main_mpi.c sim/commands/calibrate.c sim/commands/summary_print.c)
 # the one version string, as CMakeLists.txt's project() declares it
