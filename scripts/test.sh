@@ -9,11 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 start=$SECONDS
-part() { # part NAME COMMAND...: runs it and says how long it took
-    local name="$1" t0=$SECONDS
+part() { # part NAME COMMAND...: runs it, says how long it took, returns its status
+    local name="$1" t0=$SECONDS rc=0
     shift
-    "$@"
+    "$@" || rc=$?
     echo "== $name: $((SECONDS - t0)) s"
+    return $rc
 }
 part "install" bash scripts/install-deps.sh
 part "build" bash scripts/build.sh build
