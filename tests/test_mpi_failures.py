@@ -103,6 +103,14 @@ def lines(err):
     return [l for l in err.splitlines() if l.strip()]
 
 
+def ours(err):
+    """stderr without the lines Open MPI writes itself when a job's processes die or stop under it
+    ("[host:pid] Read -1, ..." from its shared-memory transport, "[warn] Epoll MOD ..." from its
+    event library as mpirun tears the job down, seen on a busy machine): sparsim's own must still
+    be exactly one line"""
+    return "\n".join(l for l in lines(err) if not l.startswith("["))
+
+
 def one_line(name, err, *words):
     """exactly one line on stderr, holding every word"""
     ls = lines(err)
@@ -262,7 +270,7 @@ try:
     rc, _, err, took, left = j.finish(W + 30)
     ended = time.time() - t_stop
     check(rc is not None and rc != 0, "%s: exit status %r" % (name, rc))
-    one_line(name, err, "without progress")
+    one_line(name, ours(err), "without progress")
     check(ended < W + 5 and not left, "%s: ended %.1f s after the stop, left %s" % (name, ended, left))
 
     for victim in (1, 0):
@@ -277,10 +285,7 @@ try:
         rc, _, err, took, left = j.finish(W + 30)
         ended = time.time() - t_kill
         check(rc is not None and rc != 0, "%s: exit status %r" % (name, rc))
-        # a peer's death in the middle of a shared-memory copy makes Open MPI say so itself ("[host:pid]
-        # Read -1, ..."): that line is the library's; sparsim's own must be the one line naming the rank
-        ours = [l for l in lines(err) if not l.startswith("[")]
-        one_line(name, "\n".join(ours), "rank %d died" % victim, "killed")
+        one_line(name, ours(err), "rank %d died" % victim, "killed")
         check(ended < W and not left, "%s: ended %.1f s after the kill, left %s" % (name, ended, left))
         no_outputs(name, out)
 finally:
