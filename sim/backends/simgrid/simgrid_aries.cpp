@@ -156,19 +156,9 @@ void AriesZone::build()
   groups_  = (used + ROUTERS_PER_GROUP - 1) / ROUTERS_PER_GROUP;
   chassis_ = groups_ * CHASSIS_PER_GROUP;
   routers_ = chassis_ * ROUTERS_PER_CHASSIS;
-  /* SimGrid's own zones route a host to itself over the network model's
-   * loopback (network/loopback-bw and -lat, not shared); so does this one */
-  loopback_ = create_link("loopback", {simgrid::config::get_value<double>("network/loopback-bw")});
-  loopback_->set_sharing_policy(Link::SharingPolicy::FATPIPE);
-  loopback_->set_latency(simgrid::config::get_value<double>("network/loopback-lat"));
-  loopback_->seal();
+  loopback_ = spg::make_loopback(*this);
   for (int n = 0; n < nodes_; n++) {
-    auto* h = create_host("node-" + std::to_string(n), {1e9});
-    h->seal();
-    unsigned long id = h->get_netpoint()->id();
-    if (node_of_.size() <= id)
-      node_of_.resize(id + 1, -1);
-    node_of_[id] = n;
+    spg::add_host(*this, n, node_of_);
     nic_.push_back(make("aries_nic_" + std::to_string(n), NIC_BW, NIC_LAT));
   }
   green_.resize(static_cast<size_t>(chassis_) * ROUTERS_PER_CHASSIS * ROUTERS_PER_CHASSIS);

@@ -136,19 +136,9 @@ void NodesZone::build()
   if (f_.nodes < 1 || f_.gpus_per_node < 1 || static_cast<long>(f_.nodes) * f_.gpus_per_node < ranks_)
     throw std::invalid_argument("the fabric's nodes do not hold the ranks");
   nodes_ = (ranks_ + f_.gpus_per_node - 1) / f_.gpus_per_node;
-  /* a host to itself: the network model's loopback, as SimGrid's own zones */
-  loopback_ = create_link("loopback", {simgrid::config::get_value<double>("network/loopback-bw")});
-  loopback_->set_sharing_policy(Link::SharingPolicy::FATPIPE);
-  loopback_->set_latency(simgrid::config::get_value<double>("network/loopback-lat"));
-  loopback_->seal();
-  for (int r = 0; r < ranks_; r++) {
-    auto* h = create_host("node-" + std::to_string(r), {1e9});
-    h->seal();
-    unsigned long id = h->get_netpoint()->id();
-    if (rank_of_.size() <= id)
-      rank_of_.resize(id + 1, -1);
-    rank_of_[id] = r;
-  }
+  loopback_ = spg::make_loopback(*this);
+  for (int r = 0; r < ranks_; r++)
+    spg::add_host(*this, r, rank_of_);
   for (int n = 0; n < nodes_; n++)
     for (int j = 0; j < G(); j++)
       nic_.push_back(make(name_of("nic_", n, j), f_.nic_bw, f_.nic_lat));

@@ -4,10 +4,14 @@
 #ifndef SPARSIM_ZONE_LINKS_HPP
 #define SPARSIM_ZONE_LINKS_HPP
 
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <xbt/config.hpp>
 
 #include <string>
+#include <vector>
 
 namespace spg {
 
@@ -34,6 +38,28 @@ inline void add_link(simgrid::kernel::routing::Route* into, double* latency, sim
     into->link_list_.push_back(l->get_impl());
   if (latency)
     *latency += l->get_latency();
+}
+
+/* a host to itself, as SimGrid's own zones route it: over the network
+ * model's loopback (network/loopback-bw and -lat), not shared */
+inline simgrid::s4u::Link* make_loopback(simgrid::kernel::routing::NetZoneImpl& z)
+{
+  simgrid::s4u::Link* l = z.create_link("loopback", {simgrid::config::get_value<double>("network/loopback-bw")});
+  l->set_sharing_policy(simgrid::s4u::Link::SharingPolicy::FATPIPE);
+  l->set_latency(simgrid::config::get_value<double>("network/loopback-lat"));
+  l->seal();
+  return l;
+}
+
+/* host node-i of 1 Gflop/s in zone z, its netpoint's id mapped to i in index_of */
+inline void add_host(simgrid::kernel::routing::NetZoneImpl& z, int i, std::vector<int>& index_of)
+{
+  simgrid::s4u::Host* h = z.create_host("node-" + std::to_string(i), {1e9});
+  h->seal();
+  unsigned long id = h->get_netpoint()->id();
+  if (index_of.size() <= id)
+    index_of.resize(id + 1, -1);
+  index_of[id] = i;
 }
 
 } // namespace spg
