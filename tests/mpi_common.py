@@ -1,17 +1,26 @@
 """What the real-MPI tests share (test_mpi, test_mpi_failures, test_cuda_mpi):
 the environment mpirun needs on a build machine, the running count of checks,
 and running a command or an MPI job."""
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
+# Each test's jobs keep their shared-memory segments in a folder of the test's own
+# (Open MPI's default is /dev/shm, shared by every job of the machine): a test that
+# removes what an aborted job left (test_mpi_failures) then touches no other test's
+# job, so the MPI tests run beside one another
+SHM_DIR = tempfile.mkdtemp(prefix="sparsim-mpi-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+atexit.register(shutil.rmtree, SHM_DIR, True)
 # root may run mpirun here, more ranks than cores, Debian's python first; under a
 # sanitizer build the MPI library's own leaks are not ours
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", PATH="/usr/bin:" + os.environ.get("PATH", ""),
-           ASAN_OPTIONS="detect_leaks=0")
+           ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_btl_vader_backing_directory=SHM_DIR)
 ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
 failures = []
 _checks = [0]

@@ -82,10 +82,15 @@ def worst(r):
 
 # 1. agreement (the sanitizer build runs a shorter one: 40 iterations of
 # n = 256K; at P = 8 and that n, k / P^2 = 41 pairs per peer, the model's
-# Ok-Topk global counts run 12% high in the cold start, so P = 16)
-P, n, iters = (16, "256K", 40) if QUICK else (16, "512K", 100)
+# Ok-Topk global counts run 12% high in the cold start, so P = 16).  Ok-Topk
+# runs 100 iterations, so that its repartition (every --tau 64) happens;
+# Gaussian-k and TopkDSA have none, and agree to 1.3% after 40 (their exact
+# runs were half of this test's time at 100)
+P, n = (16, "256K") if QUICK else (16, "512K")
+ITERS = {"gaussiank": 40, "topkdsa": 40, "oktopk": 40 if QUICK else 100}
 TOL = 0.10
 for algo in ("gaussiank", "topkdsa", "oktopk"):
+    iters = ITERS[algo]
     r = ratios(algo, P, n, iters)
     check(r is not None, "%s runs exact and model at P = %d, n = %s" % (algo, P, n))
     if r is None:
@@ -96,7 +101,7 @@ for algo in ("gaussiank", "topkdsa", "oktopk"):
 
 # 2. sensitivity: what the model leaves out shows
 for algo, ablation in (("oktopk", "uniform"), ("topkdsa", "disjoint")) + ((("oktopk", "disjoint"),) if not QUICK else ()):
-    r = ratios(algo, P, n, iters, ablation)
+    r = ratios(algo, P, n, ITERS[algo], ablation)
     check(r is not None and worst(r) > TOL,
           "%s with --model-ablation %s fails the %.0f%% check (largest deviation %s)" %
           (algo, ablation, 100 * TOL, "%.3f" % worst(r) if r else "-"))

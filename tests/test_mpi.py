@@ -11,7 +11,7 @@
   the simulator runs on, and the ring at P = 2 on it takes the alpha-beta time with
   the both-ways bandwidth.
 
-usage: test_mpi.py SPARSIM SPARSIM_MPI SOURCE_DIR [--no-smpi]
+usage: test_mpi.py SPARSIM SPARSIM_MPI SOURCE_DIR
 """
 import json
 import os
@@ -23,8 +23,6 @@ import tempfile
 import numpy as np
 
 SPARSIM, SPARSIM_MPI, SRC = sys.argv[1:4]
-# the sanitizer build: the SMPI build (smpicc, never sanitized) ran in the plain one
-NO_SMPI = "--no-smpi" in sys.argv[4:]
 import mpi_common
 from mpi_common import ALGOS, check, checks, failures, run, write_npy  # noqa: F401
 
@@ -77,7 +75,7 @@ try:
                   "%s P=%d: message lists differ:\n%s%s" % (algo, P, c.stdout, c.stderr))
 
     # SMPI: the MPI backend compiled with smpicc, run by smpirun
-    if shutil.which("smpicc") and shutil.which("smpirun") and not NO_SMPI:
+    if shutil.which("smpicc") and shutil.which("smpirun"):
         b = run(["bash", os.path.join(SRC, "scripts", "build-smpi.sh"), os.path.join(tmp, "smpi-build")], 600)
         check(b.returncode == 0, "SMPI build failed: %s" % b.stderr[-2000:])
         if b.returncode == 0:

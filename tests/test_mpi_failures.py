@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 SPARSIM_MPI = os.path.abspath(sys.argv[1])
-from mpi_common import ENV, check, checks, failures  # noqa: E402
+from mpi_common import ENV, SHM_DIR, check, checks, failures  # noqa: E402
 
 
 def mapped_segments():
@@ -40,11 +40,11 @@ def mapped_segments():
 
 class Job:
     """One mpirun in a session of its own, so that nothing of it can outlive the test.  An
-    aborted job leaves Open MPI's shared-memory segments in /dev/shm: those it made, now used
-    by no process, are removed after it."""
+    aborted job leaves Open MPI's shared-memory segments behind (in this test's own SHM_DIR):
+    those it made, now used by no process, are removed after it."""
 
     def __init__(self, *apps):
-        self.segments = set(glob.glob("/dev/shm/vader_segment.*"))
+        self.segments = set(glob.glob(os.path.join(SHM_DIR, "vader_segment.*")))
         cmd = ["mpirun", "--quiet", "--oversubscribe"]
         for i, (np_, args) in enumerate(apps):
             cmd += ([":"] if i else []) + ["-np", str(np_), SPARSIM_MPI] + args
@@ -93,7 +93,7 @@ class Job:
         for pid in left.values():
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.1 if left else 0)
-        new = set(glob.glob("/dev/shm/vader_segment.*")) - self.segments
+        new = set(glob.glob(os.path.join(SHM_DIR, "vader_segment.*"))) - self.segments
         for seg in new - mapped_segments():
             os.remove(seg)
         return rc, out, err, took, left
