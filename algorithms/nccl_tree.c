@@ -9,13 +9,21 @@
  * slot j + lambda, lambda = the rank's height (the lane's greatest depth less
  * the rank's depth) going up and its depth going down, so that a rank takes
  * a chunk in the slot after its children (up) or its parent (down) handled
- * it.  A slot posts the receives of all its lanes, then lane by lane waits
- * for them, adds (up), and sends on, after the lane's previous sends have
- * completed (one chunk in flight per lane and direction).  Every wait is for
- * an earlier slot of a neighbour, or for the receives a neighbour posts at
- * the start of this slot, so the schedule cannot deadlock however the two
- * trees cross; and the lanes do not hold each other up the way a step per
- * chunk would (a rank deep in one tree and shallow in the other).
+ * it.  A slot posts the receives of all its lanes, waits for all of them and
+ * for all the sends of the slot before (one chunk in flight per lane and
+ * direction), then adds (up) and sends on every lane: the hop the closed
+ * form prices (analysis/nccl_model.c), a rank's ports sending one slot's
+ * transfers at a time.  (Taking the lanes one by one instead, each
+ * after its own receives and previous sends, let lane k's send wait on the
+ * receives of the lanes before it and share its port with the previous
+ * slot's sends of the lanes after it; at dgx-h100 from 12 nodes on the tree
+ * then ran up to 2x its form.)  Every wait is for an earlier slot of a
+ * neighbour, or for the receives a neighbour posts at the start of this
+ * slot, so the schedule cannot deadlock however the two trees cross.  NCCL
+ * runs each lane as its own channel (a thread block per channel and tree,
+ * src/graph/connect.cc duplicates the channels for tree 1) with
+ * NCCL_STEPS buffers per connection; a rank here has no wait for any one
+ * of several requests, so its lanes keep in step slot by slot.
  */
 #include "algorithm.h"
 #include "blocks.h"
