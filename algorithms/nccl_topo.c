@@ -22,9 +22,11 @@ int sp_nccl_ring_pos(int P, int G, int c, int r)
     return node * G + q;
 }
 
-/* tree t places node at a position of the in-order tree, and back */
-static int pos_of(int N, int t, int node) { return t == 0 ? node : N % 2 == 0 ? N - 1 - node : (node + 1) % N; }
-static int node_at(int N, int t, int pos) { return t == 0 ? pos : N % 2 == 0 ? N - 1 - pos : (pos - 1 + N) % N; }
+/* tree t places node at a position of the in-order tree, and back; tree 1
+ * at odd N holds node i at position i - 1 (NCCL's ncclGetDtree,
+ * src/graph/trees.cc: shiftrank = (rank - 1 + nranks) % nranks) */
+static int pos_of(int N, int t, int node) { return t == 0 ? node : N % 2 == 0 ? N - 1 - node : (node - 1 + N) % N; }
+static int node_at(int N, int t, int pos) { return t == 0 ? pos : N % 2 == 0 ? N - 1 - pos : (pos + 1) % N; }
 
 static int lowbit(int x) { return x & -x; }
 

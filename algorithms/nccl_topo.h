@@ -21,9 +21,10 @@
  * is the root, with one child): its leaves are the odd positions.  Tree 1
  * mirrors it (node N-1-i at position i) when N is even, so that every node
  * is a leaf in one tree and interior in the other, and shifts it by one
- * (node i at position i+1 mod N) when N is odd, where node N-1 is interior
- * in both (Sanders, Speck & Traeff, Parallel Computing 35(12) 2009; NCCL
- * 2.4's double binary trees).
+ * (node i at position i-1 mod N) when N is odd, where node 0 is interior
+ * in both: tree 0's root, tree 1's position N-1 (Sanders, Speck & Traeff,
+ * Parallel Computing 35(12) 2009; NCCL's ncclGetBtree and ncclGetDtree,
+ * src/graph/trees.cc, whose trees these are node for node).
  */
 #ifndef SPARSIM_NCCL_TOPO_H
 #define SPARSIM_NCCL_TOPO_H

@@ -9,13 +9,21 @@
  * slot j + lambda, lambda = the rank's height (the lane's greatest depth less
  * the rank's depth) going up and its depth going down, so that a rank takes
  * a chunk in the slot after its children (up) or its parent (down) handled
- * it.  A slot posts the receives of all its lanes, then lane by lane waits
- * for them, adds (up), and sends on, after the lane's previous sends have
- * completed (one chunk in flight per lane and direction).  Every wait is for
- * an earlier slot of a neighbour, or for the receives a neighbour posts at
- * the start of this slot, so the schedule cannot deadlock however the two
- * trees cross; and the lanes do not hold each other up the way a step per
- * chunk would (a rank deep in one tree and shallow in the other).
+ * it.  A slot posts the receives of all its lanes, waits for all of them and
+ * for all the sends of the slot before (one chunk in flight per lane and
+ * direction), then adds (up) and sends on every lane: the hop the closed
+ * form prices (analysis/nccl_model.c), a rank's ports sending one slot's
+ * transfers at a time.  (Taking the lanes one by one instead, each
+ * after its own receives and previous sends, let lane k's send wait on the
+ * receives of the lanes before it and share its port with the previous
+ * slot's sends of the lanes after it; at dgx-h100 from 12 nodes on the tree
+ * then ran up to 2x its form.)  Every wait is for an earlier slot of a
+ * neighbour, or for the receives a neighbour posts at the start of this
+ * slot, so the schedule cannot deadlock however the two trees cross.  NCCL
+ * runs each lane as its own channel (a thread block per channel and tree,
+ * src/graph/connect.cc duplicates the channels for tree 1) with
+ * NCCL_STEPS buffers per connection; a rank here has no wait for any one
+ * of several requests, so its lanes keep in step slot by slot.
  */
 #include "algorithm.h"
 #include "blocks.h"
@@ -61,17 +69,22 @@ static int chunk_at(const tree_lane *l, int sigma, int down)
     return j >= 0 && j < l->nchunks ? j : -1;
 }
 
-/* slot sigma of the reduce (down = 0) or the broadcast (down = 1) */
+/* slot sigma of the reduce (down = 0) or the broadcast (down = 1): post the
+ * receives of every lane, wait for all of them and for every lane's sends of
+ * the slot before (one wait: rq holds 3L receives, then 3L sends), then add
+ * and send on, lane by lane */
 static int tree_slot(sp_ctx *c, tree_lane *ls, int L, int sigma, float *buf, int down, sp_req **rq)
 {
-    int rc = SP_OK;
     for (int k = 0; k < L; k++) {
         tree_lane *l = &ls[k];
         int j = chunk_at(l, sigma, down);
         uint64_t off, len;
         chunk_range(l, j, &off, &len);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
             rq[3 * k + i] = NULL;
+            rq[3 * (L + k) + i] = l->send[i];
+            l->send[i] = NULL;
+        }
         if (j < 0)
             continue;
         if (down && l->nb.parent >= 0)
@@ -79,6 +92,7 @@ static int tree_slot(sp_ctx *c, tree_lane *ls, int L, int sigma, float *buf, int
         for (int i = 0; !down && i < l->nb.nkids; i++)
             rq[3 * k + i] = sp_irecv(c, l->nb.kids[i], TAG_UP + k, l->tmp[i], len * sizeof(float));
     }
+    int rc = sp_waitall(c, rq, 6 * L, NULL);
     for (int k = 0; k < L && rc == SP_OK; k++) {
         tree_lane *l = &ls[k];
         int j = chunk_at(l, sigma, down);
@@ -86,18 +100,15 @@ static int tree_slot(sp_ctx *c, tree_lane *ls, int L, int sigma, float *buf, int
         chunk_range(l, j, &off, &len);
         if (j < 0)
             continue;
-        rc = sp_waitall(c, rq + 3 * k, 3, NULL);
-        for (int i = 0; !down && rc == SP_OK && i < l->nb.nkids; i++) {
+        for (int i = 0; !down && i < l->nb.nkids; i++) {
             for (uint64_t e = 0; buf && e < len; e++)
                 buf[off + e] += l->tmp[i][e];
             sp_compute(c, SP_K_FUSED_SUM, (double)len); /* NCCL reduces in its running kernel: no launch */
         }
-        if (rc == SP_OK)
-            rc = flush_sends(c, l);
         const float *src = buf ? buf + off : NULL;
-        if (rc == SP_OK && !down && l->nb.parent >= 0)
+        if (!down && l->nb.parent >= 0)
             l->send[0] = sp_isend(c, l->nb.parent, TAG_UP + k, src, len * sizeof(float));
-        for (int i = 0; rc == SP_OK && down && i < l->nb.nkids; i++)
+        for (int i = 0; down && i < l->nb.nkids; i++)
             l->send[i] = sp_isend(c, l->nb.kids[i], TAG_DOWN + k, src, len * sizeof(float));
     }
     return rc;
@@ -110,7 +121,7 @@ static int tree_phase(sp_ctx *c, tree_lane *ls, int L, float *buf, int down)
         int last = ls[k].nchunks + (down ? ls[k].depth : ls[k].height);
         slots = last > slots ? last : slots;
     }
-    sp_req **rq = malloc((size_t)L * 3 * sizeof *rq);
+    sp_req **rq = malloc((size_t)L * 6 * sizeof *rq);
     if (!rq)
         return SP_ERR_MEM;
     for (int sigma = 0; sigma < slots && rc == SP_OK; sigma++)

@@ -24,12 +24,37 @@
  * busiest port costs with those transfers on it (per class, or summed on one
  * port, as for the ring).  The hops in the middle, where every lane of every
  * rank has a chunk, cost the same and are counted rather than walked.
- * Exact on cm02 where the busiest port paces every hop (G = 1 at an even
- * node count; C = G once chunks pipeline); elsewhere ranks do not keep in
- * step hop by hop and the form is off by up to about 11% either way
- * (tests/test_nccl.c holds the measured gaps).  Open: at G = 8 from 12 nodes
- * on, with many chunks per lane, the simulated tree runs up to 1.4x the form
- * (docs/running.md has the numbers).
+ * Exact on cm02 where every hop's transfers start together at every port
+ * and the busiest port paces the hop (G = 1 at an even node count; C = G
+ * once chunks pipeline; dgx-h100 at 2 to 8 nodes but 6).  Not a closed form
+ * elsewhere: a rank waits for its own slot's transfers only
+ * (algorithms/nccl_tree.c), not for the hop across the job, so a rank whose
+ * ports carried less starts its next slot early, and from then on the
+ * transfers of one port start at different times; what max-min sharing then
+ * gives depends on the whole history.  Both ways, measured:
+ *   - below the form (to -5.6% on the tests' grid, -5.3% at dgx-h100:11 and
+ *     :13 with one chunk a lane): a transfer that starts ahead of the others
+ *     on its port ends before the port's cost, and its receiver moves on;
+ *   - above it (to +3.2% at dgx-h100 from 9 to 32 nodes with 1M floats
+ *     in 64 KiB chunks, +1.4% at 16M): the early rank's next chunk reaches its
+ *     receiver before that receiver has posted the receive, and holds one
+ *     of the receiver's SimGrid gets (the transport keeps as many as it has
+ *     posted receives, sim/backends/simgrid/transport.c) while a transfer
+ *     whose receive is posted, on the critical path, waits for one.  The
+ *     gap is a fixed amount of the fill: in seconds it does not grow with
+ *     the chunks per lane (dgx-h100:16: 3.65 us at 8, 16 and 32 chunks of
+ *     512 KiB a lane).  Posting every receive one slot or more ahead (an
+ *     experiment, not the algorithm) takes this part away at dgx-h100
+ *     (0.94 to 0.998 at 6 to 32 nodes) but breaks the cases that are exact
+ *     here (dgx-h100:8 to 0.989, 1gbe P = 64, G = 8 to 1.004): early
+ *     arrivals then flow at once, and ranks drift further apart.
+ * What the gaps are not: the two lanes a NIC carries (tree 0 of one channel,
+ * tree 1 of another) are both on its port in the hops above, and every tree
+ * edge joins two heads of one rail, so within one leaf of a rail-optimised
+ * fabric (dgx-h100: 32 nodes) no transfer crosses the spine.  Beyond it a
+ * route between two leaves crosses three switches, not the one the
+ * inter-node class counts (topologies/platforms.c), and the form leaves
+ * those 2 x 130 ns out.  tests/test_nccl.c holds the measured gaps.
  */
 #include "nccl_model.h"
 #include "algorithms/blocks.h"
