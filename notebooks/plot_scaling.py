@@ -9,6 +9,10 @@ For every (platform, n, density) in the sweep, four figures:
                    with its time per iteration above the bar
   crossover-*.png  each sparse algorithm's time over the fastest dense one's
                    against P; below 1 it wins, the crossing is the crossover
+With --map the CSV is a crossover map (bench/crossover_map.py's map.csv):
+  map-*.png        one heat map per platform, models down and P across: the
+                   fastest scheme and the best sparse scheme's speedup over
+                   the fastest dense one
 and, for a sweep over a disturbance (sparsim sweep --disturb NAME=LEVELS), per
 (platform, n, density, P):
   disturb-*.png    each algorithm's slowdown (time per iteration over the same
@@ -37,10 +41,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-DENSE = ("ring", "recdoubling", "rabenseifner")
+DENSE = ("ring", "recdoubling", "rabenseifner", "nccl-ring", "nccl-tree")
 COLORS = {
     "ring": "#4c72b0", "recdoubling": "#8172b2", "rabenseifner": "#64b5cd", "topka": "#dd8452",
     "gtopk": "#55a868", "gaussiank": "#c44e52", "topkdsa": "#937860", "oktopk": "#da8bc3",
+    "nccl-ring": "#1f3b73", "nccl-tree": "#3d6fb0",
 }
 
 
@@ -73,9 +78,10 @@ TAU_PRIME = {"vgg16": 32, "lstm": 32, "bert": 128}
 
 
 def oktopk_steady(df):
-    """Ok-Topk's 2-iteration rows as their steady state over tau' (see above)."""
+    """Ok-Topk's 2-iteration rows as their steady state over tau' (see above); its node-aware forms
+    (rail:oktopk, leader:oktopk) recompute and reuse as it does."""
     df = df.copy()
-    for i, r in df[df.algo == "oktopk"].iterrows():
+    for i, r in df[df.algo.astype(str).str.split(":").str[-1] == "oktopk"].iterrows():
         sets = dict(item.split("=", 1) for item in str(r.get("settings", "")).split(";") if "=" in item)
         if int(r.iters) != 2:
             continue
@@ -278,6 +284,51 @@ def plot_crossover(key, sub, out):
     return _save(fig, ax, os.path.join(out, "crossover-%s.png" % tag(key)), 8)
 
 
+# the map's three kinds of scheme, and the colours of its cells: blue where
+# the fastest dense allreduce wins, red where a sparse one does
+def plot_map(m, out):
+    """One heat map per platform of a crossover map (bench/crossover_map.py's map.csv as a DataFrame):
+    models down, P across; the colour is log2 of the fastest sparse or node-aware scheme's speedup over
+    the fastest dense one (red: sparse wins), the text the winner, that speedup and, where the map has it,
+    the best sparse scheme's training throughput over the best dense one's (train_ratio).  Returns the paths."""
+    import numpy as np
+    paths = []
+    short = {"nccl-ring": "NCCL ring", "nccl-tree": "NCCL tree", "rabenseifner": "Rabenseifner",
+             "recdoubling": "rec. doubling"}
+    os.makedirs(out, exist_ok=True)
+    for plat, g in m.groupby("platform", sort=False):
+        models = list(dict.fromkeys(g.model))
+        Ps = sorted(g.ranks.unique())
+        z = np.full((len(models), len(Ps)), np.nan)
+        fig, ax = plt.subplots(figsize=(2.2 + 1.3 * len(Ps), 1.3 + 0.7 * len(models)))
+        for i, mo in enumerate(models):
+            for j, p in enumerate(Ps):
+                r = g[(g.model == mo) & (g.ranks == p)]
+                if r.empty or not r.iloc[0].sparse_speedup:
+                    continue
+                r = r.iloc[0]
+                z[i, j] = np.log2(float(r.sparse_speedup))
+                text = "%s\nallreduce x%.2f" % (short.get(r.winner, r.winner), float(r.sparse_speedup))
+                if "train_ratio" in r and r.train_ratio == r.train_ratio and r.train_ratio:
+                    text += "\ntraining x%.2f" % float(r.train_ratio)
+                ax.text(j, i, text, ha="center", va="center", fontsize=6.5)
+        lim = max(1.0, np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0)
+        im = ax.imshow(z, cmap="coolwarm", vmin=-lim, vmax=lim, aspect="auto")
+        ax.set_xticks(range(len(Ps)), [str(p) for p in Ps])
+        ax.set_yticks(range(len(models)), models)
+        ax.set_xlabel("GPUs P")
+        ax.set_title("%s: the fastest allreduce; best sparse over best dense\n(allreduce time; training "
+                     "throughput, dense overlapped with backward; red: sparse faster)" % plat, fontsize=8)
+        cb = fig.colorbar(im, ax=ax, fraction=0.04)
+        cb.set_label("log2 allreduce speedup of sparse", fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(out, "map-%s.png" % plat)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
 def plot_all(csv_path, out, steady=False):
     """Writes every figure of the sweep to `out`; returns their paths."""
     os.makedirs(out, exist_ok=True)
@@ -301,9 +352,12 @@ def main():
     ap.add_argument("--out", default=".", help="folder for the PNG files (default: here)")
     ap.add_argument("--oktopk-steady", action="store_true",
                     help="Ok-Topk's 2-iteration rows as their steady state over tau' (see above)")
+    ap.add_argument("--map", action="store_true",
+                    help="the CSV is a crossover map (bench/crossover_map.py's map.csv): one heat map per platform")
     a = ap.parse_args()
     try:
-        paths = plot_all(a.csv, a.out, a.oktopk_steady)
+        paths = plot_map(pd.concat([pd.read_csv(c) for c in a.csv]), a.out) if a.map else \
+            plot_all(a.csv, a.out, a.oktopk_steady)
     except (OSError, ValueError, KeyError) as e:
         print("plot_scaling: %s" % e, file=sys.stderr)
         return 1

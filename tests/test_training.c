@@ -123,6 +123,7 @@ Test(training, paper_tables_sum_to_n)
         {"alexnet", "cnn", 61100840, 16, 256, 1.43e9},
         {"resnet50", "cnn", 25557032, 161, 64, 8.18e9},
         {"lstm-ptb", "lstm", 66034000, 11, 20, 3.57e9},
+        {"gpt2-xl", "transformer", 1557611200, 580, 8, 3.18e12},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const sp_paper_model *m = sp_paper_model_find(want[i].name);

@@ -39,7 +39,7 @@ static const sp_opt_choice quantile_choices[] = {{"authors", 0}, {"exact", 1}, {
 static const sp_opt_choice noise_choices[] = {{"periodic", SP_NOISE_PERIODIC}, {"random", SP_NOISE_RANDOM}, {NULL, 0}};
 static const sp_opt_choice train_choices[] = {{"none", 0},     {"vgg16", 1},    {"lstm", 2},     {"bert", 3},
                                               {"resnet20", 4}, {"alexnet", 5},  {"resnet50", 6}, {"lstm-ptb", 7},
-                                              {NULL, 0}};
+                                              {"gpt2-xl", 8},  {NULL, 0}};
 static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
@@ -215,7 +215,7 @@ static const sp_opt run_options[] = {
      .flags = SP_OPT_EVERYDAY, .metavar = "NAME",
      .brief = "generic, a paper's model (vgg16, lstm, bert, ...), or a profile JSON file",
      .help = "the gradients' profile: generic, the papers' models vgg16, lstm, bert, resnet20, alexnet, resnet50, "
-     "lstm-ptb (their real layer tables), or a profile JSON file (sparsim profile writes one); scaled to --n when it "
+     "lstm-ptb (their real layer tables), gpt2-xl (GPT-2 XL's layer table, 1.56B), or a profile JSON file (sparsim profile writes one); scaled to --n when it "
      "differs"},
     {.name = "grad-layers", .type = SP_OT_INT, .group = "gradients", F(grad_layers), .min = 1, .max = 4096,
      .dflt = "16", .metavar = "L",

@@ -635,6 +635,39 @@ static const sp_paper_layer lstm_ptb_layers[] = {
     {"word_embeddings.weight", "embedding", 15000000},
 };
 
+/* gpt2-xl: not a paper's model but today's scale, the crossover map's large
+ * one: GPT-2 XL (Radford et al., "Language Models are Unsupervised Multitask
+ * Learners", 2019, Table 2: 48 layers, d_model 1600; section 2.3: a
+ * vocabulary of 50,257 and a context of 1024 tokens), laid out as the
+ * released model's parameters are (per block: LayerNorm, the fused q/k/v
+ * projection 1600 -> 4800, the output projection, LayerNorm, the MLP 1600 ->
+ * 6400 -> 1600, all with bias; the decoder is tied to the token embedding,
+ * so it adds nothing), in reverse parameter order as PyTorch's DDP buckets
+ * see them.  580 tensors, n = 1,557,611,200 (within int32's index range; the
+ * paper rounds it to 1542M): wte 80,411,200, wpe 1,638,400, 48 blocks of
+ * 30,740,800, ln_f 3,200. */
+#define GPT2_BLOCK(i)                                                                                                  \
+    {"h." #i ".mlp.c_proj.bias", "linear_bias", 1600}, {"h." #i ".mlp.c_proj.weight", "linear_weight", 10240000},     \
+        {"h." #i ".mlp.c_fc.bias", "linear_bias", 6400}, {"h." #i ".mlp.c_fc.weight", "linear_weight", 10240000},     \
+        {"h." #i ".ln_2.bias", "layernorm_bias", 1600}, {"h." #i ".ln_2.weight", "layernorm_weight", 1600},           \
+        {"h." #i ".attn.c_proj.bias", "linear_bias", 1600}, {"h." #i ".attn.c_proj.weight", "linear_weight", 2560000}, \
+        {"h." #i ".attn.c_attn.bias", "linear_bias", 4800}, {"h." #i ".attn.c_attn.weight", "linear_weight", 7680000}, \
+        {"h." #i ".ln_1.bias", "layernorm_bias", 1600}, {"h." #i ".ln_1.weight", "layernorm_weight", 1600}
+static const sp_paper_layer gpt2_xl_layers[] = {
+    {"ln_f.bias", "layernorm_bias", 1600},
+    {"ln_f.weight", "layernorm_weight", 1600},
+    GPT2_BLOCK(47), GPT2_BLOCK(46), GPT2_BLOCK(45), GPT2_BLOCK(44), GPT2_BLOCK(43), GPT2_BLOCK(42), GPT2_BLOCK(41),
+    GPT2_BLOCK(40), GPT2_BLOCK(39), GPT2_BLOCK(38), GPT2_BLOCK(37), GPT2_BLOCK(36), GPT2_BLOCK(35), GPT2_BLOCK(34),
+    GPT2_BLOCK(33), GPT2_BLOCK(32), GPT2_BLOCK(31), GPT2_BLOCK(30), GPT2_BLOCK(29), GPT2_BLOCK(28), GPT2_BLOCK(27),
+    GPT2_BLOCK(26), GPT2_BLOCK(25), GPT2_BLOCK(24), GPT2_BLOCK(23), GPT2_BLOCK(22), GPT2_BLOCK(21), GPT2_BLOCK(20),
+    GPT2_BLOCK(19), GPT2_BLOCK(18), GPT2_BLOCK(17), GPT2_BLOCK(16), GPT2_BLOCK(15), GPT2_BLOCK(14), GPT2_BLOCK(13),
+    GPT2_BLOCK(12), GPT2_BLOCK(11), GPT2_BLOCK(10), GPT2_BLOCK(9),  GPT2_BLOCK(8),  GPT2_BLOCK(7),  GPT2_BLOCK(6),
+    GPT2_BLOCK(5),  GPT2_BLOCK(4),  GPT2_BLOCK(3),  GPT2_BLOCK(2),  GPT2_BLOCK(1),  GPT2_BLOCK(0),
+    {"wpe.weight", "embedding", 1638400},
+    {"wte.weight", "embedding", 80411200},
+};
+#undef GPT2_BLOCK
+
 /* Forward FLOPs per sample (a multiply-add counts 2) and the per-GPU batch
  * of each model, for whole training iterations (sim/driver/training.c turns
  * them into seconds with a device's sustained FLOP/s; backward is taken as
@@ -675,7 +708,12 @@ static const sp_paper_layer lstm_ptb_layers[] = {
  *    decoder 1500 x 10000 = 15M, so 51M multiply-adds, 1.02e8 FLOPs per
  *    step; a sample is a sequence of 35 steps (num_steps = 35 in models/
  *    lstm.py and dl_trainer.py): 3.57e9 FLOPs per sample.  Batch 20
- *    (lstm.conf). */
+ *    (lstm.conf).
+ *  - gpt2-xl: 2N + 2 n_layer n_ctx d per token (Kaplan et al. 2020, Table 1)
+ *    with N = 1,475,561,600 non-embedding parameters, n_layer = 48, n_ctx =
+ *    1024, d = 1600: 3.108e9 FLOPs per token, x 1024 tokens = 3.18e12 per
+ *    sequence; batch 8 sequences per GPU [ASSUMED: no paper's script; a
+ *    figure that fits an 80 GB GPU with activation checkpointing]. */
 static const sp_paper_model models[] = {
     {"vgg16", "VGG-16 on CIFAR-10 (Ok-Topk's VGG/models/vgg.py)", "cnn", 14728266, vgg16_layers,
      (int)(sizeof vgg16_layers / sizeof vgg16_layers[0]), 6.26e8, 16,
@@ -701,6 +739,9 @@ static const sp_paper_model models[] = {
     {"lstm-ptb", "2-layer LSTM of 1500 on Penn Treebank, untied decoder (gTop-k's models/lstm.py)", "lstm", 66034000,
      lstm_ptb_layers, (int)(sizeof lstm_ptb_layers / sizeof lstm_ptb_layers[0]), 3.57e9, 20,
      "forward 1.02e8 FLOPs per time step x 35 steps (derived from the layer shapes); batch 20 (gTop-k lstm.conf)"},
+    {"gpt2-xl", "GPT-2 XL, 1.56B parameters, tied decoder (Radford et al. 2019; not a paper's model)", "transformer",
+     1557611200, gpt2_xl_layers, (int)(sizeof gpt2_xl_layers / sizeof gpt2_xl_layers[0]), 3.18e12, 8,
+     "forward 2N + 2 n_layer n_ctx d per token (Kaplan et al. 2020) x 1024 tokens; batch 8 [ASSUMED: no script]"},
 };
 
 const char *sp_paper_model_names(const char *sep, char *buf, size_t len)

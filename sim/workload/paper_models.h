@@ -26,7 +26,7 @@ typedef struct {
     const char *train_source;
 } sp_paper_model;
 
-/* vgg16, lstm, bert, resnet20, alexnet, resnet50 or lstm-ptb; NULL for
+/* vgg16, lstm, bert, resnet20, alexnet, resnet50, lstm-ptb or gpt2-xl; NULL for
  * another name */
 const sp_paper_model *sp_paper_model_find(const char *name);
 

@@ -6,8 +6,8 @@
  *    medians log-uniform in [1/S, S] (--grad-spread), the within-layer
  *    spread, zeros, sharing, persistence and drift of the kinds' defaults.
  *  - vgg16, lstm, bert, resnet20, alexnet, resnet50, lstm-ptb: the papers'
- *    models with their real layer tables (paper_models.c), each tensor given
- *    its kind's parameters.
+ *    models with their real layer tables (paper_models.c), and gpt2-xl
+ *    (GPT-2 XL's table, 1.56B), each tensor given its kind's parameters.
  * Kind parameters (relative log10 scale, within-layer log10 spread, zeros)
  * and the global ones come from recorded traces of real training (the CNN,
  * LSTM and transformer of traces/record_gradients.py, fitted by `sparsim
@@ -85,7 +85,7 @@ static const char *const kind_fallback[][2] = {
 #define DEFAULT_ZEROS 0.01 /* the LSTM's share of exact zeros (gradients.md) */
 
 static const char *const builtin[] = {"generic", "vgg16",    "lstm",     "bert", "resnet20",
-                                      "alexnet", "resnet50", "lstm-ptb", NULL};
+                                      "alexnet", "resnet50", "lstm-ptb", "gpt2-xl", NULL};
 
 const char *const *sp_profile_builtin_names(void) { return builtin; }
 
