@@ -73,10 +73,16 @@ def sweep(sparsim, platform, model, ranks, jobs, out):
 MODELS = ("vgg16", "lstm", "bert", "resnet20", "alexnet", "resnet50", "lstm-ptb", "gpt2-xl")
 
 
-def cells(paths):
-    """one dict per (platform, model, P): the fastest scheme of each kind and the winner"""
+def cells(sweeps):
+    """one row per (platform, model, P) of the sweeps [(csv, platform, model)]: the fastest scheme of
+    each kind and the winner"""
     import pandas as pd
-    df = plot_scaling.oktopk_steady(plot_scaling.load(paths))
+    parts = []
+    for path, platform, model in sweeps:
+        d = plot_scaling.load(path)
+        d["map_platform"], d["map_model"] = platform, model
+        parts.append(d)
+    df = plot_scaling.oktopk_steady(pd.concat(parts, ignore_index=True))
     rows = []
     for (plat, model, P), g in df.groupby(["map_platform", "map_model", "ranks"]):
         best = {}
@@ -103,17 +109,6 @@ def cells(paths):
         row["train_ratio"] = max(sps) / best["dense"].samples_per_s if sps and best["dense"].samples_per_s else ""
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def tag_rows(path, platform, model):
-    """the sweep's CSV with the map's platform and model names as two more columns, for plot_scaling.load"""
-    import pandas as pd
-    df = pd.read_csv(path)
-    df["map_platform"] = platform
-    df["map_model"] = model
-    tagged = path[:-4] + ".tagged.csv"
-    df.to_csv(tagged, index=False)
-    return tagged
 
 
 def fmt_rate(x):
@@ -173,13 +168,8 @@ def main():
         print("crossover_map: --ranks must be a comma list of integers", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
-    tagged = []
-    for p in plats:
-        for mo in models:
-            tagged.append(tag_rows(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo))
-    m = cells(tagged)
-    for t in tagged:
-        os.remove(t)
+    sweeps = [(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo) for p in plats for mo in models]
+    m = cells(sweeps)
     m.to_csv(os.path.join(a.out, "map.csv"), index=False)
     cmd = "bench/crossover_map.py --platforms %s --models %s --ranks %s" % (a.platforms, a.models, a.ranks)
     write_md(m, os.path.join(a.out, "crossover.md"), cmd)
