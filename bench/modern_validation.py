@@ -146,7 +146,10 @@ ROWS = [
                  "NCCL's default",
          source=CSCS_NCCL + " (out-of-place busbw 122.57 GB/s at 134217728 B)", sure="read",
          platform="alps:2", ranks=8, n=32 * MiB, algo="ring", nccl_algo="nccl",
-         why_nccl="the tuner's nccl-tree on two nodes sends half of the ring's bytes off the node over the four 200 Gb/s NICs (158 GB/s on the wire); the GH200 reductions after each chunk bring it to 104",
+         why_nccl="the tuner's nccl-tree on two nodes sends half of the ring's bytes off the node over the four "
+                  "200 Gb/s NICs (158 GB/s on the wire); the GH200 reductions, one per pipeline slot since the tree's "
+                  "slots wait for all their lanes at once, take 7% of it; NCCL's protocol overhead, which no row "
+                  "charges, is the likely rest",
          why="the flat ring crosses between the nodes on one 200 Gb/s NIC (25 GB/s), NCCL on all four; and on two "
              "nodes NCCL's tree can report busbw above the NICs' sum"),
     dict(id="alps-2n-8B", kind="time", unit="us", published=17.93,
