@@ -170,6 +170,9 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     sweeps = [(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo) for p in plats for mo in models]
     m = cells(sweeps)
+    # the platforms and the models in the order asked for (the models from small to large by default)
+    m["_p"], m["_m"] = m.platform.map(plats.index), m.model.map(models.index)
+    m = m.sort_values(["_p", "_m", "ranks"]).drop(columns=["_p", "_m"])
     m.to_csv(os.path.join(a.out, "map.csv"), index=False)
     cmd = "bench/crossover_map.py --platforms %s --models %s --ranks %s" % (a.platforms, a.models, a.ranks)
     write_md(m, os.path.join(a.out, "crossover.md"), cmd)

@@ -12,7 +12,7 @@ For every (platform, n, density) in the sweep, four figures:
 With --map the CSV is a crossover map (bench/crossover_map.py's map.csv):
   map-*.png        one heat map per platform, models down and P across: the
                    fastest scheme and the best sparse scheme's speedup over
-                   the fastest dense one
+                   the fastest dense one; map.png all of them in one figure
 and, for a sweep over a disturbance (sparsim sweep --disturb NAME=LEVELS), per
 (platform, n, density, P):
   disturb-*.png    each algorithm's slowdown (time per iteration over the same
@@ -284,46 +284,79 @@ def plot_crossover(key, sub, out):
     return _save(fig, ax, os.path.join(out, "crossover-%s.png" % tag(key)), 8)
 
 
-# the map's three kinds of scheme, and the colours of its cells: blue where
-# the fastest dense allreduce wins, red where a sparse one does
-def plot_map(m, out):
-    """One heat map per platform of a crossover map (bench/crossover_map.py's map.csv as a DataFrame):
-    models down, P across; the colour is log2 of the fastest sparse or node-aware scheme's speedup over
-    the fastest dense one (red: sparse wins), the text the winner, that speedup and, where the map has it,
-    the best sparse scheme's training throughput over the best dense one's (train_ratio).  Returns the paths."""
-    import numpy as np
-    paths = []
-    short = {"nccl-ring": "NCCL ring", "nccl-tree": "NCCL tree", "rabenseifner": "Rabenseifner",
+# a crossover map's cells: the fastest allreduce's short name, coloured blue
+# where a dense allreduce wins, red where a sparse one does
+MAP_SHORT = {"nccl-ring": "NCCL ring", "nccl-tree": "NCCL tree", "rabenseifner": "Rabenseifner",
              "recdoubling": "rec. doubling"}
+
+
+def _map_panel(fig, ax, plat, g, fontsize):
+    """one platform's heat map on ax: models down, P across"""
+    import numpy as np
+    models = list(dict.fromkeys(g.model))
+    Ps = sorted(g.ranks.unique())
+    z = np.full((len(models), len(Ps)), np.nan)
+    for i, mo in enumerate(models):
+        for j, p in enumerate(Ps):
+            r = g[(g.model == mo) & (g.ranks == p)]
+            if r.empty or not r.iloc[0].sparse_speedup:
+                continue
+            r = r.iloc[0]
+            z[i, j] = np.log2(float(r.sparse_speedup))
+            text = "%s\nallreduce x%.2f" % (MAP_SHORT.get(r.winner, r.winner), float(r.sparse_speedup))
+            if "train_ratio" in r and r.train_ratio == r.train_ratio and r.train_ratio:
+                text += "\ntraining x%.2f" % float(r.train_ratio)
+            ax.text(j, i, text, ha="center", va="center", fontsize=fontsize)
+    # one colour scale for every panel: log2 of 1/8 .. 8
+    im = ax.imshow(np.clip(z, -3, 3), cmap="coolwarm", vmin=-3, vmax=3, aspect="auto")
+    ax.set_xticks(range(len(Ps)), [str(p) for p in Ps])
+    ax.set_yticks(range(len(models)), models)
+    ax.set_xlabel("GPUs P")
+    ax.set_title(plat, fontsize=10)
+    return im
+
+
+def plot_map(m, out):
+    """One heat map per platform of a crossover map (bench/crossover_map.py's map.csv as a DataFrame),
+    map-PLATFORM.png, and all of them in one figure, map.png: models down, P across; the colour is
+    log2 of the fastest sparse or node-aware scheme's allreduce speedup over the fastest dense one
+    (red: sparse faster), the text the fastest allreduce, that speedup and, where the map has it, the
+    best sparse scheme's training throughput over the best dense one's (train_ratio).  Returns the
+    paths."""
+    paths = []
     os.makedirs(out, exist_ok=True)
-    for plat, g in m.groupby("platform", sort=False):
-        models = list(dict.fromkeys(g.model))
-        Ps = sorted(g.ranks.unique())
-        z = np.full((len(models), len(Ps)), np.nan)
-        fig, ax = plt.subplots(figsize=(2.2 + 1.3 * len(Ps), 1.3 + 0.7 * len(models)))
-        for i, mo in enumerate(models):
-            for j, p in enumerate(Ps):
-                r = g[(g.model == mo) & (g.ranks == p)]
-                if r.empty or not r.iloc[0].sparse_speedup:
-                    continue
-                r = r.iloc[0]
-                z[i, j] = np.log2(float(r.sparse_speedup))
-                text = "%s\nallreduce x%.2f" % (short.get(r.winner, r.winner), float(r.sparse_speedup))
-                if "train_ratio" in r and r.train_ratio == r.train_ratio and r.train_ratio:
-                    text += "\ntraining x%.2f" % float(r.train_ratio)
-                ax.text(j, i, text, ha="center", va="center", fontsize=6.5)
-        lim = max(1.0, np.nanmax(np.abs(z)) if np.isfinite(z).any() else 1.0)
-        im = ax.imshow(z, cmap="coolwarm", vmin=-lim, vmax=lim, aspect="auto")
-        ax.set_xticks(range(len(Ps)), [str(p) for p in Ps])
-        ax.set_yticks(range(len(models)), models)
-        ax.set_xlabel("GPUs P")
-        ax.set_title("%s: the fastest allreduce; best sparse over best dense\n(allreduce time; training "
-                     "throughput, dense overlapped with backward; red: sparse faster)" % plat, fontsize=8)
-        cb = fig.colorbar(im, ax=ax, fraction=0.04)
-        cb.set_label("log2 allreduce speedup of sparse", fontsize=7)
+    caption = ("the fastest allreduce; x: the best sparse scheme over the best dense one, in allreduce time "
+               "and in training throughput\n(the dense allreduce overlapped with the backward pass); "
+               "red: sparse faster, blue: dense faster (log2 colour scale, clipped at 8x)")
+    groups_ = list(m.groupby("platform", sort=False))
+    for plat, g in groups_:
+        n_p, n_m = g.ranks.nunique(), g.model.nunique()
+        fig, ax = plt.subplots(figsize=(2.2 + 1.3 * n_p, 1.5 + 0.7 * n_m))
+        im = _map_panel(fig, ax, plat, g, 6.5)
+        fig.colorbar(im, ax=ax, fraction=0.04).set_label("log2 allreduce speedup of sparse", fontsize=7)
+        fig.suptitle(caption, fontsize=7)
         fig.tight_layout()
         path = os.path.join(out, "map-%s.png" % plat)
         fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    if len(groups_) > 1:
+        cols = 2
+        rows = (len(groups_) + cols - 1) // cols
+        n_p = max(g.ranks.nunique() for _, g in groups_)
+        n_m = max(g.model.nunique() for _, g in groups_)
+        fig, axes = plt.subplots(rows, cols, figsize=(cols * (1.6 + 1.15 * n_p), rows * (1.2 + 0.62 * n_m)),
+                                 squeeze=False)
+        for k, (plat, g) in enumerate(groups_):
+            im = _map_panel(fig, axes[k // cols][k % cols], plat, g, 5.2)
+        for k in range(len(groups_), rows * cols):
+            axes[k // cols][k % cols].axis("off")
+        fig.suptitle(caption, fontsize=8)
+        fig.tight_layout(rect=(0, 0, 0.93, 0.97))
+        fig.colorbar(im, cax=fig.add_axes((0.945, 0.15, 0.012, 0.7))).set_label("log2 allreduce speedup of sparse",
+                                                                                 fontsize=8)
+        path = os.path.join(out, "map.png")
+        fig.savefig(path, dpi=100)
         plt.close(fig)
         paths.append(path)
     return paths
