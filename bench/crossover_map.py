@@ -113,7 +113,7 @@ def cells(sweeps):
 
 def fmt_rate(x):
     x = float(x)
-    return "%.3gk" % (x / 1e3) if x >= 1e3 else "%.3g" % x
+    return "%.3gM" % (x / 1e6) if x >= 1e6 else "%.3gk" % (x / 1e3) if x >= 1e3 else "%.3g" % x
 
 
 def write_md(m, path, cmd):

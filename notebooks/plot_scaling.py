@@ -310,13 +310,15 @@ def _map_panel(fig, ax, plat, g, fontsize):
             if r.empty or not r.iloc[0].sparse_speedup:
                 continue
             r = r.iloc[0]
-            z[i, j] = np.log2(float(r.sparse_speedup))
             text = "%s\nallreduce x%.2f" % (MAP_SHORT.get(r.winner, r.winner), float(r.sparse_speedup))
-            if "train_ratio" in r and r.train_ratio == r.train_ratio and r.train_ratio:
+            train = "train_ratio" in r and r.train_ratio == r.train_ratio and r.train_ratio
+            if train:
                 text += "\ntraining x%.2f" % float(r.train_ratio)
+            # the colour is what training gains where the map has it, else the allreduce's speedup
+            z[i, j] = np.log2(float(r.train_ratio) if train else float(r.sparse_speedup))
             ax.text(j, i, text, ha="center", va="center", fontsize=fontsize)
-    # one colour scale for every panel: log2 of 1/8 .. 8
-    im = ax.imshow(np.clip(z, -3, 3), cmap="coolwarm", vmin=-3, vmax=3, aspect="auto")
+    # one colour scale for every panel: log2 of 1/2 .. 2, clipped
+    im = ax.imshow(np.clip(z, -1, 1), cmap="coolwarm", vmin=-1, vmax=1, aspect="auto")
     ax.set_xticks(range(len(Ps)), [str(p) for p in Ps])
     ax.set_yticks(range(len(models)), models)
     ax.set_xlabel("GPUs P")
@@ -326,22 +328,23 @@ def _map_panel(fig, ax, plat, g, fontsize):
 
 def plot_map(m, out):
     """One heat map per platform of a crossover map (bench/crossover_map.py's map.csv as a DataFrame),
-    map-PLATFORM.png, and all of them in one figure, map.png: models down, P across; the colour is
-    log2 of the fastest sparse or node-aware scheme's allreduce speedup over the fastest dense one
-    (red: sparse faster), the text the fastest allreduce, that speedup and, where the map has it, the
-    best sparse scheme's training throughput over the best dense one's (train_ratio).  Returns the
-    paths."""
+    map-PLATFORM.png, and all of them in one figure, map.png: models down, P across; the text is
+    the fastest allreduce, the fastest sparse or node-aware scheme's allreduce speedup over the
+    fastest dense one and, where the map has it, the best sparse scheme's training throughput over
+    the best dense one's (train_ratio); the colour is log2 of train_ratio (red: sparse pays), or of
+    the allreduce speedup where the map has no training figures.  Returns the paths."""
     paths = []
     os.makedirs(out, exist_ok=True)
     caption = ("the fastest allreduce; x: the best sparse scheme over the best dense one, in allreduce time "
-               "and in training throughput\n(the dense allreduce overlapped with the backward pass); "
-               "red: sparse faster, blue: dense faster (log2 colour scale, clipped at 8x)")
+               "and in training throughput (the dense allreduce overlapped with the backward pass)\n"
+               "colour: training throughput of sparse over dense, red: sparse pays, blue: it does not "
+               "(log2 scale, clipped at 2x)")
     groups_ = list(m.groupby("platform", sort=False))
     for plat, g in groups_:
         n_p, n_m = g.ranks.nunique(), g.model.nunique()
         fig, ax = plt.subplots(figsize=(2.2 + 1.3 * n_p, 1.5 + 0.7 * n_m))
         im = _map_panel(fig, ax, plat, g, 6.5)
-        fig.colorbar(im, ax=ax, fraction=0.04).set_label("log2 allreduce speedup of sparse", fontsize=7)
+        fig.colorbar(im, ax=ax, fraction=0.04).set_label("log2 training speedup of sparse", fontsize=7)
         fig.suptitle(caption, fontsize=7)
         fig.tight_layout()
         path = os.path.join(out, "map-%s.png" % plat)
@@ -361,7 +364,7 @@ def plot_map(m, out):
             axes[k // cols][k % cols].axis("off")
         fig.suptitle(caption, fontsize=8)
         fig.tight_layout(rect=(0, 0, 0.93, 0.97))
-        fig.colorbar(im, cax=fig.add_axes((0.945, 0.15, 0.012, 0.7))).set_label("log2 allreduce speedup of sparse",
+        fig.colorbar(im, cax=fig.add_axes((0.945, 0.15, 0.012, 0.7))).set_label("log2 training speedup of sparse",
                                                                                  fontsize=8)
         path = os.path.join(out, "map.png")
         fig.savefig(path, dpi=100)
