@@ -168,7 +168,8 @@ try:
     check(not os.path.exists(os.path.join(out, "summary.json")), "-np mismatch left a summary.json")
 
     out = os.path.join(tmp, "hang")
-    r = mpirun(3, ["run", "--algo", "selftest-unmatched", "--ranks", "3", "--watchdog", "2", "--out", out], 60)
+    # (a watchdog of 5 s, as test_mpi_failures': with 2 s, a busy machine's MPI_Init alone outlasted it)
+    r = mpirun(3, ["run", "--algo", "selftest-unmatched", "--ranks", "3", "--watchdog", "5", "--out", out], 60)
     check(r.returncode != 0, "an unmatched receive should end the job")
     check("can never be matched" in r.stderr and r.stderr.count("sparsim-mpi:") == 1,
           "unmatched receive: stderr is %r" % r.stderr)
