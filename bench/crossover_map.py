@@ -44,8 +44,8 @@ DENSE_FLAT = ["ring", "rabenseifner", "recdoubling"]
 DENSE_NODES = ["nccl-ring", "nccl-tree"]
 SPARSE = ["topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
 NODE_AWARE = ["rail:topka", "rail:gtopk", "rail:oktopk", "leader:gtopk", "leader:oktopk"]
-KIND = dict([(a, "dense") for a in DENSE_FLAT + DENSE_NODES] + [(a, "sparse") for a in SPARSE] +
-            [(a, "node-aware") for a in NODE_AWARE])
+KIND = {a: kind for kind, algos in (("dense", DENSE_FLAT + DENSE_NODES), ("sparse", SPARSE), ("node-aware", NODE_AWARE))
+        for a in algos}
 
 
 def schemes(platform):

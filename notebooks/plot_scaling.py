@@ -91,10 +91,10 @@ def oktopk_steady(df):
         steady = (t_re + (taup - 1) * t_reuse) / taup
         # a whole training iteration (--train-model) adds the sparse allreduce to the compute, without
         # overlap (docs/training.md): it shortens by what the allreduce does, and the throughput grows
-        it = float(r.get("iteration_s", float("nan")))
-        if it == it and it > 0 and float(r.get("samples_per_s", float("nan"))) == float(r.get("samples_per_s")):
+        it, sps = float(r.get("iteration_s", float("nan"))), float(r.get("samples_per_s", float("nan")))
+        if it == it and it > 0 and sps == sps:  # not NaN: the row has a training iteration
             shorter = it - (float(r.time_per_iter_mean_s) - steady)
-            df.at[i, "samples_per_s"] = float(r.samples_per_s) * it / shorter
+            df.at[i, "samples_per_s"] = sps * it / shorter
             df.at[i, "iteration_s"] = shorter
         df.at[i, "time_per_iter_mean_s"] = steady
     return df
@@ -298,7 +298,7 @@ MAP_SHORT = {"nccl-ring": "NCCL ring", "nccl-tree": "NCCL tree", "rabenseifner":
              "recdoubling": "rec. doubling"}
 
 
-def _map_panel(fig, ax, plat, g, fontsize):
+def _map_panel(ax, plat, g, fontsize):
     """one platform's heat map on ax: models down, P across"""
     import numpy as np
     models = list(dict.fromkeys(g.model))
@@ -343,7 +343,7 @@ def plot_map(m, out):
     for plat, g in groups_:
         n_p, n_m = g.ranks.nunique(), g.model.nunique()
         fig, ax = plt.subplots(figsize=(2.2 + 1.3 * n_p, 1.5 + 0.7 * n_m))
-        im = _map_panel(fig, ax, plat, g, 6.5)
+        im = _map_panel(ax, plat, g, 6.5)
         fig.colorbar(im, ax=ax, fraction=0.04).set_label("log2 training speedup of sparse", fontsize=7)
         fig.suptitle(caption, fontsize=7)
         fig.tight_layout()
@@ -359,7 +359,7 @@ def plot_map(m, out):
         fig, axes = plt.subplots(rows, cols, figsize=(cols * (1.6 + 1.15 * n_p), rows * (1.2 + 0.62 * n_m)),
                                  squeeze=False)
         for k, (plat, g) in enumerate(groups_):
-            im = _map_panel(fig, axes[k // cols][k % cols], plat, g, 5.2)
+            im = _map_panel(axes[k // cols][k % cols], plat, g, 5.2)
         for k in range(len(groups_), rows * cols):
             axes[k // cols][k % cols].axis("off")
         fig.suptitle(caption, fontsize=8)

@@ -353,17 +353,6 @@ int spg_aries_max_nodes(void) { return MACHINE_GROUPS * ROUTERS_PER_GROUP * NODE
  * with a message. */
 int spg_build_aries(int nodes, int spread, char* err, size_t errlen)
 {
-  try {
-    auto* zone = new AriesZone("daint", nodes, spread != 0);
-    zone->build();
-    zone->seal();
-    simgrid::s4u::Engine::on_platform_created();
-    return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(err, errlen, "%s", e.what());
-  } catch (...) {
-    std::snprintf(err, errlen, "unknown error");
-  }
-  return -1;
+  return spg::build_root_zone([&] { return new AriesZone("daint", nodes, spread != 0); }, err, errlen);
 }
 }

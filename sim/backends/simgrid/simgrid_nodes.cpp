@@ -283,23 +283,14 @@ extern "C" {
  * as the root zone (instead of loading a file).  0, or -1 with a message. */
 int spg_build_nodes(const sp_fabric* f, int ranks, char* err, size_t errlen)
 {
-  try {
-    NodesZone* zone = nullptr;
-    if (f->kind == SP_FABRIC_LEAF_SPINE)
-      zone = new RailsZone("nodes", *f, ranks);
-    else if (f->kind == SP_FABRIC_DRAGONFLY)
-      zone = new DragonflyZone("nodes", *f, ranks);
-    else
-      throw std::invalid_argument("no fabric to build");
-    zone->build();
-    zone->seal();
-    simgrid::s4u::Engine::on_platform_created();
-    return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(err, errlen, "%s", e.what());
-  } catch (...) {
-    std::snprintf(err, errlen, "unknown error");
-  }
-  return -1;
+  return spg::build_root_zone(
+      [&]() -> NodesZone* {
+        if (f->kind == SP_FABRIC_LEAF_SPINE)
+          return new RailsZone("nodes", *f, ranks);
+        if (f->kind == SP_FABRIC_DRAGONFLY)
+          return new DragonflyZone("nodes", *f, ranks);
+        throw std::invalid_argument("no fabric to build");
+      },
+      err, errlen);
 }
 }

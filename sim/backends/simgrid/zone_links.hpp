@@ -1,15 +1,19 @@
 /* zone_links.hpp - what the platforms built in code (simgrid_aries.cpp,
  * simgrid_nodes.cpp) share: a full-duplex link as its two directions, made
- * and sealed in one call, and a route's link appended with its latency. */
+ * and sealed in one call, a route's link appended with its latency, and the
+ * root zone built, sealed and announced with its errors as a message. */
 #ifndef SPARSIM_ZONE_LINKS_HPP
 #define SPARSIM_ZONE_LINKS_HPP
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <xbt/config.hpp>
 
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -60,6 +64,24 @@ inline void add_host(simgrid::kernel::routing::NetZoneImpl& z, int i, std::vecto
   if (index_of.size() <= id)
     index_of.resize(id + 1, -1);
   index_of[id] = i;
+}
+
+/* make() returns the root zone, new; it is built and sealed, and the engine
+ * told the platform exists.  0, or -1 with the exception's message in err. */
+template <class Make> int build_root_zone(Make make, char* err, size_t errlen)
+{
+  try {
+    auto* zone = make();
+    zone->build();
+    zone->seal();
+    simgrid::s4u::Engine::on_platform_created();
+    return 0;
+  } catch (const std::exception& e) {
+    std::snprintf(err, errlen, "%s", e.what());
+  } catch (...) {
+    std::snprintf(err, errlen, "unknown error");
+  }
+  return -1;
 }
 
 } // namespace spg
