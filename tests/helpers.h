@@ -43,6 +43,16 @@ void t_refused(const char *const *args, const char *needle);
 int t_count_links(const char *prefix);
 void t_route_is(int a, int b, const char *want, double lat);
 
+/* Flows between hosts as pairs of SimGrid actors, in a test that built a
+ * platform: each actor's one argument is the flow's index i (< T_FLOWS_MAX);
+ * t_flow_send puts T_FLOW_BYTES into the mailbox "to-i", t_flow_recv takes
+ * them and writes the clock into t_flow_end[i]. */
+enum { T_FLOWS_MAX = 64 };
+#define T_FLOW_BYTES 1e8
+extern double t_flow_end[T_FLOWS_MAX];
+void t_flow_send(int argc, char **argv);
+void t_flow_recv(int argc, char **argv);
+
 /* A plan for an in-process run: exact payloads, the cm02 network, no output
  * files. */
 void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density);

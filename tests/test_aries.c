@@ -144,30 +144,9 @@ Test(aries, degraded_global_link_spread)
     t_route_is(500, 0, "aries_nic_500_UP __blue_pair_0_1_DOWN aries_nic_0_DOWN", 1.3e-6);
 }
 
-/* FLOWS flows of FLOW_BYTES at once from group 0 to group 1, node i to node
+/* FLOWS flows of T_FLOW_BYTES at once from group 0 to group 1, node i to node
  * 384 + i */
 enum { FLOWS = 64 };
-static const double FLOW_BYTES = 1e8;
-static double flow_end[FLOWS];
-
-static int token; /* SimGrid sends no null payload */
-
-static void flow_recv(int argc, char **argv)
-{
-    char box[32];
-    snprintf(box, sizeof box, "to-%s", argv[1]);
-    sg_mailbox_get(sg_mailbox_by_name(box));
-    flow_end[atoi(argv[1])] = simgrid_get_clock();
-    (void)argc;
-}
-
-static void flow_send(int argc, char **argv)
-{
-    char box[32];
-    snprintf(box, sizeof box, "to-%s", argv[1]);
-    sg_mailbox_put(sg_mailbox_by_name(box), &token, (long)FLOW_BYTES);
-    (void)argc;
-}
 
 static void flows_between_groups(int spread)
 {
@@ -177,9 +156,9 @@ static void flows_between_groups(int spread)
         snprintf(arg, sizeof arg, "%d", i);
         char *av[] = {name, arg, NULL};
         snprintf(name, sizeof name, "node-%d", i);
-        sg_actor_create("send", sg_host_by_name(name), flow_send, 2, av);
+        sg_actor_create("send", sg_host_by_name(name), t_flow_send, 2, av);
         snprintf(name, sizeof name, "node-%d", 384 + i);
-        sg_actor_create("recv", sg_host_by_name(name), flow_recv, 2, av);
+        sg_actor_create("recv", sg_host_by_name(name), t_flow_recv, 2, av);
     }
     simgrid_run();
 }
@@ -204,11 +183,11 @@ Test(aries, flows_between_groups_spread)
     const double agg = 50 * 3 * 12.5e9 / 8;
     double last = 0, lat = 0;
     for (int i = 0; i < FLOWS; i++) {
-        last = flow_end[i] > last ? flow_end[i] : last;
+        last = t_flow_end[i] > last ? t_flow_end[i] : last;
         lat  = latency_of(i, 384 + i) > lat ? latency_of(i, 384 + i) : lat;
-        cr_assert(flow_end[i] > FLOW_BYTES / agg * FLOWS / 2, "flow %d: %.9g", i, flow_end[i]);
+        cr_assert(t_flow_end[i] > T_FLOW_BYTES / agg * FLOWS / 2, "flow %d: %.9g", i, t_flow_end[i]);
     }
-    double want = lat + FLOWS * FLOW_BYTES / agg;
+    double want = lat + FLOWS * T_FLOW_BYTES / agg;
     cr_assert_float_eq(last, want, 1e-5 * want, "last flow at %.9g, want %.9g", last, want);
 }
 
@@ -228,18 +207,18 @@ Test(aries, flows_between_groups_static)
     for (int i = 0; i < FLOWS; i++) {
         int l = (3 * i + 18) % 50;
         on_link[l]++;
-        end[l] = flow_end[i] > end[l] ? flow_end[i] : end[l];
-        last   = flow_end[i] > last ? flow_end[i] : last;
-        cr_assert(flow_end[i] >= latency_of(i, 384 + i) + FLOW_BYTES / blue, "flow %d: %.9g", i, flow_end[i]);
+        end[l] = t_flow_end[i] > end[l] ? t_flow_end[i] : end[l];
+        last   = t_flow_end[i] > last ? t_flow_end[i] : last;
+        cr_assert(t_flow_end[i] >= latency_of(i, 384 + i) + T_FLOW_BYTES / blue, "flow %d: %.9g", i, t_flow_end[i]);
     }
     int alone = 0;
     for (int l = 0; l < 50; l++) {
         cr_assert(on_link[l] == 1 || on_link[l] == 2, "link %d: %d flows", l, on_link[l]);
         alone += on_link[l] == 1;
-        cr_assert(end[l] >= on_link[l] * FLOW_BYTES / blue, "link %d (%d flows): %.9g", l, on_link[l], end[l]);
+        cr_assert(end[l] >= on_link[l] * T_FLOW_BYTES / blue, "link %d (%d flows): %.9g", l, on_link[l], end[l]);
     }
     cr_assert_eq(alone, 36);
-    cr_assert(last > 1.5 * FLOWS * FLOW_BYTES / agg, "last flow at %.9g", last);
+    cr_assert(last > 1.5 * FLOWS * T_FLOW_BYTES / agg, "last flow at %.9g", last);
 }
 
 Test(aries, cli)

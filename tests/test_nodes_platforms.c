@@ -236,30 +236,10 @@ Test(nodes, alps_routes_by_hand)
 /* ---- sharing: an oversubscribed leaf ------------------------------------- */
 
 /* dgx-h100:64:16: a leaf's uplinks carry 32 x 50 / 16 = 100 GB/s; the 32
- * GPUs of rail 0 in unit 0 each send FLOW_BYTES to rail 0 of unit 1 at once,
+ * GPUs of rail 0 in unit 0 each send T_FLOW_BYTES to rail 0 of unit 1 at once,
  * so each flow gets 100 / 32 GB/s (under its NIC's 50) and all end together
  * at their latency plus 32 S / 100 GB/s */
 enum { FLOWS = 32 };
-static const double FLOW_BYTES = 1e8;
-static double flow_end[FLOWS];
-static int token; /* SimGrid sends no null payload */
-
-static void flow_recv(int argc, char **argv)
-{
-    char box[32];
-    snprintf(box, sizeof box, "to-%s", argv[1]);
-    sg_mailbox_get(sg_mailbox_by_name(box));
-    flow_end[atoi(argv[1])] = simgrid_get_clock();
-    (void)argc;
-}
-
-static void flow_send(int argc, char **argv)
-{
-    char box[32];
-    snprintf(box, sizeof box, "to-%s", argv[1]);
-    sg_mailbox_put(sg_mailbox_by_name(box), &token, (long)FLOW_BYTES);
-    (void)argc;
-}
 
 Test(nodes, oversubscribed_leaf_shares_its_uplinks)
 {
@@ -269,14 +249,14 @@ Test(nodes, oversubscribed_leaf_shares_its_uplinks)
         snprintf(arg, sizeof arg, "%d", i);
         char *av[] = {name, arg, NULL};
         snprintf(name, sizeof name, "node-%d", 8 * i);
-        sg_actor_create("send", sg_host_by_name(name), flow_send, 2, av);
+        sg_actor_create("send", sg_host_by_name(name), t_flow_send, 2, av);
         snprintf(name, sizeof name, "node-%d", 8 * (32 + i));
-        sg_actor_create("recv", sg_host_by_name(name), flow_recv, 2, av);
+        sg_actor_create("recv", sg_host_by_name(name), t_flow_recv, 2, av);
     }
     simgrid_run();
-    double want = 1e-6 + 390e-9 + FLOWS * FLOW_BYTES / 100e9;
+    double want = 1e-6 + 390e-9 + FLOWS * T_FLOW_BYTES / 100e9;
     for (int i = 0; i < FLOWS; i++)
-        cr_assert_float_eq(flow_end[i], want, 1e-6 * want, "flow %d at %.9g, want %.9g", i, flow_end[i], want);
+        cr_assert_float_eq(t_flow_end[i], want, 1e-6 * want, "flow %d at %.9g, want %.9g", i, t_flow_end[i], want);
 }
 
 /* ---- the CLI ------------------------------------------------------------- */
