@@ -23,7 +23,7 @@ if ! "$cc" -fsanitize=fuzzer "$probe.c" -o "$probe" 2>/dev/null; then
     exit 77
 fi
 version=$(sed -n 's/^project(sparsim VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
-flags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+flags=(-std=gnu11 -g1 -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
        -DSPARSIM_VERSION="\"$version\"" -I"$root" -I/usr/include/cjson -Werror=implicit-function-declaration -Werror=int-conversion)
 # (undefined behaviour is recoverable at build time so that a run can
 # suppress a known case, regressions/open/ubsan.supp; the runners set

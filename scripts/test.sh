@@ -32,7 +32,7 @@ asan_start=$SECONDS
 setsid bash -c 'bash scripts/build.sh build-asan -DSPARSIM_SANITIZE=ON -DSPARSIM_CUDA=OFF >build-asan/build.log 2>&1 \
     || exit 3; echo "== sanitizer build: $((SECONDS)) s" >build-asan/test.log
     cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
-        ctest -j "$1" --output-on-failure >>test.log 2>&1' _ "$jobs" &
+        ctest -j "$1" --output-on-failure >>test.log 2>&1' _ "$((jobs + 1))" &
 asan_pid=$!
 trap 'kill -- -$asan_pid 2>/dev/null || true' EXIT
 plain=0
