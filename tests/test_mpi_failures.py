@@ -78,6 +78,21 @@ class Job:
             time.sleep(0.01)
         return self.processes()
 
+    def wait_talking(self, ranks, timeout=30):
+        """waits until every rank has mapped a peer's shared-memory segment: MPI_Init is
+        behind them all and they exchange messages (a fixed sleep was not enough on a
+        busy machine, where MPI_Init alone can outlast it)"""
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                if all(len({l.split()[-1] for l in open("/proc/%d/maps" % pid) if "vader_segment" in l}) >= 2
+                       for pid in ranks.values()):
+                    return True
+            except OSError:
+                return False
+            time.sleep(0.05)
+        return False
+
     def finish(self, timeout):
         """(exit status or None if it hung, stdout, stderr, seconds); the job is gone afterwards"""
         try:
@@ -229,7 +244,8 @@ try:
         out = os.path.join(tmp, "stop%d" % victim)
         j = Job((4, run_args(out, W, *long_run)))
         ranks = j.wait_ranks(4)
-        time.sleep(2.5)  # well into the iterations
+        check(j.wait_talking(ranks), "%s: the ranks exchange messages" % name)
+        time.sleep(1)  # into the iterations
         t_stop = time.time()
         if check(victim in ranks, "%s: ranks not found (%s)" % (name, ranks)):
             os.kill(ranks[victim], signal.SIGSTOP)
@@ -247,7 +263,8 @@ try:
     j = Job((4, ["run", "--algo", "topka", "--ranks", "4", "--n", "200000", "--settle", "100000", "--out", out,
                  "--watchdog", str(W), "--quiet", "--payload", "exact"]))
     ranks = j.wait_ranks(4)
-    time.sleep(2.5)
+    check(j.wait_talking(ranks), "%s: the ranks exchange messages" % name)
+    time.sleep(1)  # into the settling
     t_stop = time.time()
     if check(1 in ranks, "%s: ranks not found (%s)" % (name, ranks)):
         os.kill(ranks[1], signal.SIGSTOP)
