@@ -118,7 +118,8 @@ import csv, sys
 def rows(p):
     with open(p, newline="") as f:
         r = list(csv.reader(f))
-    drop, at = {r[0].index(c) for c in ("wall_s", "peak_rss_bytes")}, r[0].index("run_index")
+    drop = {i for i, c in enumerate(r[0]) if "wall" in c or c == "peak_rss_bytes"}  # measured, not simulated
+    at = r[0].index("run_index")
     body = sorted(r[1:], key=lambda x: int(x[at]))  # the local sweep appends rows as runs finish
     return [[v for i, v in enumerate(x) if i not in drop] for x in [r[0]] + body]
 a, b = rows(sys.argv[1]), rows(sys.argv[2])

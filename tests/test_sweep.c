@@ -69,7 +69,8 @@ Test(sweep, rows_carry_peak_memory)
     cr_assert(p.exited && p.status == 0, "%s", p.err);
     t_proc_free(&p);
     char *text = t_read_file(t_path(dir, "s.csv"), NULL);
-    cr_assert(strstr(text, ",wall_s,peak_rss_bytes,status,phase_times\n"), "%s", text);
+    cr_assert(strstr(text, ",messages_per_wall_s,wall_share_model,wall_share_engine,wall_share_sparsim,wall_s,"
+                            "peak_rss_bytes,status,phase_times\n"), "%s", text);
     double rss[2];
     int rows = 0;
     for (char *line = strchr(text, '\n') + 1; *line && rows < 2; rows++) {
@@ -286,7 +287,7 @@ Test(csv, quoted_fields_read_back)
 /* the header the sweep writes and its help shows is the table's */
 Test(csv, sweep_header_is_the_table)
 {
-    cr_assert_eq(SP_SC_COUNT, 37);
+    cr_assert_eq(SP_SC_COUNT, 41);
     size_t w = 0;
     char hdr[2048];
     for (int i = 0; i < SP_SC_COUNT; i++) {

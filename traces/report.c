@@ -210,3 +210,16 @@ void sp_report_print_disturbance(FILE *f, const sp_report *rep)
         fprintf(f, "\n");
     }
 }
+
+double sp_report_message_rate(const sp_report *rep)
+{
+    return rep->wall_seconds > 0 ? (double)rep->total_msgs / rep->wall_seconds : 0;
+}
+
+double sp_report_wall_share(const sp_report *rep, int c)
+{
+    const sp_wall_profile *w = &rep->wall_profile;
+    if (!w->samples || c < 0 || c >= SP_WALL_NCLASS)
+        return -1;
+    return (double)w->in_class[c] / (double)w->samples;
+}

@@ -106,6 +106,15 @@ typedef struct {
     double samples_per_s;     /* P x batch / iter_s */
 } sp_report_training;
 
+/* where the run's time went (sim/driver/wall_profile.h says how it is
+ * sampled and what each class holds) */
+enum { SP_WALL_MODEL, SP_WALL_ENGINE, SP_WALL_SPARSIM, SP_WALL_LIBS, SP_WALL_NCLASS };
+typedef struct {
+    uint64_t samples;                 /* 0: the profile did not run */
+    uint64_t in_class[SP_WALL_NCLASS];
+    double cpu_s;                     /* the process's CPU time over the run (user + system) */
+} sp_wall_profile;
+
 typedef struct {
     int nranks, niters;
     uint64_t n, k;
@@ -126,6 +135,7 @@ typedef struct {
     double *residual_sum;         /* exact mode: sum over ranks of the final residual (n) */
     double *stat_last;            /* [stat * nranks + rank]: value in the last iteration that set it */
     double wall_seconds;
+    sp_wall_profile wall_profile; /* the ranks' run on the simulator */
     uint64_t trace_dropped;
     /* platform facts for the alpha-beta prediction */
     double alpha, beta;           /* route latency (s), inverse bandwidth (s/byte) */
@@ -135,6 +145,11 @@ typedef struct {
     sp_report_disturb *disturb;   /* NULL: nothing disturbed the run */
     sp_report_training training;  /* training.on = 0: not asked for */
 } sp_report;
+
+/* simulated messages per second of wall time (0 for a run too short to time) */
+double sp_report_message_rate(const sp_report *rep);
+/* the share of the profiled time in class c (SP_WALL_*); -1 when not profiled */
+double sp_report_wall_share(const sp_report *rep, int c);
 
 void sp_report_free(sp_report *rep);
 void sp_report_disturb_free(sp_report_disturb *d);

@@ -244,7 +244,17 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
     cJSON_AddNumberToObject(root, SPK_MESSAGES, (double)rep->total_msgs);
     cJSON_AddNumberToObject(root, SPK_BYTES, (double)rep->total_bytes);
     cJSON_AddNumberToObject(root, SPK_WALL, rep->wall_seconds);
+    cJSON_AddNumberToObject(root, SPK_MSG_RATE, sp_report_message_rate(rep));
     cJSON_AddNumberToObject(root, SPK_TRACE_DROPPED, (double)rep->trace_dropped);
+    const sp_wall_profile *wp = &rep->wall_profile;
+    if (wp->samples) {
+        cJSON *w = cJSON_AddObjectToObject(root, SPK_WALL_PROFILE);
+        cJSON_AddNumberToObject(w, SPK_WP_SAMPLES, (double)wp->samples);
+        cJSON_AddNumberToObject(w, SPK_WP_CPU, wp->cpu_s);
+        static const char *const name[SP_WALL_NCLASS] = {SPK_WP_MODEL, SPK_WP_ENGINE, SPK_WP_SPARSIM, SPK_WP_LIBS};
+        for (int c = 0; c < SP_WALL_NCLASS; c++)
+            cJSON_AddNumberToObject(w, name[c], sp_report_wall_share(rep, c));
+    }
     sp_nccl_figures nc;
     sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);
     cJSON *no = cJSON_AddObjectToObject(root, SPK_NCCL);

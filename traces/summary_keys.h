@@ -32,7 +32,10 @@
  *   SPK_RANKS: { SPK_SENT_MEAN, SPK_SENT_MAX_R, SPK_RECV_MEAN, SPK_RECV_MAX_R, SPK_SENT_ARRAY, SPK_RECV_ARRAY,
  *                SPK_GPUS_PER_NODE, SPK_NODES, SPK_SENT_OFF_ARRAY, SPK_RECV_OFF_ARRAY (these four where ranks
  *                are GPUs on nodes: rank r is GPU r mod G of node r / G) },
- *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_TRACE_DROPPED: count,
+ *   SPK_MESSAGES: count, SPK_BYTES: bytes, SPK_WALL: s, SPK_MSG_RATE: messages per wall second,
+ *   SPK_TRACE_DROPPED: count,
+ *   SPK_WALL_PROFILE: { SPK_WP_SAMPLES, SPK_WP_CPU, SPK_WP_MODEL, SPK_WP_ENGINE, SPK_WP_SPARSIM, SPK_WP_LIBS }
+ *       (the simulator only: shares of the ranks' CPU time, sim/driver/wall_profile.h),
  *   SPK_NCCL: { SPK_NC_SIZE, SPK_NC_EFFECTIVE, SPK_NC_PAYLOAD (sparse only), SPK_TIME, SPK_NC_ALGBW,
  *               SPK_NC_BUSBW, SPK_NC_FACTOR }   (nccl-tests' allreduce figures, report.h),
  *   SPK_TRAINING: {   (only with training iterations: sim/driver/training.h)
@@ -118,6 +121,16 @@
 #define SPK_RECV_OFF_ARRAY "recv_bytes_off_node"
 #define SPK_WALL "wall_seconds"
 #define SPK_TRACE_DROPPED "trace_messages_dropped"
+#define SPK_MSG_RATE "messages_per_wall_s"
+
+/* where the simulator's time went (sim/driver/wall_profile.h) */
+#define SPK_WALL_PROFILE "wall_profile"
+#define SPK_WP_SAMPLES "samples"
+#define SPK_WP_CPU "cpu_s"
+#define SPK_WP_MODEL "network_model"
+#define SPK_WP_ENGINE "engine"
+#define SPK_WP_SPARSIM "sparsim"
+#define SPK_WP_LIBS "libraries"
 
 /* whole training iterations (sim/driver/training.h) */
 #define SPK_TRAINING "training"

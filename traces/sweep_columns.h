@@ -9,7 +9,10 @@
  * means.  Times in seconds, bytes per rank.  A figure the run did not produce
  * (a failed run, no training iterations, no disturbance) is an empty field.
  * Adding a column changes the header, so --resume refuses the CSVs of
- * earlier versions (merge and analyze find columns by name). */
+ * earlier versions (merge and analyze find columns by name).  The columns
+ * measured on the machine rather than simulated, which differ between two
+ * runs of the same settings, are those whose names hold "wall", and
+ * peak_rss_bytes. */
 #ifndef SPARSIM_SWEEP_COLUMNS_H
 #define SPARSIM_SWEEP_COLUMNS_H
 
@@ -49,6 +52,10 @@
     X(SWEEP_ID, "sweep_id", SP_SC_TEXT, "%s", "a hash of the sweep's settings and runs: its shards share it")     \
     X(RUN_INDEX, "run_index", SP_SC_NUMBER, "%.0f", "the run's place in the sweep, 0 .. runs-1")                  \
     X(RUNS, "runs", SP_SC_NUMBER, "%.0f", "the runs of the whole sweep")                                           \
+    X(MSG_RATE, "messages_per_wall_s", SP_SC_NUMBER, "%.0f", "simulated messages per second of the ranks' wall time") \
+    X(WALL_MODEL, "wall_share_model", SP_SC_NUMBER, "%.3f", "share of the ranks' time in SimGrid's network model")  \
+    X(WALL_ENGINE, "wall_share_engine", SP_SC_NUMBER, "%.3f", "share in the rest of SimGrid (actors, activities)")  \
+    X(WALL_SPARSIM, "wall_share_sparsim", SP_SC_NUMBER, "%.3f", "share in sparsim's own code (the rest: libraries)") \
     X(WALL, "wall_s", SP_SC_NUMBER, "%.3f", "the run's wall-clock time (s)")                                       \
     X(PEAK_RSS, "peak_rss_bytes", SP_SC_NUMBER, "%.0f", "the run's peak resident memory (bytes)")                 \
     X(STATUS, "status", SP_SC_TEXT, "%s", "ok, failed or bad-input")                                               \

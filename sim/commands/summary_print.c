@@ -82,7 +82,14 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
         printf("    compute: %s\n    overlap: %s\n", t->compute_source, t->overlap_rule);
     }
     sp_report_print_disturbance(stdout, rep);
-    printf("  messages: %llu; wall time %.3f s\n", (unsigned long long)rep->total_msgs, rep->wall_seconds);
+    printf("  messages: %llu; wall time %.3f s, %.0f messages/s", (unsigned long long)rep->total_msgs,
+           rep->wall_seconds, sp_report_message_rate(rep));
+    if (rep->wall_profile.samples)
+        printf(" (time in SimGrid's network model %.0f%%, the rest of SimGrid %.0f%%, sparsim %.0f%%, "
+               "libraries %.0f%%)",
+               100 * sp_report_wall_share(rep, SP_WALL_MODEL), 100 * sp_report_wall_share(rep, SP_WALL_ENGINE),
+               100 * sp_report_wall_share(rep, SP_WALL_SPARSIM), 100 * sp_report_wall_share(rep, SP_WALL_LIBS));
+    printf("\n");
     if (rep->trace_dropped)
         printf("  trace.json: %llu message events left out (raise --trace-msgs to keep them)\n",
                (unsigned long long)rep->trace_dropped);

@@ -766,6 +766,15 @@ static int format_row(sp_csv_row *row, const sp_plan *p, const char *settings, c
     NUM(WALL, wall);
     if (rss >= 0)
         NUM(PEAK_RSS, rss);
+    double rate = s ? sp_json_num(s, SPK_MSG_RATE, NULL) : -1;
+    if (rate >= 0)
+        NUM(MSG_RATE, rate);
+    const cJSON *wp = s ? cJSON_GetObjectItemCaseSensitive(s, SPK_WALL_PROFILE) : NULL;
+    if (wp) {
+        NUM(WALL_MODEL, sp_json_num(wp, SPK_WP_MODEL, NULL));
+        NUM(WALL_ENGINE, sp_json_num(wp, SPK_WP_ENGINE, NULL));
+        NUM(WALL_SPARSIM, sp_json_num(wp, SPK_WP_SPARSIM, NULL));
+    }
     TEXT(STATUS, status);
     TEXT(PHASE_TIMES, phases);
 #undef NUM

@@ -16,6 +16,7 @@
 #include "select_device.h"
 #include "progress.h"
 #include "training.h"
+#include "wall_profile.h"
 #include "sim/shim/backend.h"
 #include "sim/workload/generator.h"
 #include "sim/workload/model.h"
@@ -548,8 +549,12 @@ static int run_ranks(sp_runstate *rs, sp_error *e)
                              plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2,
                              (double)plan->unshared_below};
     char rerr[512] = "";
+    /* where the simulator's time goes (the MPI backend's goes to polling) */
+    int profiled = strcmp(sp_backend_name(), "simgrid") == 0 && sp_wall_profile_start() == 0;
     int rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
     rs->rep->wall_seconds = now_wall() - w0;
+    if (profiled)
+        sp_wall_profile_stop(&rs->rep->wall_profile);
     if (rc == 0 && rs->shim.failed)
         rc = SP_STATUS_FAILED;
     if (rc != 0)
