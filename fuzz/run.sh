@@ -35,14 +35,14 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 open="$here/regressions/open"
 fuzz_lsan="suppressions=$open/lsan.supp"
 fuzz_ubsan="$UBSAN_OPTIONS:suppressions=$open/ubsan.supp"
-passed=0
-failed=0
-for t in "${targets[@]}"; do
+# one target: its replay, its open defects, its fuzzing; what it says goes to
+# stdout and stderr as before, its outcome is the exit status
+fuzz_one() {
+    local t="$1"
     bin="$out/fuzz_$t"
     if [ ! -x "$bin" ]; then
         echo "fuzz: no harness for '$t'" >&2
-        failed=$((failed + 1))
-        continue
+        return 1
     fi
     mkdir -p "$out/corpus/$t" "$out/artifacts" "$out/logs"
     log="$out/logs/$t.log"
@@ -76,12 +76,29 @@ for t in "${targets[@]}"; do
     fi
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-    if [ $ok -eq 1 ]; then
+    [ $ok -eq 1 ] && echo "fuzz: $t: ${runs:-0} inputs in ${secs} s, ${cov:-cov: ?}, no crash"
+    [ $ok -eq 1 ]
+}
+# the targets side by side, one per core (each fuzzes for SECONDS of wall
+# time); their words shown in the targets' order once all are done
+mkdir -p "$out/logs"
+pids=()
+for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+        wait -n || true
+    done
+    fuzz_one "$t" >"$out/logs/$t.said" 2>&1 &
+    pids+=($!)
+done
+passed=0
+failed=0
+for i in "${!targets[@]}"; do
+    if wait "${pids[$i]}"; then
         passed=$((passed + 1))
-        echo "fuzz: $t: ${runs:-0} inputs in ${secs} s, ${cov:-cov: ?}, no crash"
     else
         failed=$((failed + 1))
     fi
+    cat "$out/logs/${targets[$i]}.said"
 done
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -4,8 +4,10 @@
 # (and the MPI backend's failures, the hostile inputs, the recorded message
 # lists) in a build with AddressSanitizer and UndefinedBehaviorSanitizer, the
 # rest (Python, MPI with SMPI, the model's statistics, the fuzzers, the
-# notebook) in the plain build.  Each build runs one test per core at a time
-# (ctest -j); the sanitizer build compiles, and then its tests run, while the
+# notebook) in the plain build.  Each build runs one test more than it has
+# cores at a time (ctest -j: tests wait on processes and timers part of the
+# time, and on a machine busy with other work more of them hold more of its
+# cores); the sanitizer build compiles, and then its tests run, while the
 # plain tests run (they wait on processes and timers as much as they
 # compute).  Each part says how long it took.  `ctest` in build/ alone runs
 # every test of the plain build.
@@ -36,7 +38,7 @@ setsid bash -c 'bash scripts/build.sh build-asan -DSPARSIM_SANITIZE=ON -DSPARSIM
 asan_pid=$!
 trap 'kill -- -$asan_pid 2>/dev/null || true' EXIT
 plain=0
-part "tests" bash -c "cd build && ctest -j $jobs -LE sanitized --output-on-failure" || plain=$?
+part "tests" bash -c "cd build && ctest -j $((jobs + 1)) -LE sanitized --output-on-failure" || plain=$?
 asan=0
 wait $asan_pid || asan=$?
 trap - EXIT

@@ -13,6 +13,7 @@
 
 usage: test_model.py SPARSIM [--quick]   (--quick: the sanitizer build)
 """
+import concurrent.futures
 import csv
 import json
 import os
@@ -54,16 +55,27 @@ def phase_means(s):
     return res
 
 
-def ratios(algo, P, n, iters, ablation="none"):
-    """model/exact for every phase's volume and time, and the time per iteration"""
+def run_all(arg_lists, expect=0):
+    """the runs side by side (they are independent; beside one another they also
+    keep both cores busy, and hold their share of a machine busy with other work)"""
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        return list(ex.map(lambda a: run(a, expect), arg_lists))
+
+
+def pair_args(algo, P, n, iters, ablation="none"):
+    """(exact run's args and folder, model run's args and folder)"""
     base = ["--algo", algo, "--ranks", str(P), "--n", n, "--iters", str(iters), "--network", "cm02", "--seed", "3",
             "--quiet", "--no-csv", "--no-trace"]
     oe, om = os.path.join(TMP, "e-%s-%d" % (algo, P)), os.path.join(TMP, "m-%s-%d-%s" % (algo, P, ablation))
-    if not os.path.exists(os.path.join(oe, "summary.json")):
-        if run(base + ["--payload", "exact", "--out", oe]).returncode != 0:
-            return None
     extra = ["--model-ablation", ablation] if ablation != "none" else []
-    if run(base + ["--payload", "model", "--out", om] + extra).returncode != 0:
+    return (base + ["--payload", "exact", "--out", oe], oe), (base + ["--payload", "model", "--out", om] + extra, om)
+
+
+def ratios(algo, P, n, iters, ablation="none"):
+    """model/exact for every phase's volume and time, and the time per iteration,
+    from the runs run_all made"""
+    (_, oe), (_, om) = pair_args(algo, P, n, iters, ablation)
+    if not (os.path.exists(os.path.join(oe, "summary.json")) and os.path.exists(os.path.join(om, "summary.json"))):
         return None
     e, m = summary(oe), summary(om)
     pe, pm = phase_means(e), phase_means(m)
@@ -89,6 +101,18 @@ def worst(r):
 P, n = (16, "256K") if QUICK else (16, "512K")
 ITERS = {"gaussiank": 40, "topkdsa": 40, "oktopk": 40 if QUICK else 100}
 TOL = 0.10
+ABLATIONS = (("oktopk", "uniform"), ("topkdsa", "disjoint")) + ((("oktopk", "disjoint"),) if not QUICK else ())
+# every run of parts 1 and 2, and part 3's two, side by side, the longest first
+T = 64 if QUICK else 128
+at = [0, 1, T // 2, T - 1]
+full, part = os.path.join(TMP, "full"), os.path.join(TMP, "part")
+common = ["--algo", "oktopk", "--ranks", "8", "--n", "1M", "--payload", "model", "--network", "cm02", "--seed", "5",
+          "--tau", str(T // 2), "--settle", "64", "--quiet", "--no-trace"]
+pairs = [pair_args(a, P, n, ITERS[a]) for a in ("oktopk", "gaussiank", "topkdsa")]
+runs = [e[0] for e, _ in pairs] + [m[0] for _, m in pairs] + \
+    [pair_args(a, P, n, ITERS[a], ab)[1][0] for a, ab in ABLATIONS]
+whole = run_all(runs + [common + ["--iters", str(T), "--out", full],
+                        common + ["--iters-at", ",".join(map(str, at)), "--out", part]])
 for algo in ("gaussiank", "topkdsa", "oktopk"):
     iters = ITERS[algo]
     r = ratios(algo, P, n, iters)
@@ -100,7 +124,7 @@ for algo in ("gaussiank", "topkdsa", "oktopk"):
           (algo, 100 * TOL, iters, worst(r), (": " + str(off)) if off else ""))
 
 # 2. sensitivity: what the model leaves out shows
-for algo, ablation in (("oktopk", "uniform"), ("topkdsa", "disjoint")) + ((("oktopk", "disjoint"),) if not QUICK else ()):
+for algo, ablation in ABLATIONS:
     r = ratios(algo, P, n, ITERS[algo], ablation)
     check(r is not None and worst(r) > TOL,
           "%s with --model-ablation %s fails the %.0f%% check (largest deviation %s)" %
@@ -108,13 +132,7 @@ for algo, ablation in (("oktopk", "uniform"), ("topkdsa", "disjoint")) + ((("okt
 
 # 3. --iters-at against the full run, from a settled residual (a long run's
 # state: the skipped iterations' rule holds the feedback's steady state)
-T = 64 if QUICK else 128
-at = [0, 1, T // 2, T - 1]
-full, part = os.path.join(TMP, "full"), os.path.join(TMP, "part")
-common = ["--algo", "oktopk", "--ranks", "8", "--n", "1M", "--payload", "model", "--network", "cm02", "--seed", "5",
-          "--tau", str(T // 2), "--settle", "64", "--quiet", "--no-trace"]
-ok = run(common + ["--iters", str(T), "--out", full]).returncode == 0
-ok = ok and run(common + ["--iters-at", ",".join(map(str, at)), "--out", part]).returncode == 0
+ok = whole[-2].returncode == 0 and whole[-1].returncode == 0
 check(ok, "Ok-Topk on a model runs with --iters %d and with --iters-at %s" % (T, ",".join(map(str, at))))
 if ok:
     fs, ps = summary(full), summary(part)
