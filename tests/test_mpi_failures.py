@@ -226,6 +226,9 @@ try:
 
     # --- a rank stopped, killed or out of step: the others end the job within the watchdog period ---
     W = 5
+    # after the watchdog, the job's teardown: about a second on a quiet machine, and
+    # up to 8.4 s measured for four sanitized ranks beside two spinning processes
+    END = 10
 
     # rank 3 runs one iteration, the others three: they wait for its messages that never come
     name = "rank 3 out of step"
@@ -253,7 +256,7 @@ try:
         ended = time.time() - t_stop
         check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
         one_line(name, err, "rank %d is stopped" % victim, "--watchdog 5")
-        check(ended < W + 3, "%s: the job ended %.1f s after the stop (watchdog %d s)" % (name, ended, W))
+        check(ended < W + END, "%s: the job ended %.1f s after the stop (watchdog %d s)" % (name, ended, W))
         check(not left, "%s: processes left %s" % (name, left))
         no_outputs(name, out)
 
@@ -272,7 +275,7 @@ try:
     ended = time.time() - t_stop
     check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
     one_line(name, err, "rank 1 is stopped", "synchronisation between iterations")
-    check(ended < W + 3 and not left, "%s: ended %.1f s after the stop, left %s" % (name, ended, left))
+    check(ended < W + END and not left, "%s: ended %.1f s after the stop, left %s" % (name, ended, left))
 
     # inside MPI_Init (before the ranks know each other): the job still ends, with one line
     name = "SIGSTOP on rank 1 at its start"
