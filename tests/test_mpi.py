@@ -14,7 +14,6 @@
 usage: test_mpi.py SPARSIM SPARSIM_MPI SOURCE_DIR
 """
 import json
-import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -36,66 +35,48 @@ tmp = tempfile.mkdtemp(prefix="sparsim-mpi-test-")
 try:
     rng = np.random.default_rng(5)
     n = 1001
-    # the SMPI build compiles while the first checks run, and their jobs run side by
-    # side (the checks in order); a job's ranks yield their cores while they wait
-    pool = concurrent.futures.ThreadPoolExecutor(2)
-    smpi_build = None
-    if shutil.which("smpicc") and shutil.which("smpirun"):
-        smpi_build = pool.submit(run, ["bash", os.path.join(SRC, "scripts", "build-smpi.sh"),
-                                       os.path.join(tmp, "smpi-build")], 600)
-
     # dense algorithms against numpy, P = 1..5
-    def dense_case(P, algo, gf, ref):
-        out = os.path.join(tmp, "mpi-%s-%d" % (algo, P))
-        r = mpirun(P, ["run", "--algo", algo, "--ranks", str(P), "--grad-file", gf, "--dump-result",
-                       out + ".npy", "--out", out, "--quiet"])
-        said = [(r.returncode == 0, "%s P=%d under mpirun: %s" % (algo, P, r.stderr.strip()))]
-        if r.returncode == 0:
-            res = np.load(out + ".npy")
-            said.append((np.allclose(res, ref, rtol=1e-5, atol=1e-5),
-                         "%s P=%d: MPI result differs from the dense sum (max error %g)"
-                         % (algo, P, float(np.max(np.abs(res - ref))))))
-            said.append((os.path.exists(os.path.join(out, "summary.json")), "%s P=%d: no summary.json" % (algo, P)))
-        return said
-
-    cases = []
     for P in range(1, 6):
         g = rng.standard_normal((P, n)).astype(np.float32) * rng.uniform(0.1, 10, size=n).astype(np.float32)
         gf = os.path.join(tmp, "g%d.npy" % P)
         write_npy(gf, g)
         ref = g.astype(np.float64).sum(axis=0)
-        cases += [pool.submit(dense_case, P, algo, gf, ref) for algo in ("ring", "recdoubling", "rabenseifner")]
+        for algo in ("ring", "recdoubling", "rabenseifner"):
+            out = os.path.join(tmp, "mpi-%s-%d" % (algo, P))
+            r = mpirun(P, ["run", "--algo", algo, "--ranks", str(P), "--grad-file", gf, "--dump-result",
+                           out + ".npy", "--out", out, "--quiet"])
+            check(r.returncode == 0, "%s P=%d under mpirun: %s" % (algo, P, r.stderr.strip()))
+            if r.returncode == 0:
+                res = np.load(out + ".npy")
+                check(np.allclose(res, ref, rtol=1e-5, atol=1e-5),
+                      "%s P=%d: MPI result differs from the dense sum (max error %g)"
+                      % (algo, P, float(np.max(np.abs(res - ref)))))
+                check(os.path.exists(os.path.join(out, "summary.json")), "%s P=%d: no summary.json" % (algo, P))
 
     # every algorithm: same result bits and same messages as the simulator
-    def same_case(P, algo, gf):
-        a = os.path.join(tmp, "m-%s-%d" % (algo, P))
-        b = os.path.join(tmp, "s-%s-%d" % (algo, P))
-        common = ["--algo", algo, "--ranks", str(P), "--grad-file", gf, "--density", "0.02", "--quiet"]
-        r1 = mpirun(P, ["run"] + common + ["--dump-result", a + ".npy", "--out", a])
-        r2 = run([SPARSIM, "run"] + common + ["--dump-result", b + ".npy", "--out", b])
-        said = [(r1.returncode == 0 and r2.returncode == 0,
-                 "%s P=%d: runs failed: %s %s" % (algo, P, r1.stderr.strip(), r2.stderr.strip()))]
-        if r1.returncode or r2.returncode:
-            return said
-        said.append((np.array_equal(np.load(a + ".npy"), np.load(b + ".npy")),
-                     "%s P=%d: MPI and SimGrid results differ" % (algo, P)))
-        c = run([SPARSIM, "compare", a, b])
-        said.append((c.returncode == 0 and "identical" in c.stdout,
-                     "%s P=%d: message lists differ:\n%s%s" % (algo, P, c.stdout, c.stderr)))
-        return said
-
     for P in (3, 4):
         g = rng.standard_normal((2, P, 4099)).astype(np.float32)
         gf = os.path.join(tmp, "gi%d.npy" % P)
         write_npy(gf, g)
-        cases += [pool.submit(same_case, P, algo, gf) for algo in ALGOS]
-    for case in cases:
-        for cond, what in case.result():
-            check(cond, what)
+        for algo in ALGOS:
+            a = os.path.join(tmp, "m-%s-%d" % (algo, P))
+            b = os.path.join(tmp, "s-%s-%d" % (algo, P))
+            common = ["--algo", algo, "--ranks", str(P), "--grad-file", gf, "--density", "0.02", "--quiet"]
+            r1 = mpirun(P, ["run"] + common + ["--dump-result", a + ".npy", "--out", a])
+            r2 = run([SPARSIM, "run"] + common + ["--dump-result", b + ".npy", "--out", b])
+            check(r1.returncode == 0 and r2.returncode == 0,
+                  "%s P=%d: runs failed: %s %s" % (algo, P, r1.stderr.strip(), r2.stderr.strip()))
+            if r1.returncode or r2.returncode:
+                continue
+            check(np.array_equal(np.load(a + ".npy"), np.load(b + ".npy")),
+                  "%s P=%d: MPI and SimGrid results differ" % (algo, P))
+            c = run([SPARSIM, "compare", a, b])
+            check(c.returncode == 0 and "identical" in c.stdout,
+                  "%s P=%d: message lists differ:\n%s%s" % (algo, P, c.stdout, c.stderr))
 
     # SMPI: the MPI backend compiled with smpicc, run by smpirun
-    if smpi_build:
-        b = smpi_build.result()
+    if shutil.which("smpicc") and shutil.which("smpirun"):
+        b = run(["bash", os.path.join(SRC, "scripts", "build-smpi.sh"), os.path.join(tmp, "smpi-build")], 600)
         check(b.returncode == 0, "SMPI build failed: %s" % b.stderr[-2000:])
         if b.returncode == 0:
             smpi = os.path.join(tmp, "smpi-build", "sparsim-smpi")
