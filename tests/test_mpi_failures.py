@@ -298,7 +298,8 @@ try:
         out = os.path.join(tmp, "kill%d" % victim)
         j = Job((4, run_args(out, W, *long_run)))
         ranks = j.wait_ranks(4)
-        time.sleep(2.5)
+        check(j.wait_talking(ranks), "%s: the ranks exchange messages" % name)
+        time.sleep(1)  # into the iterations
         t_kill = time.time()
         if check(victim in ranks, "%s: ranks not found (%s)" % (name, ranks)):
             os.kill(ranks[victim], signal.SIGKILL)
