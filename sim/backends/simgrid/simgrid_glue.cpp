@@ -12,6 +12,7 @@
  * simgrid_glue.h declares them for C.
  */
 #include "simgrid_glue.h"
+#include "catch_message.hpp"
 
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
@@ -23,9 +24,7 @@
 #include <xbt/config.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -35,28 +34,12 @@ extern "C" {
 
 int spg_load_platform(const char* path, char* err, size_t errlen)
 {
-  try {
-    simgrid_load_platform(path);
-    return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(err, errlen, "%s", e.what());
-  } catch (...) {
-    std::snprintf(err, errlen, "unknown error");
-  }
-  return -1;
+  return spg::catch_message([&] { simgrid_load_platform(path); }, err, errlen);
 }
 
 int spg_run(char* err, size_t errlen)
 {
-  try {
-    simgrid_run();
-    return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(err, errlen, "%s", e.what());
-  } catch (...) {
-    std::snprintf(err, errlen, "unknown error");
-  }
-  return -1;
+  return spg::catch_message([&] { simgrid_run(); }, err, errlen);
 }
 
 /* Like sg_comm_wait_any (same ownership rules: the finished comm's reference

@@ -12,8 +12,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <xbt/config.hpp>
 
-#include <cstdio>
-#include <exception>
+#include "catch_message.hpp"
+
 #include <string>
 #include <vector>
 
@@ -70,18 +70,14 @@ inline void add_host(simgrid::kernel::routing::NetZoneImpl& z, int i, std::vecto
  * told the platform exists.  0, or -1 with the exception's message in err. */
 template <class Make> int build_root_zone(Make make, char* err, size_t errlen)
 {
-  try {
-    auto* zone = make();
-    zone->build();
-    zone->seal();
-    simgrid::s4u::Engine::on_platform_created();
-    return 0;
-  } catch (const std::exception& e) {
-    std::snprintf(err, errlen, "%s", e.what());
-  } catch (...) {
-    std::snprintf(err, errlen, "unknown error");
-  }
-  return -1;
+  return catch_message(
+      [&] {
+        auto* zone = make();
+        zone->build();
+        zone->seal();
+        simgrid::s4u::Engine::on_platform_created();
+      },
+      err, errlen);
 }
 
 } // namespace spg
