@@ -1,7 +1,8 @@
 /* wall_profile.h - where a run's time goes: a sampling profile of the process.
  *
- * While the ranks run, a profiling timer (setitimer ITIMER_PROF, every 1 ms
- * of the process's CPU time, user and system) interrupts the process and the
+ * While the ranks run, a profiling timer (setitimer ITIMER_PROF, asked for every 1 ms
+ * of the process's CPU time, user and system; the kernel delivers it at its tick,
+ * about 250 times a second here) interrupts the process and the
  * handler notes the interrupted instruction's address.  Afterwards each
  * address is put in one class by the object it lies in and, inside
  * SimGrid's library, by the nearest exported symbol before it:
