@@ -133,6 +133,19 @@ try:
             # two steps, each a 2 MiB exchange both ways: wire + bytes / min(bw, limiter / 2)
             want = 2 * (wire + 4.0 * n / 2 / min(bw, lim / 2))
             check(abs(t - want) <= 0.01 * want, "ring on the calibrated platform: %.6g s, expected %.6g s" % (t, want))
+        # a busy machine measures a slow wire (here 0.9 ms a link): the time is still wire + bytes / bandwidth,
+        # with no TCP window bound (gamma / 2 latency = 2.3 GB/s here) cutting the measured bandwidth
+        slow = os.path.join(tmp, "slow.xml")
+        with open(slow, "w") as f:
+            f.write(xml.replace(' lat="%s' % xml.split(' lat="')[1].split('"')[0], ' lat="9e-4s'))
+        out = os.path.join(tmp, "on-slow")
+        r = run([SPARSIM, "run", "--algo", "ring", "--ranks", "2", "--n", str(n), "--network", "cm02",
+                 "--platform", slow, "--out", out, "--no-trace", "--quiet"])
+        check(r.returncode == 0, "the simulator on the slow calibrated platform: %s" % r.stderr)
+        if r.returncode == 0:
+            t = json.load(open(os.path.join(out, "summary.json")))["time_per_iter_s"]["mean"]
+            want = 2 * (1.8e-3 + 4.0 * n / 2 / min(bw, lim / 2))
+            check(abs(t - want) <= 1e-6 * want, "ring on a slow calibrated wire: %.6g s, expected %.6g s" % (t, want))
         # with the measured o charged (kernels free here), each step is o_send + wire + transfer + o_recv: the
         # measured alpha again, so a ping-pong simulated on both files takes what was measured (one float per
         # step, so that alpha is the time and o a visible part of it)
