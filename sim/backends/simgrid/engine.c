@@ -21,6 +21,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,12 +106,23 @@ static int load_platform(const sp_backend_config *cfg, sp_platform *plat, char *
     char *argv[] = {"sparsim", NULL};
     xbt_log_control_set("root.thresh:warning");
     xbt_log_control_set("ker_engine.app:file:/dev/null"); /* its deadlock report; ours says which rank */
+    /* SimGrid's init installs its own SIGINT handler, which logs and calls
+     * exit() from the handler: an interrupt landing in the middle of the
+     * init could hang the process there (exit's destructors and the leak
+     * check meeting a lock the interrupted code holds) and left no cleanup.
+     * The signals that end a run wait while SimGrid initialises and ours go
+     * back (they remove the temporaries, the platform file among them); one
+     * sent meanwhile is delivered to ours.  Again before the run (simulate). */
+    sigset_t ends, before;
+    sigemptyset(&ends);
+    sigaddset(&ends, SIGINT);
+    sigaddset(&ends, SIGTERM);
+    sigaddset(&ends, SIGHUP);
+    sigaddset(&ends, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &ends, &before);
     simgrid_init(&argc, argv);
-    /* SimGrid's init installs its own SIGINT handler, which exits without
-     * cleaning up: ours go back at once, before the temporary platform file
-     * is loaded (a signal there left it behind on a busy machine), and again
-     * before the run (simulate) */
     sp_part_cleanup_on_signals();
+    sigprocmask(SIG_SETMASK, &before, NULL);
     set_network_model(cfg->network, cfg->crosstraffic);
     sg_cfg_set_int("contexts/stack-size", 1024);
 

@@ -11,9 +11,11 @@
 #include <simgrid/engine.h>
 #include <xbt/log.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,7 +67,23 @@ static int check_platform_in_child(const char *path, char *err, size_t errlen)
         int argc = 1;
         char *argv[] = {"sparsim", NULL};
         xbt_log_control_set("root.thresh:critical");
+        /* the trial holds nothing to clean up: it dies with the run, and an
+         * interrupt ends it outright, never in SimGrid's handler (which
+         * calls exit() from inside the handler) */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigset_t ends, before;
+        sigemptyset(&ends);
+        int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        for (int i = 0; i < 4; i++)
+            sigaddset(&ends, sigs[i]);
+        sigprocmask(SIG_BLOCK, &ends, &before);
         simgrid_init(&argc, argv);
+        for (int i = 0; i < 4; i++) {
+            struct sigaction old;
+            if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                signal(sigs[i], SIG_DFL);
+        }
+        sigprocmask(SIG_SETMASK, &before, NULL);
         char e[512] = "";
         if (spg_load_platform(path, e, sizeof e) != 0) {
             fprintf(stderr, "[root/CRITICAL] %s\n", e);
