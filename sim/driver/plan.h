@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* SimGrid needs two memory maps per actor and Linux allows about 65k. */
-#define SP_MAX_RANKS 30000
+/* 65,536 ranks start: past about 32,000 the actors' stacks go without guard
+ * pages (sim/backends/simgrid/engine.c, set_contexts) */
+#define SP_MAX_RANKS 65536
 
 typedef enum { SP_PAYLOAD_AUTO = 0, SP_PAYLOAD_EXACT, SP_PAYLOAD_SIZE, SP_PAYLOAD_MODEL } sp_payload_mode;
 

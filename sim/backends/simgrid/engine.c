@@ -61,6 +61,31 @@ static void set_network_model(const char *network, int crosstraffic)
         sg_cfg_set_boolean("network/crosstraffic", crosstraffic == 1 ? "yes" : "no");
 }
 
+/* the actors' stacks: 1 MiB each (virtual; the rank code keeps its buffers
+ * on the heap), each behind a guard page that turns an overflow into a
+ * crash while the stacks' memory mappings fit.  A guarded stack is two
+ * mappings (stack and guard), and Linux caps a process at vm.max_map_count
+ * (65,530 by default): about 32,000 guarded actors, beyond which SimGrid
+ * aborts creating them ("Failed to protect stack").  Past that the stacks go
+ * unguarded: adjacent unguarded stacks merge into few mappings, and 65,536
+ * ranks start (bench/README.md, section 18). */
+static void set_contexts(long actors)
+{
+    sg_cfg_set_int("contexts/stack-size", 1024);
+    long max_maps = 65530; /* the kernel's default, when /proc does not say */
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max_maps) != 1)
+            max_maps = 65530;
+        fclose(f);
+    }
+    /* what the rest of the process maps: libraries, heap arenas, the
+     * sanitizers' shadow (a chosen margin, about 4x what a run maps here) */
+    const long others = 8192;
+    if (2 * actors + others > max_maps)
+        sg_cfg_set_int("contexts/guard-size", 0);
+}
+
 /* the hosts of the P ranks: node-0.. of a built-in, the first P of a file */
 static int find_hosts(const sp_platform *plat, const char *platform, int P, char *err, size_t errlen)
 {
@@ -124,7 +149,7 @@ static int load_platform(const sp_backend_config *cfg, sp_platform *plat, char *
     sp_part_cleanup_on_signals();
     sigprocmask(SIG_SETMASK, &before, NULL);
     set_network_model(cfg->network, cfg->crosstraffic);
-    sg_cfg_set_int("contexts/stack-size", 1024);
+    set_contexts(cfg->unshared_below > 0 ? 2L * P : P); /* a postman per rank with --unshared-below */
 
     char perr[512] = "";
     int rc;
