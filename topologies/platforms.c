@@ -18,16 +18,19 @@
  *          its switch.  Routes keep alpha = 100 us and 125 MB/s.
  *   daint  Piz Daint wired as Aries is: 4 nodes per router, 16 routers
  *          per chassis, 6 chassis per group, global links spread over every
- *          router, 50 between each pair of groups, and traffic between two
- *          groups spread over all 50 as adaptive routing spreads it (their
- *          summed bandwidth shared by the flows between the two groups).
+ *          router, 50 between each pair of groups, and traffic spread as
+ *          adaptive routing spreads it: over a router's 15 green links within
+ *          a chassis, the 16 black links between two chassis, the 50 global
+ *          links between two groups (each set's summed bandwidth shared by
+ *          the flows that may take it).
  *          sim/backends/simgrid/simgrid_aries.cpp says how and where the numbers come
  *          from.  SimGrid's XML cannot express its routing, so the simulated
  *          backend builds it in code; up to the machine's 20 groups (7680
  *          ranks).
- *   daint-static  the same wiring with one global link per pair of nodes
- *          between groups (what `daint` was from the Aries wiring until the
- *          spread routing; `daint-aries` is its first name).
+ *   daint-static  the same wiring with static minimal paths: one global
+ *          link per pair of nodes between groups, one path of single green
+ *          and black links within a group (what `daint` was from the Aries
+ *          wiring until the spread routing; `daint-aries` is its first name).
  *
  *   daint-simgrid  SimGrid 3.32's own DRAGONFLY cluster with Piz Daint's
  *          sizes (what `daint` was before the Aries wiring; kept to compare
@@ -291,11 +294,12 @@ static const sp_platform_row platforms[] = {
      .network = TCP_MODEL},
     {.name = "daint",
      .syntax = "daint",
-     .summary = "Piz Daint's Cray Aries dragonfly, wired as Aries is, traffic between groups spread over their "
-                "global links, up to 7680 ranks",
+     .summary = "Piz Daint's Cray Aries dragonfly, wired as Aries is, traffic spread over parallel links as "
+                "adaptive routing spreads it, up to 7680 ranks",
      .description = "Piz Daint's Cray Aries dragonfly wired as Aries is: groups of 384 nodes, global links" LIST_INDENT
-                    "on every router, 50 per pair of groups; traffic between two groups spread" LIST_INDENT
-                    "over their 50 (adaptive routing's fluid limit); up to 7680 ranks",
+                    "on every router, 50 per pair of groups; traffic spread over a router's green" LIST_INDENT
+                    "links, the black links between two chassis and the global links between two" LIST_INDENT
+                    "groups (adaptive routing's fluid limit); up to 7680 ranks",
      .kind = SP_PLATFORM_CODE,
      .builder = "aries",
      .why_code = ARIES_WHY_CODE,
@@ -304,9 +308,9 @@ static const sp_platform_row platforms[] = {
      .network = RDMA_MODEL},
     {.name = "daint-static",
      .syntax = "daint-static",
-     .summary = "the same wiring, one global link per pair of nodes",
-     .description = "the same wiring, one global link picked per pair of nodes (static routing;" LIST_INDENT
-                    "daint-aries: the same)",
+     .summary = "the same wiring, static minimal paths (one global link per pair of nodes)",
+     .description = "the same wiring, static minimal paths: one global link picked per pair of" LIST_INDENT
+                    "nodes, single green and black links within a group (daint-aries: the same)",
      .kind = SP_PLATFORM_CODE,
      .builder = "aries-static",
      .why_code = ARIES_WHY_CODE,

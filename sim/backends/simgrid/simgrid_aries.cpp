@@ -26,53 +26,79 @@
  *   [M]; 100 ns per router hop and 0.5 us per NIC [M: about 1-1.5 us MPI
  *   latency between neighbours].
  *
- * Routing within a group, a static stand-in for Aries' adaptive routing
- * (minimal paths only, no non-minimal detours): within a chassis, the green
- * link; within a group, green to the destination's slot in the source
- * chassis, then black (dimension order: a hashed choice between the two
- * minimal paths made two ring neighbours share a link at P = 256).
+ * Two routings (two platforms), each a stand-in for Aries' adaptive routing,
+ * which picks a packet's path at injection among the minimal ones (and
+ * non-minimal ones through an intermediate router) by the load it sees:
  *
- * Between groups, two stand-ins (two platforms):
- *
- *   daint         spread: Aries chooses a packet's path at injection among
- *                 the minimal ones by load, so a stream of packets between
- *                 two groups spreads over all 50 global links between them.
- *                 Its fluid limit is what this routing models: the 50
- *                 links of a pair act as one link of their summed bandwidth
- *                 (50 x 4.69 = 234 GB/s each way), shared by every flow
- *                 between the two groups, and the hops within the groups to
- *                 and from the routers that hold them, spread the same way
- *                 over many routers, are not a bottleneck and add only their
- *                 latency.  A route between groups is then the two NICs and
- *                 the pair's aggregate; its latency is that of the minimal
- *                 path through the global link the static rule below picks,
- *                 with the global hop at the mean latency of the pair's 50
- *                 links.  A degraded global link (disturbances) takes its
- *                 lost bandwidth off the aggregate.  Flows between two groups
- *                 then share the same links at the same rates, which keeps
+ *   daint         spread, the fluid limit of adaptive routing: a stream of
+ *                 packets spreads over every path it may take, so parallel
+ *                 links act as one link of their summed bandwidth, shared
+ *                 by every flow that may use them, and the hops that only
+ *                 lead to and from such links, spread over many routers,
+ *                 are not a bottleneck and add only their latency.  So:
+ *                 - within a chassis, each router's 15 green links as one
+ *                   link of 15 x 5.25 = 78.75 GB/s per direction (out of
+ *                   the router, into it), a route crossing its source
+ *                   router's and its destination router's (as Alps'
+ *                   switches in simgrid_nodes.cpp).  Paths of two green
+ *                   hops use two links, which this does not charge; with
+ *                   4 NICs of 10 GB/s on a router even the worst
+ *                   permutation (every router's 40 GB/s to one other
+ *                   router: 5.25 direct, the rest over two hops) needs
+ *                   74.75 of a router's 78.75 GB/s, so the green links do
+ *                   not bind there and the NICs do;
+ *                 - between two chassis of a group, the 16 black links
+ *                   joining them (one per slot) as one link of 16 x 15.75
+ *                   = 252 GB/s per direction, the green hops to and from
+ *                   the slots adding their latency only;
+ *                 - between two groups, the 50 global links of the pair as
+ *                   one link of 50 x 4.69 = 234 GB/s per direction, the
+ *                   hops within the groups adding their latency only.
+ *                 A route's latency is that of the static minimal path
+ *                 below (within a chassis, the direct green link), with a
+ *                 global hop at the mean latency of the pair's 50 links.
+ *                 A degraded link (disturbances) takes its lost bandwidth
+ *                 off every aggregate it belongs to.  Flows that share an
+ *                 aggregate share it at the same rate, which keeps
  *                 SimGrid's max-min solver from re-solving at each of
  *                 thousands of distinct ends (bench/README.md section 11).
- *   daint-static  per pair: the (source, destination) pair picks one global
- *                 link, (a + 2b) mod 50, among the 50 between the two groups,
- *                 with minimal paths within each group to and from the
- *                 routers that hold it.  Flows between two groups spread over
- *                 every global link and router that holds one, each flow
- *                 capped by one global link.  `daint-aries` is its first name.
- * Within a chassis, what adaptive routing does when a direct link is busy
- * (detours over a third router) is stood in for statically: of the 4 nodes
- * of a router, node 0 takes the direct green link to another router of its
- * chassis and nodes 1, 2, 3 go through the router whose slot is theirs XOR
- * 3, 5 and 6.  Partners at any power-of-two distance (recursive halving and
- * doubling: every router's 4 nodes to the 4 of router s XOR D) then use 4
- * disjoint paths, and a ring's one flow per pair of neighbouring routers
- * (from node 3) shares no link with another (neither XOR 6 nor its return
- * leg is a ring link).  Traffic among all routers at once (an alltoall)
- * pays for it: 3 of 4 flows cross two green links instead of one.
+ *                 Until the adaptive routing within groups (section 20)
+ *                 only the global links were spread and the routes within
+ *                 a group were daint-static's: then TopkA's Bruck
+ *                 allgather at P = 400 took 0.42 s against 0.18 s at 384,
+ *                 its flows of distance 128 meeting on one green link.
+ *   daint-static  static minimal paths (`daint-aries` is its first name).
+ *                 Between groups, the (source, destination) pair picks one
+ *                 global link, (a + 2b) mod 50, among the 50 between the
+ *                 two groups, with minimal paths within each group to and
+ *                 from the routers that hold it: flows spread over every
+ *                 global link and router that holds one, each flow capped
+ *                 by one global link.  Within a group, green to the
+ *                 destination's slot in the source chassis, then black
+ *                 (dimension order: a hashed choice between the two
+ *                 minimal paths made two ring neighbours share a link at
+ *                 P = 256).  Within a chassis, what adaptive routing does
+ *                 when a direct link is busy (detours over a third router)
+ *                 is stood in for statically: of the 4 nodes of a router,
+ *                 node 0 takes the direct green link to another router of
+ *                 its chassis and nodes 1, 2, 3 go through the router whose
+ *                 slot is theirs XOR 3, 5 and 6.  Partners at any
+ *                 power-of-two distance (recursive halving and doubling:
+ *                 every router's 4 nodes to the 4 of router s XOR D) then
+ *                 use 4 disjoint paths, and a ring's one flow per pair of
+ *                 neighbouring routers (from node 3) shares no link with
+ *                 another (neither XOR 6 nor its return leg is a ring
+ *                 link).  Traffic among all routers at once (an alltoall)
+ *                 pays for it: 3 of 4 flows cross two green links instead
+ *                 of one.
  *
  * Link names (degraded-link classes of the disturbances match their
  * prefixes): aries_nic_N, green_link_C_I_J (chassis C, slots I < J),
  * black_link_G_S_A_B (group G, slot S, chassis A < B of the group),
- * blue_link_A_B_J (groups A < B, J-th link).  Every link is full duplex
+ * blue_link_A_B_J (groups A < B, J-th link); daint's aggregates carry the
+ * "__" of SimGrid's internal links, which the disturbances never pick:
+ * __green_router_R (router R's green links; _UP: out of it),
+ * __black_pair_C_D (chassis C < D of a group), __blue_pair_A_B (groups A < B).  Every link is full duplex
  * (SimGrid's SPLITDUPLEX: _UP carries the direction from the lower end).
  */
 #include "simgrid_glue.h"
@@ -127,13 +153,21 @@ private:
   std::vector<Duplex> blue_;  /* [a][b][j], a < b */
   std::vector<int> blue_router_a_, blue_router_b_; /* the routers (global index) at each end */
   Link* loopback_ = nullptr; /* a node to itself, as SimGrid's zones have one */
-  /* spread: per pair of groups [a][b], a < b, the aggregate of its global
-   * links, the mean latency of those links per direction ([2 pair + 1]:
-   * from b to a; < 0 until a route needs it), and which pair each global
-   * link belongs to */
-  std::vector<Duplex> pair_;
+  /* spread: the aggregates, per router [r] (its green links), per pair of
+   * chassis of a group [group][a][b], a < b (their black links), per pair of
+   * groups [a][b], a < b (their global links); the mean latency of a
+   * group pair's global links per direction ([2 pair + 1]: from b to a;
+   * < 0 until a route needs it) */
+  std::vector<Duplex> router_, chassis_pair_, pair_;
   std::vector<double> pair_lat_;
-  std::unordered_map<const Link*, size_t> pair_of_;
+  /* spread: each aggregate direction with the links it sums, and for each
+   * such link the aggregate directions it belongs to */
+  struct Sum {
+    Link* agg;
+    std::vector<const Link*> of;
+  };
+  std::vector<Sum> sums_;
+  std::unordered_map<const Link*, std::vector<size_t>> sums_of_;
 
   Duplex make(const std::string& name, double bw, double lat) { return spg::make_duplex(*this, name, bw, lat); }
   static void add(Route* into, double* latency, Link* l) { spg::add_link(into, latency, l); }
@@ -144,7 +178,12 @@ private:
   static int pick(int a, int b) { return static_cast<int>((static_cast<long>(a) + 2L * b) % LINKS_PER_GROUP_PAIR); }
   void intra_group(int r1, int r2, bool black_first, Route* into, double* latency) const;
   void green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const;
-  void resum(size_t pair);
+  void sum_of(Link* agg, const std::vector<const Link*>& of);
+  void spread_aggregates();
+  const Duplex& green_of(int c, int i, int j) const
+  {
+    return green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + i) * ROUTERS_PER_CHASSIS + j];
+  }
   double pair_latency(size_t pair, bool up);
 };
 
@@ -194,11 +233,51 @@ void AriesZone::build()
         blue_[at] = make("blue_link_" + std::to_string(a) + "_" + std::to_string(b) + "_" + std::to_string(j), BLUE_BW,
                          HOP_LAT);
       }
-  if (!spread_)
-    return;
-  /* the aggregates: named with the "__" of SimGrid's internal links, which
-   * the disturbances never pick (they degrade the global links, and the
-   * aggregate follows their sum) */
+  if (spread_)
+    spread_aggregates();
+}
+
+/* spread: aggregate `agg` (one direction) carries the summed bandwidth of
+ * the links `of`, now and whenever one of them changes */
+void AriesZone::sum_of(Link* agg, const std::vector<const Link*>& of)
+{
+  for (const Link* l : of)
+    sums_of_[l].push_back(sums_.size());
+  sums_.push_back({agg, of});
+}
+
+/* spread: the aggregates of the top of the file */
+void AriesZone::spread_aggregates()
+{
+  const int R = ROUTERS_PER_CHASSIS, C = CHASSIS_PER_GROUP;
+  for (int r = 0; r < routers_; r++) {
+    int c = r / R, s = r % R;
+    router_.push_back(make("__green_router_" + std::to_string(r), (R - 1) * GREEN_BW, 0.0));
+    std::vector<const Link*> out, in;
+    for (int t = 0; t < R; t++)
+      if (t != s) {
+        const Duplex& d = green_of(c, s < t ? s : t, s < t ? t : s);
+        out.push_back(s < t ? d.up : d.down);
+        in.push_back(s < t ? d.down : d.up);
+      }
+    sum_of(router_.back().up, out);
+    sum_of(router_.back().down, in);
+  }
+  chassis_pair_.resize(static_cast<size_t>(groups_) * C * C);
+  for (int g = 0; g < groups_; g++)
+    for (int a = 0; a < C; a++)
+      for (int b = a + 1; b < C; b++) {
+        Duplex& agg = chassis_pair_[(static_cast<size_t>(g) * C + a) * C + b];
+        agg = make("__black_pair_" + std::to_string(g * C + a) + "_" + std::to_string(g * C + b), R * BLACK_BW, 0.0);
+        std::vector<const Link*> up, down;
+        for (int s = 0; s < R; s++) {
+          const Duplex& d = black_[((static_cast<size_t>(g) * R + s) * C + a) * C + b];
+          up.push_back(d.up);
+          down.push_back(d.down);
+        }
+        sum_of(agg.up, up);
+        sum_of(agg.down, down);
+      }
   pair_.resize(static_cast<size_t>(groups_) * groups_);
   pair_lat_.assign(2 * pair_.size(), -1.0);
   for (int a = 0; a < groups_; a++)
@@ -206,31 +285,26 @@ void AriesZone::build()
       size_t pair = static_cast<size_t>(a) * groups_ + b;
       pair_[pair] = make("__blue_pair_" + std::to_string(a) + "_" + std::to_string(b),
                          LINKS_PER_GROUP_PAIR * BLUE_BW, 0.0);
+      std::vector<const Link*> up, down;
       for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++) {
-        pair_of_[blue_[pair * LINKS_PER_GROUP_PAIR + j].up]   = pair;
-        pair_of_[blue_[pair * LINKS_PER_GROUP_PAIR + j].down] = pair;
+        up.push_back(blue_[pair * LINKS_PER_GROUP_PAIR + j].up);
+        down.push_back(blue_[pair * LINKS_PER_GROUP_PAIR + j].down);
       }
+      sum_of(pair_[pair].up, up);
+      sum_of(pair_[pair].down, down);
     }
   Link::on_bandwidth_change_cb([this](Link const& l) {
-    auto it = pair_of_.find(&l);
-    if (it != pair_of_.end())
-      resum(it->second);
+    auto it = sums_of_.find(&l);
+    if (it == sums_of_.end())
+      return;
+    for (size_t k : it->second) {
+      double bw = 0;
+      for (const Link* m : sums_[k].of)
+        bw += m->get_bandwidth();
+      if (sums_[k].agg->get_bandwidth() != bw)
+        sums_[k].agg->set_bandwidth(bw);
+    }
   });
-}
-
-/* spread: a pair's aggregate carries, each way, the sum of its global
- * links' bandwidths in that direction */
-void AriesZone::resum(size_t pair)
-{
-  double up = 0, down = 0;
-  for (int j = 0; j < LINKS_PER_GROUP_PAIR; j++) {
-    up += blue_[pair * LINKS_PER_GROUP_PAIR + j].up->get_bandwidth();
-    down += blue_[pair * LINKS_PER_GROUP_PAIR + j].down->get_bandwidth();
-  }
-  if (pair_[pair].up->get_bandwidth() != up)
-    pair_[pair].up->set_bandwidth(up);
-  if (pair_[pair].down->get_bandwidth() != down)
-    pair_[pair].down->set_bandwidth(down);
 }
 
 /* spread: the mean latency of a pair's global links in one direction,
@@ -314,9 +388,24 @@ void AriesZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route*
   int ra = a / NODES_PER_ROUTER, rb = b / NODES_PER_ROUTER;
   bool black_1st = false;
   int ga = ra / ROUTERS_PER_GROUP, gb = rb / ROUTERS_PER_GROUP;
-  if (ra / ROUTERS_PER_CHASSIS == rb / ROUTERS_PER_CHASSIS && ra != rb) {
-    green_path(ra / ROUTERS_PER_CHASSIS, ra % ROUTERS_PER_CHASSIS, rb % ROUTERS_PER_CHASSIS, a % NODES_PER_ROUTER,
-               into, latency);
+  int ca = ra / ROUTERS_PER_CHASSIS, cb = rb / ROUTERS_PER_CHASSIS;
+  if (ra == rb) {
+    /* the same router: its two NICs */
+  } else if (ca == cb && spread_) {
+    /* the two routers' green aggregates, at the direct link's latency */
+    add(into, nullptr, router_[ra].up);
+    add(into, nullptr, router_[rb].down);
+    green_path(ca, ra % ROUTERS_PER_CHASSIS, rb % ROUTERS_PER_CHASSIS, 0, nullptr, latency);
+  } else if (ca == cb) {
+    green_path(ca, ra % ROUTERS_PER_CHASSIS, rb % ROUTERS_PER_CHASSIS, a % NODES_PER_ROUTER, into, latency);
+  } else if (ga == gb && spread_) {
+    /* the two chassis' black aggregate, at the minimal path's latency */
+    int la = ca % CHASSIS_PER_GROUP, lb = cb % CHASSIS_PER_GROUP;
+    const Duplex& agg = chassis_pair_[(static_cast<size_t>(ga) * CHASSIS_PER_GROUP + (la < lb ? la : lb)) *
+                                          CHASSIS_PER_GROUP +
+                                      (la < lb ? lb : la)];
+    add(into, nullptr, la < lb ? agg.up : agg.down);
+    intra_group(ra, rb, black_1st, nullptr, latency);
   } else if (ga == gb) {
     intra_group(ra, rb, black_1st, into, latency);
   } else {
