@@ -20,10 +20,11 @@ import tempfile
 import time
 
 
-def run(B, algo, P, platform, out):
+def run(B, algo, P, platform, out, payload="size", iters=1):
+    """one run of sparsim B: (simulated time per iteration, wall time)"""
     cmd = [B, "run", "--algo", algo, "--ranks", str(P), "--n", "16M", "--density", "0.01", "--platform", platform,
-           "--network", "cm02",
-           "--device", "none", "--payload", "size", "--out", out, "--no-csv", "--no-trace", "--quiet"]
+           "--network", "cm02", "--device", "none", "--payload", payload, "--iters", str(iters), "--out", out,
+           "--no-csv", "--no-trace", "--quiet"]
     t0 = time.time()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.time() - t0

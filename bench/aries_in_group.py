@@ -25,31 +25,23 @@ usage: bench/aries_in_group.py [--build build] [--before OLD_BUILD] [--parts top
                                [--max-ranks 4096] [--ring-max 4096]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
-N = 16 * 1048576
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aries  # noqa: E402
+
+N = 16 * 1048576                             # the floats of aries.run
 NIC = 10e9                                   # simgrid_aries.cpp: a node's NIC per direction
 ROUTER, BLACK, BLUE = 15 * 5.25e9, 16 * 15.75e9, 50 * 4.6875e9   # daint's aggregates per direction
 LAT = {"router": 1.0e-6, "chassis": 1.1e-6, "group": 1.2e-6, "global": 1.5e-6}  # route latencies (upper)
 
 
 def run(sparsim, algo, P, platform, payload="size", iters=1):
+    """(simulated time per iteration, wall time) of one run, as bench/aries.py makes it"""
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sparsim, "run", "--algo", algo, "--ranks", str(P), "--n", str(N), "--density", "0.01",
-               "--platform", platform, "--network", "cm02", "--device", "none", "--payload", payload,
-               "--iters", str(iters), "--out", out, "--no-csv", "--no-trace", "--quiet"]
-        t0 = time.time()
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wall = time.time() - t0
-        if r.returncode != 0:
-            sys.exit("failed: %s\n%s" % (" ".join(cmd), r.stderr))
-        with open(os.path.join(out, "summary.json")) as f:
-            return json.load(f)["time_per_iter_s"]["mean"], wall
+        return aries.run(sparsim, algo, P, platform, out, payload, iters)
 
 
 def topka(a):

@@ -62,10 +62,35 @@ def sweep(sparsim, platform, model, ranks, jobs, out):
            "--platform", name, "--workload", model, "--payload", "model",
            "--iters", "2", "--device", device, "--train-model", model, "--overlap", "--jobs", str(jobs), "--out", path]
     if os.path.exists(path):
-        cmd.append("--resume")
+        if first_line(path) == sweep_columns(sparsim):
+            cmd.append("--resume")
+        else:  # written by a sparsim whose sweep CSV had other columns: --resume would refuse it
+            print("crossover_map: %s has an older sparsim's columns; running its sweep again" % path, flush=True)
+            os.remove(path)
     print("+ " + " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit("crossover_map: the sweep failed (%s): %s" % (" ".join(cmd), r.stderr.strip()))
     return path
+
+
+def first_line(path):
+    with open(path) as f:
+        return f.readline().strip()
+
+
+_columns = {}
+
+
+def sweep_columns(sparsim):
+    """the header of the sweep CSV this sparsim writes (the 'columns:' line of `sparsim sweep --help`)"""
+    if sparsim not in _columns:
+        r = subprocess.run([sparsim, "sweep", "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("columns: ")]
+        if not lines:
+            sys.exit("crossover_map: %s sweep --help names no columns" % sparsim)
+        _columns[sparsim] = lines[0][len("columns: "):].strip()
+    return _columns[sparsim]
 
 
 # the models the map knows (sim/workload/paper_models.c holds their tables; a
