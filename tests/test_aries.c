@@ -359,10 +359,11 @@ Test(aries, cli)
     t_proc_free(&r);
 }
 
-static double time_of(const char *algo, const char *platform)
+/* the simulated time per iteration of one run at P ranks, n = 16M floats */
+static double time_at(const char *algo, const char *P, const char *platform)
 {
     const char *dir = t_tmpdir();
-    const char *args[] = {"run", "--algo", algo, "--ranks", "64", "--n", "16M", "--platform", platform, "--network",
+    const char *args[] = {"run", "--algo", algo, "--ranks", P, "--n", "16M", "--platform", platform, "--network",
                           "cm02", "--payload", "size", "--out", dir, "--no-trace", "--no-csv", NULL};
     t_proc r = t_run(args);
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -375,6 +376,21 @@ static double time_of(const char *algo, const char *platform)
     double t = at ? strtod(at + 7, NULL) : -1;
     free(text);
     return t;
+}
+
+static double time_of(const char *algo, const char *platform) { return time_at(algo, "64", platform); }
+
+/* TopkA's Bruck allgather at P = 400 against 384 (one group): on the static
+ * paths its flows of distance 128 between routers of different slots meet on
+ * one green link (2.4x P = 384's time); with adaptive routing's aggregates
+ * inside the group the extra 16 ranks cost what their volume does (bench/README.md
+ * section 20) */
+Test(aries, topka_past_one_group)
+{
+    double spread = time_at("topka", "400", "daint") / time_at("topka", "384", "daint");
+    double fixed = time_at("topka", "400", "daint-static") / time_at("topka", "384", "daint-static");
+    cr_assert(spread > 1.0 && spread < 1.3, "daint: P = 400 is %g x P = 384", spread);
+    cr_assert(fixed > 2.0, "daint-static: P = 400 is %g x P = 384", fixed);
 }
 
 /* Rabenseifner at P = 64 (one chassis): on SimGrid's dragonfly
