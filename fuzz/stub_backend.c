@@ -2,14 +2,12 @@
  * workloads live beside it) but never run ranks: a backend that refuses. */
 #include "sim/shim/backend.h"
 
-#include <stdio.h>
 
-int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen)
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
 {
     (void)sh;
     (void)cfg;
-    snprintf(err, errlen, "the fuzzing harnesses run no ranks");
-    return 1;
+    return sp_error_set(e, SP_STATUS_FAILED, "the fuzzing harnesses run no ranks");
 }
 
 const char *sp_backend_name(void) { return "none"; }

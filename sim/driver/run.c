@@ -548,18 +548,15 @@ static int run_ranks(sp_runstate *rs, sp_error *e)
                              plan->seed,
                              plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2,
                              (double)plan->unshared_below};
-    char rerr[512] = "";
     /* where the simulator's time goes (the MPI backend's goes to polling) */
     int profiled = strcmp(sp_backend_name(), "simgrid") == 0 && sp_wall_profile_start() == 0;
-    int rc = sp_backend_run(&rs->shim, &cfg, rerr, sizeof rerr);
+    int rc = sp_backend_run(&rs->shim, &cfg, e);
     rs->rep->wall_seconds = now_wall() - w0;
     if (profiled)
         sp_wall_profile_stop(&rs->rep->wall_profile);
     if (rc == 0 && rs->shim.failed)
-        rc = SP_STATUS_FAILED;
-    if (rc != 0)
-        return sp_error_set(e, rc, "%s", rerr[0] ? rerr : rs->shim.errmsg);
-    return 0;
+        return sp_error_from(e, SP_STATUS_FAILED, rs->shim.errmsg);
+    return rc;
 }
 
 /* the writers closed whole (a failure leaves neither file behind) */

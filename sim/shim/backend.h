@@ -15,6 +15,7 @@
 #ifndef SPARSIM_BACKEND_H
 #define SPARSIM_BACKEND_H
 
+#include "error.h"
 #include "shim.h"
 #include "workload.h"
 #include "topologies/device.h"
@@ -135,10 +136,12 @@ typedef struct {
 
 /* The backend linked into this program (sim/backends/simgrid/engine.c or
  * sim/backends/mpi/backend_run.c): runs the ranks, each calling
- * sh->rank_main; 0 on success, 2 for bad input (platform), 1 for a failed
- * run.  On MPI every process calls it and only the root's report is
+ * sh->rank_main; 0 on success, or -1 with e saying why and with which
+ * status (SP_STATUS_USAGE for bad input such as a platform file,
+ * SP_STATUS_FAILED for a run that started and failed, a rank's failure
+ * included).  On MPI every process calls it and only the root's report is
  * complete.  It sets rep->alpha and rep->beta where it knows the routes. */
-int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen);
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e);
 const char *sp_backend_name(void);
 /* 1 in the process that writes the outputs */
 int sp_backend_is_root(void);

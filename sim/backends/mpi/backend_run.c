@@ -16,7 +16,8 @@
 
 struct spm_run spm_run;
 
-int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen)
+/* the run; its status (0, or the SP_STATUS_* of a failure) with err saying why */
+static int run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &spm_run.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &spm_run.size);
@@ -70,4 +71,13 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
     spm_transport_free();
     spm_recorded_free();
     return rc;
+}
+
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
+{
+    char err[sizeof e->msg] = "";
+    int rc = run(sh, cfg, err, sizeof err);
+    if (rc == 0)
+        return 0;
+    return sp_error_from(e, rc == SP_STATUS_USAGE ? SP_STATUS_USAGE : SP_STATUS_FAILED, err[0] ? err : sh->errmsg);
 }

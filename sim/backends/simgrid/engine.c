@@ -259,12 +259,14 @@ static int simulate(sp_shim *sh, int P, char *err, size_t errlen)
     return 1;
 }
 
-int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t errlen)
+int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
 {
     int P = cfg->ranks;
     sp_platform plat;
+    char err[sizeof e->msg] = "";
+    const size_t errlen = sizeof err;
     if (load_platform(cfg, &plat, err, errlen) != 0)
-        return 2;
+        return sp_error_from(e, SP_STATUS_USAGE, err);
     int ret = place_ranks(sh, &plat, cfg->platform, P, err, errlen);
     /* the route facts above are the undisturbed platform's */
     if (ret == 0 && sh->disturb)
@@ -277,5 +279,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, char *err, size_t 
             ret = simulate(sh, P, err, errlen);
     }
     free_all();
-    return ret;
+    if (ret == 0 && sh->failed)
+        return sp_error_from(e, SP_STATUS_FAILED, sh->errmsg);
+    return ret == 0 ? 0 : sp_error_from(e, ret == 2 ? SP_STATUS_USAGE : SP_STATUS_FAILED, err[0] ? err : sh->errmsg);
 }
