@@ -279,7 +279,5 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
             ret = simulate(sh, P, err, errlen);
     }
     free_all();
-    if (ret == 0 && sh->failed)
-        return sp_error_from(e, SP_STATUS_FAILED, sh->errmsg);
     return ret == 0 ? 0 : sp_error_from(e, ret == 2 ? SP_STATUS_USAGE : SP_STATUS_FAILED, err[0] ? err : sh->errmsg);
 }

@@ -180,9 +180,20 @@ private:
   void green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const;
   void sum_of(Link* agg, const std::vector<const Link*>& of);
   void spread_aggregates();
-  const Duplex& green_of(int c, int i, int j) const
+  /* the green link of chassis c from slot i to slot j != i, and the black
+   * link of group g's slot s from its chassis a to its chassis b != a */
+  Link* green_of(int c, int i, int j) const
   {
-    return green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + i) * ROUTERS_PER_CHASSIS + j];
+    const Duplex& d = green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + (i < j ? i : j)) * ROUTERS_PER_CHASSIS +
+                             (i < j ? j : i)];
+    return i < j ? d.up : d.down;
+  }
+  Link* black_of(int g, int s, int a, int b) const
+  {
+    const Duplex& d = black_[((static_cast<size_t>(g) * ROUTERS_PER_CHASSIS + s) * CHASSIS_PER_GROUP + (a < b ? a : b)) *
+                                 CHASSIS_PER_GROUP +
+                             (a < b ? b : a)];
+    return a < b ? d.up : d.down;
   }
   double pair_latency(size_t pair, bool up);
 };
@@ -256,9 +267,8 @@ void AriesZone::spread_aggregates()
     std::vector<const Link*> out, in;
     for (int t = 0; t < R; t++)
       if (t != s) {
-        const Duplex& d = green_of(c, s < t ? s : t, s < t ? t : s);
-        out.push_back(s < t ? d.up : d.down);
-        in.push_back(s < t ? d.down : d.up);
+        out.push_back(green_of(c, s, t));
+        in.push_back(green_of(c, t, s));
       }
     sum_of(router_.back().up, out);
     sum_of(router_.back().down, in);
@@ -271,9 +281,8 @@ void AriesZone::spread_aggregates()
         agg = make("__black_pair_" + std::to_string(g * C + a) + "_" + std::to_string(g * C + b), R * BLACK_BW, 0.0);
         std::vector<const Link*> up, down;
         for (int s = 0; s < R; s++) {
-          const Duplex& d = black_[((static_cast<size_t>(g) * R + s) * C + a) * C + b];
-          up.push_back(d.up);
-          down.push_back(d.down);
+          up.push_back(black_of(g, s, a, b));
+          down.push_back(black_of(g, s, b, a));
         }
         sum_of(agg.up, up);
         sum_of(agg.down, down);
@@ -332,18 +341,9 @@ void AriesZone::intra_group(int r1, int r2, bool black_first, Route* into, doubl
   int c1 = r1 / ROUTERS_PER_CHASSIS, s1 = r1 % ROUTERS_PER_CHASSIS;
   int c2 = r2 / ROUTERS_PER_CHASSIS, s2 = r2 % ROUTERS_PER_CHASSIS;
   int g  = c1 / CHASSIS_PER_GROUP;
-  auto green = [&](int c, int i, int j) {
-    const Duplex& d = green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + (i < j ? i : j)) * ROUTERS_PER_CHASSIS +
-                             (i < j ? j : i)];
-    add(into, latency, i < j ? d.up : d.down);
-  };
+  auto green = [&](int c, int i, int j) { add(into, latency, green_of(c, i, j)); };
   auto black = [&](int s, int a, int b) { /* chassis a -> b (global indices), slot s */
-    int la = a - g * CHASSIS_PER_GROUP, lb = b - g * CHASSIS_PER_GROUP;
-    const Duplex& d = black_[((static_cast<size_t>(g) * ROUTERS_PER_CHASSIS + s) * CHASSIS_PER_GROUP +
-                              (la < lb ? la : lb)) *
-                                 CHASSIS_PER_GROUP +
-                             (la < lb ? lb : la)];
-    add(into, latency, la < lb ? d.up : d.down);
+    add(into, latency, black_of(g, s, a - g * CHASSIS_PER_GROUP, b - g * CHASSIS_PER_GROUP));
   };
   if (c1 == c2) {
     green(c1, s1, s2);
@@ -363,11 +363,7 @@ void AriesZone::intra_group(int r1, int r2, bool black_first, Route* into, doubl
 void AriesZone::green_path(int c, int s1, int s2, int node_in_router, Route* into, double* latency) const
 {
   static const int detour[NODES_PER_ROUTER] = {0, 3, 5, 6};
-  auto green = [&](int i, int j) {
-    const Duplex& d = green_[(static_cast<size_t>(c) * ROUTERS_PER_CHASSIS + (i < j ? i : j)) * ROUTERS_PER_CHASSIS +
-                             (i < j ? j : i)];
-    add(into, latency, i < j ? d.up : d.down);
-  };
+  auto green = [&](int i, int j) { add(into, latency, green_of(c, i, j)); };
   int m = s1 ^ detour[node_in_router];
   if (node_in_router == 0 || m == s2) {
     green(s1, s2);
