@@ -47,5 +47,13 @@ void spm_align_clocks(void)
     double origin = MPI_Wtime() + spm_clock.offset;
     MPI_Ibcast(&origin, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &rq);
     spm_wait_for(&rq, where, -1, 0);
-    spm_clock.origin = origin;
+    /* every rank reads its clock after rank 0 fixed the origin, so with exact
+     * offsets each reads a time >= 0; an offset's error (up to half a round
+     * trip: milliseconds on a loaded machine) can make one read less.  The
+     * origin then moves back by the most negative reading, so that no time
+     * of the run is negative (a messages.csv with one is refused) */
+    double mine = MPI_Wtime() + spm_clock.offset - origin, least = 0;
+    MPI_Iallreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD, &rq);
+    spm_wait_for(&rq, where, -1, 0);
+    spm_clock.origin = least < 0 ? origin + least : origin;
 }
