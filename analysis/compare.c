@@ -155,9 +155,13 @@ static int read_messages(const char *path, sp_msg_list *out, char *err, size_t e
         double t[2];
         int bad = -1;
         const long long max[6] = {0x7fffffffLL, 0, 0x7fffffffLL, 0x7fffffffLL, 0x7fffffffLL, (long long)1 << 62};
+        /* src and dst may be a node's switch, -1 - node (trace.h's SP_SWITCH_END), not both */
+        const long long min[6] = {0, 0, -0x7fffffffLL, -0x7fffffffLL, 0, 0};
         for (int i = 0; i < 6 && bad < 0; i++)
-            if (i != 1 && whole(field[i], 0, max[i], &v[i]) != 0)
+            if (i != 1 && whole(field[i], min[i], max[i], &v[i]) != 0)
                 bad = i;
+        if (bad < 0 && v[2] < 0 && v[3] < 0)
+            bad = 3;
         if (bad < 0 && !field[1][0])
             bad = 1;
         for (int i = 0; i < 2 && bad < 0; i++)
@@ -165,7 +169,10 @@ static int read_messages(const char *path, sp_msg_list *out, char *err, size_t e
                 bad = 6 + i;
         if (bad >= 0) {
             snprintf(err, errlen, "%s:%zu: %s is '%.60s', not %s", path, lineno, names[bad], field[bad],
-                     bad == 1 ? "a phase name" : bad >= 6 ? "a non-negative number of seconds" : "a non-negative integer");
+                     bad == 1   ? "a phase name"
+                     : bad >= 6 ? "a non-negative number of seconds"
+                     : bad == 2 || bad == 3 ? "a rank, or a switch (-1 - node) at one end"
+                                            : "a non-negative integer");
             goto fail;
         }
         if (t[1] < t[0]) {

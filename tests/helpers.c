@@ -194,11 +194,17 @@ int t_count_links(const char *prefix)
 
 void t_route_is(int a, int b, const char *want, double lat)
 {
-    char na[32], nb[32], got[1024] = "";
+    char na[32], nb[32];
     snprintf(na, sizeof na, "node-%d", a);
     snprintf(nb, sizeof nb, "node-%d", b);
+    t_route_hosts(na, nb, want, lat);
+}
+
+void t_route_hosts(const char *na, const char *nb, const char *want, double lat)
+{
+    char got[1024] = "";
     sg_host_t ha = sg_host_by_name(na), hb = sg_host_by_name(nb);
-    cr_assert(ha && hb);
+    cr_assert(ha && hb, "hosts %s and %s", na, nb);
     xbt_dynar_t d = xbt_dynar_new(sizeof(sg_link_t), NULL);
     sg_host_get_route(ha, hb, d);
     for (unsigned long i = 0; i < xbt_dynar_length(d); i++) {
@@ -206,8 +212,8 @@ void t_route_is(int a, int b, const char *want, double lat)
         strcat(got, sg_link_get_name(xbt_dynar_get_as(d, i, sg_link_t)));
     }
     xbt_dynar_free(&d);
-    cr_assert_str_eq(got, want, "%d -> %d", a, b);
-    cr_assert_float_eq(sg_host_get_route_latency(ha, hb), lat, 1e-15, "%d -> %d", a, b);
+    cr_assert_str_eq(got, want, "%s -> %s", na, nb);
+    cr_assert_float_eq(sg_host_get_route_latency(ha, hb), lat, 1e-15, "%s -> %s", na, nb);
 }
 
 double t_flow_end[T_FLOWS_MAX];

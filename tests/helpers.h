@@ -42,6 +42,8 @@ void t_refused(const char *const *args, const char *needle);
  * spaces, held against `want`, with its latency against `lat` (s) */
 int t_count_links(const char *prefix);
 void t_route_is(int a, int b, const char *want, double lat);
+/* the same between two hosts by name (a node's switch: nvswitch-N) */
+void t_route_hosts(const char *a, const char *b, const char *want, double lat);
 
 /* Flows between hosts as pairs of SimGrid actors, in a test that built a
  * platform: each actor's one argument is the flow's index i (< T_FLOWS_MAX);

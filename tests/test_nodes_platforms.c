@@ -165,6 +165,27 @@ Test(nodes, dgx_oversubscribed_uplinks)
     cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("leaf_up_3_0_DOWN")), 32 * 50e9 / 4, 1e-3);
 }
 
+/* where the NVSwitch reduces (NVLS), each node has it as an endpoint,
+ * nvswitch-N: GPU J of node N reaches it over its port up and the switch's
+ * intake (nvls_N, E = 476 GB/s x 72 / 14 on H100), and it reaches the GPU
+ * over the port down.  Alps' nodes have no NVSwitch: no endpoint. */
+Test(nodes, nvswitch_routes_by_hand)
+{
+    build("dgx-h100:3", 24);
+    cr_assert_eq(t_count_links("nvls_"), 3);
+    cr_assert_float_eq(sg_link_get_bandwidth(sg_link_by_name("nvls_2_UP")), 476e9 * 72 / 14, 1e-3);
+    t_route_hosts("node-13", "nvswitch-1", "nvlink_1_5_UP nvls_1_UP", 25e-9);
+    t_route_hosts("nvswitch-1", "node-13", "nvlink_1_5_DOWN", 25e-9);
+    t_route_hosts("node-0", "nvswitch-0", "nvlink_0_0_UP nvls_0_UP", 25e-9);
+}
+
+Test(nodes, no_nvswitch_without_nvls)
+{
+    build("alps", 8);
+    cr_assert_eq(t_count_links("nvls_"), 0);
+    cr_assert_null(sg_host_by_name("nvswitch-0"));
+}
+
 /* routes by hand: 25 ns per NVLink port, 500 ns per NIC, 130 ns per
  * InfiniBand switch crossed (one on a leaf, three through the spine) */
 Test(nodes, dgx_routes_by_hand)

@@ -25,6 +25,10 @@ typedef struct {
     /* one NIC per GPU (NIC j is GPU j's), per direction */
     double nic_bw, nic_lat;
     double switch_lat; /* s per network switch a route crosses */
+    /* LEAF_SPINE: the NVSwitch's in-network reduction (NVLink SHARP, NCCL's
+     * NVLS), as the bytes/s that the node's switch takes in for reducing and
+     * multicasting (every GPU's pushes, all together); 0: the node has none */
+    double nvls_bw;
     /* LEAF_SPINE */
     int rail_optimized; /* 1: a leaf carries rail j of nodes_per_leaf nodes; 0: all G NICs of them */
     int nodes_per_leaf; /* rail-optimized: the scalable unit */

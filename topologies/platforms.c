@@ -207,20 +207,34 @@ static int write_daint_simgrid(const char *name, int P, void *fp, char *err, siz
  * spine layer; a leaf's uplinks carry its 32 downlinks x 400 Gb/s / S.  DGX
  * H200 and DGX B200 keep DGX H100's 8 ConnectX-7 NICs of 400 Gb/s (their
  * data sheets as recalled, not checked here) */
-#define DGX_FABRIC(nvlink)                                                                                           \
+/* NVLink SHARP (NVLS): what a node's NVSwitch takes in per second for
+ * reducing and multicasting, every GPU's pushes together.  No data sheet
+ * states it; each is fitted to one published nccl-tests figure of NCCL's
+ * default (NVLS) allreduce on one node, whose large-size bus bandwidth is
+ * 2(G-1) E / (G(G+1)) on this model (analysis/nccl_model.c), so
+ * E = busbw G(G+1) / (2(G-1)) with G = 8:
+ *   H100, NVSwitch gen 3: 476 GB/s busbw (nccl-tests issue 290, a maintainer
+ *     gives ~480 in issue 212) -> 2448 GB/s; H200 has the same NVSwitch, and
+ *     its own measurement (475 GB/s, nccl-tests issue 272) is the check;
+ *   B200, NVSwitch gen 4: 830 GB/s busbw (nccl issue 1807) -> 4269 GB/s.
+ * bench/modern.md rows M5-M7 say which is a fit and which a check. */
+#define NVLS_H100 (476e9 * 72 / 14)
+#define NVLS_B200 (830e9 * 72 / 14)
+#define DGX_FABRIC(nvlink, nvls)                                                                                     \
     {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_node = 8, .gpu_bw = (nvlink), .gpu_lat = NVLINK_LAT,                    \
-     .nic_bw = NIC_400G, .nic_lat = NIC_LAT, .switch_lat = IB_SWITCH_LAT, .rail_optimized = 1, .nodes_per_leaf = 32, \
-     .oversub = 1}
-static const sp_fabric dgx_h100_fabric = DGX_FABRIC(NVLINK4);
-static const sp_fabric dgx_h200_fabric = DGX_FABRIC(NVLINK4); /* H200: NVLink 4 as H100 [ML] */
-static const sp_fabric dgx_b200_fabric = DGX_FABRIC(NVLINK5);
+     .nic_bw = NIC_400G, .nic_lat = NIC_LAT, .switch_lat = IB_SWITCH_LAT, .nvls_bw = (nvls), .rail_optimized = 1,    \
+     .nodes_per_leaf = 32, .oversub = 1}
+static const sp_fabric dgx_h100_fabric = DGX_FABRIC(NVLINK4, NVLS_H100);
+static const sp_fabric dgx_h200_fabric = DGX_FABRIC(NVLINK4, NVLS_H100); /* H200: NVLink 4 as H100 [ML] */
+static const sp_fabric dgx_b200_fabric = DGX_FABRIC(NVLINK5, NVLS_B200);
 /* The same H100 nodes on a 400 GbE RoCE leaf-spine wired by racks, not rails:
  * a leaf takes all 8 NICs of 8 nodes, 64 ports of 400 GbE down and, at 1:1,
  * 64 up (a 51.2 Tb/s switch run as 128 x 400 GbE [ML]; 8 nodes a leaf is a
  * chosen figure); 300 ns per Ethernet switch crossed, assumed. */
 static const sp_fabric roce_fabric = {.kind = SP_FABRIC_LEAF_SPINE, .gpus_per_node = 8, .gpu_bw = NVLINK4,
                                       .gpu_lat = NVLINK_LAT, .nic_bw = NIC_400G, .nic_lat = NIC_LAT,
-                                      .switch_lat = 300e-9, .rail_optimized = 0, .nodes_per_leaf = 8, .oversub = 1};
+                                      .switch_lat = 300e-9, .nvls_bw = NVLS_H100, .rail_optimized = 0,
+                                      .nodes_per_leaf = 8, .oversub = 1};
 /* Alps (CSCS): 4 GH200 per node [CSCS], each pair of GPUs joined directly by
  * 6 NVLink 4 links of 25 GB/s per direction (150 GB/s; recalled, not checked:
  * the quad-GH200 blade wires its GPUs all to all).  4 Slingshot-11 NICs of
@@ -539,6 +553,18 @@ int sp_platform_link_classes(const char *name, double *intra_alpha, double *intr
     *inter_alpha = 2 * f->nic_lat + f->switch_lat;
     *inter_beta = 1.0 / f->nic_bw;
     return 0;
+}
+
+double sp_platform_nvls(const char *name, double *port_bw, double *port_lat)
+{
+    const sp_platform_row *r = sp_platform_find(name);
+    if (!r || !r->fabric || r->fabric->kind != SP_FABRIC_LEAF_SPINE || !(r->fabric->nvls_bw > 0))
+        return 0.0;
+    if (port_bw)
+        *port_bw = r->fabric->gpu_bw;
+    if (port_lat)
+        *port_lat = r->fabric->gpu_lat;
+    return r->fabric->nvls_bw;
 }
 
 int sp_platform_write_builtin(const char *name, int P, void *fp, char *err, size_t errlen)

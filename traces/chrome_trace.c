@@ -165,16 +165,17 @@ void sp_chrome_msg(sp_chrome_writer *w, const sp_msg_event *e)
         return;
     }
     uint64_t id = ++w->nmsgs;
+    int track = e->src >= 0 ? e->src : e->dst; /* a switch's message: on the GPU it goes to */
     sep(w);
     fprintf(w->f,
             "{\"ph\":\"b\",\"pid\":%d,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
-            pid_of(w, e->src), e->src, w->phases[e->phase], (unsigned long long)id);
+            pid_of(w, track), track, w->phases[e->phase], (unsigned long long)id);
     put_us(w->f, e->t_post);
     fprintf(w->f, ",\"args\":{\"iter\":%d,\"src\":%d,\"dst\":%d,\"tag\":%d,\"bytes\":%llu}}", e->iter, e->src,
             e->dst, e->tag, (unsigned long long)e->bytes);
     sep(w);
     fprintf(w->f, "{\"ph\":\"e\",\"pid\":%d,\"tid\":%d,\"cat\":\"msg\",\"name\":\"%s\",\"id\":%llu,\"ts\":",
-            pid_of(w, e->src), e->src, w->phases[e->phase], (unsigned long long)id);
+            pid_of(w, track), track, w->phases[e->phase], (unsigned long long)id);
     put_us(w->f, e->t_done);
     fputs("}", w->f);
 }

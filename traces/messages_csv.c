@@ -114,7 +114,8 @@ void sp_csv_write(sp_csv_writer *w, const sp_msg_event *e)
     *p++ = ',';
     p += sp_format_seconds(p, e->t_done);
     if (w->gpn) {
-        const int ends[4] = {e->src / w->gpn, e->src % w->gpn, e->dst / w->gpn, e->dst % w->gpn};
+        const int ends[4] = {sp_end_node(e->src, w->gpn), sp_end_local(e->src, w->gpn), sp_end_node(e->dst, w->gpn),
+                             sp_end_local(e->dst, w->gpn)};
         for (int i = 0; i < 4; i++) {
             *p++ = ',';
             p += fmt_i64(p, ends[i]);

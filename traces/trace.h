@@ -17,6 +17,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* A message's end that is a node's switch rather than a rank (the NVSwitch
+ * where it reduces and multicasts: NVLink SHARP, sp_switch_push): -1 - the
+ * node, so that ranks stay >= 0.  Its node and local rank, as the outputs'
+ * node columns write them, are that node and -1. */
+#define SP_SWITCH_END(node) (-1 - (node))
+static inline int sp_end_node(int end, int gpn) { return end >= 0 ? end / gpn : -1 - end; }
+static inline int sp_end_local(int end, int gpn) { return end >= 0 ? end % gpn : -1; }
+
 typedef struct {
     int iter;
     int phase; /* index into the writer's phase-name table */

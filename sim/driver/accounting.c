@@ -38,13 +38,20 @@ static void on_message(void *to, const sp_msg_event *e)
 {
     sp_acct *a = to;
     sp_report *rep = a->rep;
-    if (e->phase >= 0 && e->phase < SP_MAX_PHASES && e->src >= 0 && e->src < rep->nranks && e->dst >= 0 &&
+    /* one end may be a node's switch (SP_SWITCH_END): the rank at the other
+     * end sends or receives it all the same, over its port to the switch */
+    int src_ok = e->src >= 0 && e->src < rep->nranks, dst_ok = e->dst >= 0 && e->dst < rep->nranks;
+    if (e->phase >= 0 && e->phase < SP_MAX_PHASES && (src_ok || dst_ok) && e->src < rep->nranks &&
         e->dst < rep->nranks) {
-        a->ranks[e->src].ph[e->phase].sent += e->bytes;
-        a->ranks[e->dst].ph[e->phase].recv += e->bytes;
-        rep->rank_sent[e->src] += e->bytes;
-        rep->rank_recv[e->dst] += e->bytes;
-        if (rep->gpus_per_node && e->src / rep->gpus_per_node != e->dst / rep->gpus_per_node) {
+        if (src_ok) {
+            a->ranks[e->src].ph[e->phase].sent += e->bytes;
+            rep->rank_sent[e->src] += e->bytes;
+        }
+        if (dst_ok) {
+            a->ranks[e->dst].ph[e->phase].recv += e->bytes;
+            rep->rank_recv[e->dst] += e->bytes;
+        }
+        if (src_ok && dst_ok && rep->gpus_per_node && e->src / rep->gpus_per_node != e->dst / rep->gpus_per_node) {
             rep->rank_sent_off[e->src] += e->bytes;
             rep->rank_recv_off[e->dst] += e->bytes;
         }

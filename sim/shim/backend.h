@@ -56,6 +56,7 @@ typedef struct sp_shim {
     sp_sink sink;
     int want_times;        /* a writer needs t_post and t_done of messages */
     int gpus_per_node;     /* G of sp_node_size (0 is taken as 1) */
+    int node_switch;       /* the nodes' switches reduce (sp_node_switch): the backend sets it */
     int failed;            /* the first failure wins */
     char errmsg[256];
     /* the model of a model workload, or NULL */
@@ -85,6 +86,8 @@ typedef struct sp_backend {
     /* untraced, free synchronisation of all ranks; once every rank of this
      * process has arrived and before any leaves, last(arg) is called once */
     void (*barrier)(sp_ctx *c, void (*last)(void *arg), void *arg);
+    /* sp_switch_push (NULL where no node has a reducing switch) */
+    sp_req *(*switch_push)(sp_ctx *c, int tag, const void *buf, size_t bytes, int pushes, int to, double t_post);
 } sp_backend;
 
 /* One rank.  What every message touches comes first: thousands of ranks

@@ -68,10 +68,35 @@ sp_req *sp_isend(sp_ctx *c, int to, int tag, const void *buf, size_t bytes)
     return r;
 }
 
+int sp_node_switch(const sp_ctx *c) { return c->shim->node_switch && c->be->switch_push; }
+
+sp_req *sp_switch_push(sp_ctx *c, int tag, const float *buf, uint64_t count, int pushes, int to)
+{
+    int G = sp_node_size(c);
+    if (!sp_node_switch(c)) {
+        sp_fail(c->shim, "rank %d: no switch of its node reduces (NVLS runs on the simulated dgx-*, roce platforms)",
+                c->rank);
+        return FAILED;
+    }
+    if (tag < 0 || pushes < 1 || pushes > G || to < SP_SWITCH_ALL || to >= G) {
+        sp_fail(c->shim, "rank %d: switch push with tag %d, %d pushes, to %d on nodes of %d", c->rank, tag, pushes,
+                to, G);
+        return FAILED;
+    }
+    double t_post = c->shim->want_times ? c->be->now(c) : 0.0;
+    sp_req *r = c->be->switch_push(c, tag, buf, count * sizeof(float), pushes, to, t_post);
+    if (!r) {
+        sp_fail(c->shim, "rank %d: could not push %llu floats to its switch (iteration %d)", c->rank,
+                (unsigned long long)count, c->iter);
+        return FAILED;
+    }
+    return r;
+}
+
 sp_req *sp_irecv(sp_ctx *c, int from, int tag, void *buf, size_t cap)
 {
-    int src = world_rank(c, from);
-    if (src < 0 || tag < 0) {
+    int src = from == SP_SWITCH && sp_node_switch(c) ? SP_SWITCH : world_rank(c, from);
+    if ((src < 0 && src != SP_SWITCH) || tag < 0) {
         sp_fail(c->shim, "rank %d: receive from invalid rank %d or tag %d", c->rank, from, tag);
         return FAILED;
     }

@@ -59,6 +59,26 @@ int sp_node_size(const sp_ctx *c);
 int sp_group_enter(sp_ctx *c, int first, int stride, int count);
 void sp_group_leave(sp_ctx *c);
 
+/* The node's switch as an endpoint that reduces and multicasts (NVLink
+ * SHARP in an NVSwitch, which NCCL's NVLS algorithm uses), where the
+ * platform's nodes have one: sp_node_switch says so (0 on other platforms
+ * and on real MPI, where sp_switch_push fails the run).
+ *  - sp_switch_push sends `count` floats (buf NULL: size only) up this GPU's
+ *    port to its node's switch under `tag` (>= 0).  The switch adds up what
+ *    `pushes` GPUs of the node push under that tag and, once it has them
+ *    all, sends the sum to local GPU `to` of the node (0 .. G-1), or to each
+ *    of its GPUs with SP_SWITCH_ALL (a multicast: one copy down each port).
+ *    All pushes of one tag give the same count, pushes and to; the tag is
+ *    free again once its sum has left.  The request completes when the push
+ *    has reached the switch.
+ *  - The sum arrives as a message from SP_SWITCH:
+ *    sp_irecv(c, SP_SWITCH, tag, buf, count * sizeof(float)).
+ * In a group (sp_group_enter) SP_SWITCH and `to` keep meaning the node's. */
+#define SP_SWITCH (-2)
+#define SP_SWITCH_ALL (-1)
+int sp_node_switch(const sp_ctx *c);
+sp_req *sp_switch_push(sp_ctx *c, int tag, const float *buf, uint64_t count, int pushes, int to);
+
 /* Post a send of `bytes` bytes to `dst` with `tag` (tag >= 0).  The data is
  * captured at the call; `buf` may be reused as soon as this returns.
  * Never NULL: a send or receive that cannot be posted (a rank out of range,

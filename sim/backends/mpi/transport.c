@@ -232,7 +232,7 @@ static void mpi_barrier(sp_ctx *c, void (*last)(void *), void *arg)
         last(arg); /* each process acts for its own rank (its events are recorded, not live) */
 }
 
-const sp_backend spm_transport = {"mpi", mpi_isend, mpi_irecv, mpi_waitall, spm_now, mpi_advance, mpi_barrier};
+const sp_backend spm_transport = {"mpi", mpi_isend, mpi_irecv, mpi_waitall, spm_now, mpi_advance, mpi_barrier, NULL};
 
 void spm_transport_free(void)
 {

@@ -32,6 +32,7 @@ int sp_backend_is_root(void) { return 1; }
 static void free_all(void)
 {
     spg_transport_free(); /* every rank's state, the barrier, the recycled envelopes */
+    spg_switches_free();
     spg_bg_cancel_all();
     spg_postboxes_free();
     spg_disturbances_free();
@@ -274,9 +275,12 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
     if (ret == 0) {
         ret = 1;
         if (start_ranks(sh, P, err, errlen) == 0 &&
+            (strcmp(plat.builder, "nodes") != 0 || spg_switches_start(&plat.fabric, P, err, errlen) == 0) &&
             (cfg->unshared_below <= 0 ||
-             spg_postboxes_start(cfg->unshared_below, strcmp(cfg->network, "smpi") == 0, err, errlen) == 0))
+             spg_postboxes_start(cfg->unshared_below, strcmp(cfg->network, "smpi") == 0, err, errlen) == 0)) {
+            sh->node_switch = spg_switches_on(); /* sp_node_switch: the ranks may push to their switch */
             ret = simulate(sh, P, err, errlen);
+        }
     }
     free_all();
     return ret == 0 ? 0 : sp_error_from(e, ret == 2 ? SP_STATUS_USAGE : SP_STATUS_FAILED, err[0] ? err : sh->errmsg);

@@ -89,6 +89,16 @@ long spg_wait_one(sg_comm_t comm, double* finish_time)
   return 0;
 }
 
+/* a flow between two hosts that no actor receives (a push into a node's
+ * switch, nvswitch.c): a comm the caller waits for like any other, with the
+ * reference sg_mailbox_put_async's comms carry */
+sg_comm_t spg_sendto_async(sg_host_t from, sg_host_t to, double bytes)
+{
+  simgrid::s4u::CommPtr c = simgrid::s4u::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes));
+  c->add_ref();
+  return c.get();
+}
+
 /* ---- background traffic: flows between hosts that no actor receives ---- */
 
 namespace {

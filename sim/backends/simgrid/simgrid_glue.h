@@ -32,6 +32,8 @@ long spg_wait_any(sg_comm_t *comms, size_t count, double *finish_time);
 long spg_wait_one(sg_comm_t comm, double *finish_time);
 long spg_wait_any_for(sg_comm_t *comms, size_t count, double timeout, double *finish_time);
 long spg_comm_sender_pid(sg_comm_t comm);
+/* a flow between two hosts that no actor receives, waited for as a comm */
+sg_comm_t spg_sendto_async(sg_host_t from, sg_host_t to, double bytes);
 void spg_comm_cancel(sg_comm_t comm);
 
 /* other jobs' flows between hosts (disturbances) */

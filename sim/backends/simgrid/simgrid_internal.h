@@ -31,6 +31,7 @@ typedef struct envelope {
     double t_post, t_done;
     sp_path path; /* disturbed runs: what the sender carried when it posted (disturb.h) */
     int has_data, pooled;
+    int sw_pushes, sw_to; /* a push to the node's switch (sp_switch_push): its pushes and where the sum goes */
     struct envelope *next;
     unsigned char data[];
 } envelope;
@@ -43,6 +44,7 @@ struct sp_req {
     long long result;
     struct sp_req *next; /* posted-receive queue */
     double t_posted; /* disturbed runs: when a receive was posted */
+    struct envelope *push; /* a push to the node's switch: what it carries, handed over when it ends */
 };
 
 /* free lists: requests, get records and data-less envelopes are recycled */
@@ -76,6 +78,7 @@ typedef struct {
     int waiting_remaining;
     int waiting_recvs; /* waited receives not complete yet */
     int in_sync;       /* in the synchronisation between iterations */
+    int pushes;        /* pushes to the node's switch in flight: each end needs a reaction */
     int finished;
     struct freenode *free_req, *free_get; /* recycled by the rank that uses them: stays in its cache */
 } spg_rank;
@@ -133,6 +136,18 @@ void spg_envelope_free(envelope *e);
 void spg_rank_actor(int argc, char **argv);
 /* every rank's state, the barrier and the recycled envelopes */
 void spg_transport_free(void);
+
+/* ---- nvswitch.c ---- */
+/* the switch actors of the nodes, where the fabric's switches reduce (none
+ * elsewhere); 0, or -1 with a message */
+int spg_switches_start(const sp_fabric *f, int P, char *err, size_t errlen);
+int spg_switches_on(void);
+void spg_switches_free(void);
+/* the actor id of rank's node's switch (the sender of its sums), and its host */
+long spg_switch_pid(int rank);
+sg_host_t spg_switch_host(int rank);
+/* a push of rank c has reached its node's switch at time t (the envelope is the switch's now) */
+void spg_switch_arrived(sp_ctx *c, envelope *e, double t);
 
 /* ---- postbox.c ---- */
 /* one postbox and postman per rank; 0, or -1 with a message */

@@ -29,6 +29,12 @@
  *                 spreading over the leaf's uplinks, as `daint` takes the
  *                 global links between two groups as one.  The spine layer
  *                 is non-blocking.
+ *     nvls_N      where the NVSwitch reduces (fabric.nvls_bw, NVLink SHARP):
+ *                 host nvswitch-N is the switch as an endpoint, and _UP the
+ *                 rate at which it takes in what the GPUs push to it for
+ *                 reducing or multicasting; GPU J to it is nvlink_N_J up,
+ *                 nvls_N up; it to GPU J is nvlink_N_J down (a multicast
+ *                 crosses each GPU's port once).
  *     Between nodes: a's NIC up; on the same leaf, b's NIC down (one switch);
  *     else a's leaf uplinks up, the spine, b's leaf uplinks down, b's NIC
  *     down (three switches).  A message from rail j to another rail crosses
@@ -153,6 +159,12 @@ public:
 private:
   std::vector<Duplex> port_; /* [node x G + j] */
   std::vector<Duplex> leaf_; /* rail-optimized: [unit x G + j]; by racks: [leaf] */
+  std::vector<Duplex> nvls_; /* [node], where the NVSwitch reduces */
+  std::vector<int> switch_of_; /* netpoint id -> the node whose switch it is, or -1 */
+  int switch_node(const NetPoint* p) const
+  {
+    return p->id() < switch_of_.size() ? switch_of_[p->id()] : -1;
+  }
   int leaf_of(int node, int j) const
   {
     int unit = node / f_.nodes_per_leaf;
@@ -168,6 +180,15 @@ void RailsZone::build()
   for (int n = 0; n < nodes_; n++)
     for (int j = 0; j < G(); j++)
       port_.push_back(make(name_of("nvlink_", n, j), f_.gpu_bw, f_.gpu_lat));
+  for (int n = 0; f_.nvls_bw > 0 && n < nodes_; n++) {
+    nvls_.push_back(make(name_of("nvls_", n), f_.nvls_bw, 0.0));
+    simgrid::s4u::Host* h = create_host("nvswitch-" + std::to_string(n), {1e9});
+    h->seal();
+    unsigned long id = h->get_netpoint()->id();
+    if (switch_of_.size() <= id)
+      switch_of_.resize(id + 1, -1);
+    switch_of_[id] = n;
+  }
   int units = (nodes_ + f_.nodes_per_leaf - 1) / f_.nodes_per_leaf;
   /* a leaf's downlinks: those of a whole unit (its cabling) */
   int down    = f_.rail_optimized ? f_.nodes_per_leaf : f_.nodes_per_leaf * G();
@@ -184,7 +205,20 @@ void RailsZone::build()
 
 void RailsZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency)
 {
-  int a, b;
+  int sa = switch_node(src), sb = switch_node(dst), a, b;
+  if (sa >= 0 || sb >= 0) { /* to or from a node's NVSwitch, from or to a GPU of that node */
+    unsigned long end = (sa >= 0 ? dst : src)->id();
+    int gpu           = sa >= 0 && sb >= 0 ? -1 : end < rank_of_.size() ? rank_of_[end] : -1;
+    if (gpu < 0 || gpu / G() != (sa >= 0 ? sa : sb))
+      throw std::invalid_argument("an NVSwitch is reached from the GPUs of its own node only");
+    if (sb >= 0) {
+      add(into, latency, port_[gpu].up);
+      add(into, latency, nvls_[sb].up);
+    } else {
+      add(into, latency, port_[gpu].down);
+    }
+    return;
+  }
   if (!ends(src, dst, into, latency, &a, &b))
     return;
   int na = a / G(), ja = a % G(), nb = b / G(), jb = b % G();

@@ -167,7 +167,8 @@ static void copy_into(sp_req *r, const envelope *e)
 void spg_deliver(sp_ctx *c, envelope *e)
 {
     spg_rank *s = spg_rank_of(c);
-    sp_msg_event ev = {e->iter, e->phase, e->src, c->rank, e->tag, e->bytes, e->t_post, e->t_done};
+    int from = e->src == SP_SWITCH ? SP_SWITCH_END(c->rank / sp_node_size(c)) : e->src;
+    sp_msg_event ev = {e->iter, e->phase, from, c->rank, e->tag, e->bytes, e->t_post, e->t_done};
     sp_deliver(c, &ev);
     sp_req *prev = NULL;
     for (sp_req *r = s->posted_head; r; prev = r, r = r->next) {
@@ -179,7 +180,7 @@ void spg_deliver(sp_ctx *c, envelope *e)
             if (s->posted_tail == r)
                 s->posted_tail = prev;
             s->nposted--;
-            if (c->shim->disturb) /* the transfer ran from when both sides were there */
+            if (c->shim->disturb && e->src >= 0) /* the transfer ran from when both sides were there */
                 sp_disturb_heard(c->shim->disturb, c, &e->path, e->src, r->t_posted > e->t_post ? r->t_posted : e->t_post,
                                  e->t_done);
             copy_into(r, e);
@@ -189,7 +190,7 @@ void spg_deliver(sp_ctx *c, envelope *e)
         }
     }
     e->next = NULL;
-    if (c->shim->disturb) /* unexpected: it ran as soon as it was sent */
+    if (c->shim->disturb && e->src >= 0) /* unexpected: it ran as soon as it was sent */
         sp_disturb_heard(c->shim->disturb, c, &e->path, e->src, e->t_post, e->t_done);
     if (s->unexp_tail)
         s->unexp_tail->next = e;
@@ -233,13 +234,13 @@ static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
     envelope *e = g->payload;
     g->completed = 1;
     s->ngets_pending--;
-    if (e->src < 0) { /* the postman's bell: take_due follows */
+    if (e->src == -1) { /* the postman's bell: take_due follows */
         spg_unshared.box[c->rank].bell_out = 0;
         unlink_get(s, g);
         return;
     }
     e->t_done = t_finish;
-    long pid = spg_ranks.pid_base + e->src;
+    long pid = e->src == SP_SWITCH ? spg_switch_pid(c->rank) : spg_ranks.pid_base + e->src;
     g->sender_pid = pid;
     if (!order_settled(g, pid)) {
         g->held = e;
@@ -263,14 +264,17 @@ static void on_get_done(sp_ctx *c, getrec *g, double t_finish)
 }
 
 /* Which pending comm can be waited for alone without missing an event that
- * needs a reaction (only a completed get does: it may bring an unexpected
- * message, after which another get must be posted at once)?  With one get
+ * needs a reaction (a completed get: it may bring an unexpected message,
+ * after which another get must be posted at once; and the end of a push to
+ * the switch, which the switch takes then)?  With one get
  * pending and a waited receive still open, that get must complete before
  * the wait can end; with no get pending, any waited send.  Otherwise -1,
  * and the caller waits for any.  A plain wait is much cheaper in SimGrid
  * than a wait for any (bench/README.md). */
 static long single_waitable(spg_rank *s)
 {
+    if (s->pushes > 0) /* a push's end needs a reaction too: the switch takes it then */
+        return -1;
     if (s->ngets_pending == 1 && s->waiting_recvs > 0) {
         for (size_t i = 0; i < s->nact; i++)
             if (s->act_is_get[i])
@@ -329,6 +333,11 @@ static int progress(sp_ctx *c)
             return -3;
     } else {
         sp_req *r = owner;
+        if (r->push) { /* it has reached the switch (nvswitch.c) */
+            spg_switch_arrived(c, r->push, finp ? fin : simgrid_get_clock());
+            r->push = NULL;
+            s->pushes--;
+        }
         complete_req(s, r, r->result);
     }
     return 0;
@@ -398,6 +407,43 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
         return r;
     }
     act_push(s, sg_mailbox_put_async(spg_ranks.mbox[dst], e, (long)bytes), r, 0);
+    return r;
+}
+
+/* a push to the node's switch (nvswitch.c): the GPU's data goes up its port
+ * as multimem stores do, from device memory, with no host overheads; the
+ * switch takes it when this rank sees the flow end (progress) */
+static sp_req *sg_switch_push(sp_ctx *c, int tag, const void *buf, size_t bytes, int pushes, int to, double t_post)
+{
+    spg_rank *s = spg_rank_of(c);
+    if (!spg_switches_on() || act_reserve(s) != 0)
+        return NULL;
+    size_t datasz = buf ? bytes : 0;
+    envelope *e = malloc(sizeof *e + datasz);
+    sp_req *r = e ? pool_alloc(&s->free_req, sizeof *r) : NULL;
+    if (!r) {
+        free(e);
+        return NULL;
+    }
+    memset(e, 0, sizeof *e);
+    e->src = c->rank;
+    e->tag = tag;
+    e->iter = c->iter;
+    e->phase = c->phase;
+    e->bytes = bytes;
+    e->t_post = t_post;
+    e->has_data = buf != NULL;
+    e->sw_pushes = pushes;
+    e->sw_to = to;
+    if (datasz)
+        memcpy(e->data, buf, datasz);
+    r->is_send = 1;
+    r->peer = SP_SWITCH;
+    r->tag = tag;
+    r->result = (long long)bytes;
+    r->push = e;
+    s->pushes++;
+    act_push(s, spg_sendto_async(spg_ranks.hosts[c->rank], spg_switch_host(c->rank), (double)bytes), r, 0);
     return r;
 }
 
@@ -531,7 +577,8 @@ static void sg_barrier(sp_ctx *c, void (*last)(void *), void *arg)
     spg_rank_of(c)->in_sync = 0;
 }
 
-const sp_backend spg_transport = {"simgrid", sg_isend, sg_irecv, sg_waitall, sg_now, sg_advance, sg_barrier};
+const sp_backend spg_transport = {"simgrid", sg_isend,   sg_irecv,   sg_waitall,
+                                  sg_now,    sg_advance, sg_barrier, sg_switch_push};
 
 void spg_rank_actor(int argc, char **argv)
 {
