@@ -81,14 +81,20 @@ typedef struct sp_algorithm_s {
     /* node-aware forms only: which form, and the flat algorithm it runs among nodes */
     sp_algo_form form;
     const struct sp_algorithm_s *inner;
+    /* 1: runs only where the nodes' switch reduces (sp_node_switch: NVLS on the
+     * simulated dgx-*, roce platforms), so "all" leaves it out */
+    int needs_switch;
 } sp_algorithm;
 
 /* By name: a row of the table, a diagnostic, or a node-aware form
  * "rail:X" / "leader:X" of a sparse row X. */
 const sp_algorithm *sp_algorithm_find(const char *name);
 /* The table's rows (flat algorithms only: the forms need nodes, so "all"
- * and the listings leave them out). */
+ * and the listings leave them out, as they do nccl-nvls, which needs
+ * a reducing switch: sp_algorithm_switch_list). */
 const sp_algorithm *sp_algorithm_list(int *count);
+/* The rows that need a reducing switch in the nodes (needs_switch). */
+const sp_algorithm *sp_algorithm_switch_list(int *count);
 /* The form a name asks for by its prefix ("rail:", "leader:"; else
  * SP_FORM_FLAT) and, in *inner, the name after the prefix. */
 sp_algo_form sp_algorithm_form_of(const char *name, const char **inner);
@@ -109,5 +115,6 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io);
 int sp_oktopk(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_ring(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_tree(sp_ctx *c, sp_algo_io *io);
+int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
 
 #endif

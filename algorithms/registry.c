@@ -110,6 +110,25 @@ static const sp_algorithm algorithms[] = {
      .exact_extra_bytes = nccl_tree_extra},
 };
 
+/* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such
+ * platforms, listed apart, not part of "all" (which runs on any platform). */
+static const sp_algorithm switch_rows[] = {
+    {.name = "nccl-nvls",
+     .summary = "NCCL's NVLS: the NVSwitch reduces and multicasts in each node; a ring per rail across nodes",
+     .run = sp_nccl_nvls,
+     .cls = SP_ALGO_DENSE,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = no_extra,
+     .needs_switch = 1},
+};
+
+const sp_algorithm *sp_algorithm_switch_list(int *count)
+{
+    *count = (int)(sizeof switch_rows / sizeof switch_rows[0]);
+    return switch_rows;
+}
+
 /* Diagnostics, runnable by name but not part of "all" or the listings. */
 static int selftest_unmatched(sp_ctx *c, sp_algo_io *io)
 {
@@ -242,6 +261,9 @@ const sp_algorithm *sp_algorithm_find(const char *name)
     for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; i++)
         if (strcmp(algorithms[i].name, name) == 0)
             return &algorithms[i];
+    for (size_t i = 0; i < sizeof switch_rows / sizeof switch_rows[0]; i++)
+        if (strcmp(switch_rows[i].name, name) == 0)
+            return &switch_rows[i];
     for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
         if (strcmp(hidden[i].name, name) == 0)
             return &hidden[i];

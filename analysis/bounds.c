@@ -248,6 +248,24 @@ static const sp_algo_facts facts[] = {
      .consumes = DENSE_CONSUMES},
 };
 
+/* The rows of the registry's switch_rows (algorithms that need a reducing
+ * switch), apart from the table above as they are from "all". */
+static const sp_algo_facts switch_facts[] = {
+    {.name = "nccl-nvls",
+     .formula = "n + ceil(n/G) on one node; 2n + 2 ceil(ceil(n/G)/N)(N-1) on N nodes",
+     .source = "NCCL 2.17's NVLS (NVLink SHARP in the NVSwitch, gen 3 on): every GPU pushes n, the switch sends "
+               "each owner its shard's sum and multicasts it back",
+     .words = sp_nccl_nvls_words,
+     .time_formula = "one node: 4 alpha_p + c(max(G beta_p, G^2 beta_s) + beta_p + max(beta_p, G beta_s) + G beta_p) "
+                     "+ (K-1) c max((G+1) beta_p, G(G+1) beta_s), c the chunk's bytes, K chunks a shard, beta_p a "
+                     "GPU's port, beta_s the switch's intake; several nodes add the rail's ring (analysis/nccl_model.c)",
+     .time_source = "the alpha-beta model as Thakur, Rabenseifner & Gropp, IJHPCA 19(1) 2005, with the switch's "
+                    "intake as a shared link",
+     .seconds = sp_nccl_nvls_seconds,
+     .seconds2 = sp_nccl_nvls_seconds2,
+     .consumes = DENSE_CONSUMES},
+};
+
 /* the dense lower bound: every rank must receive the other ranks' share of
  * each of its reduced entries and send its own (Patarasuk & Yuan, 2009) */
 static double dense_lower(const sp_shape *s) { return 2.0 * s->n * (s->P - 1) / s->P; }
@@ -267,7 +285,16 @@ const sp_algo_facts *sp_algo_facts_find(const char *name)
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
         if (strcmp(facts[i].name, name) == 0)
             return &facts[i];
+    for (size_t i = 0; i < sizeof switch_facts / sizeof switch_facts[0]; i++)
+        if (strcmp(switch_facts[i].name, name) == 0)
+            return &switch_facts[i];
     return NULL;
+}
+
+const sp_algo_facts *sp_algo_facts_switch_list(int *count)
+{
+    *count = (int)(sizeof switch_facts / sizeof switch_facts[0]);
+    return switch_facts;
 }
 
 const sp_algo_facts *sp_algo_facts_list(int *count)
@@ -348,12 +375,19 @@ double sp_facts_predict_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_
 }
 
 /* NCCL's tuner picks the algorithm its cost model says is fastest for the
- * size (NCCL 2.4 on: ring or tree); here the two forms above decide */
+ * size (NCCL 2.4 on: ring or tree; 2.17 on: NVLS too, where the NVSwitch
+ * reduces); here the forms above decide */
 const char *sp_nccl_choose(int P, int G, uint64_t n, const sp_link_classes *l)
 {
     sp_nodes nd = {.G = G};
     double ring = sp_facts_predict_nodes(sp_algo_facts_find("nccl-ring"), P, n, 0, &nd, l);
     double tree = sp_facts_predict_nodes(sp_algo_facts_find("nccl-tree"), P, n, 0, &nd, l);
+    /* NVLS where the switch reduces (l->nvls_bw) and the ranks fill whole nodes */
+    double nvls = l->nvls_bw > 0 && G > 1 && P % G == 0
+                      ? sp_facts_predict_nodes(sp_algo_facts_find("nccl-nvls"), P, n, 0, &nd, l)
+                      : -1.0;
+    if (nvls > 0 && nvls < ring && nvls < tree)
+        return "nccl-nvls";
     return tree < ring ? "nccl-tree" : "nccl-ring";
 }
 

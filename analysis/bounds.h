@@ -48,6 +48,10 @@ typedef struct {
 typedef struct {
     double intra_alpha, intra_beta, inter_alpha, inter_beta;
     int one_port;
+    /* where the nodes' switch reduces (NVLS): the bytes/s it takes in
+     * (sp_platform_nvls); 0: it does not.  A GPU's port to it is half of
+     * the intra class (its alpha / 2, its beta) */
+    double nvls_bw;
 } sp_link_classes;
 
 /* Where the ranks sit, for the node-aware forms: G GPUs per node, and the
@@ -87,6 +91,9 @@ typedef struct {
 const sp_algo_facts *sp_algo_facts_find(const char *name);
 /* Every row, in the registry's order. */
 const sp_algo_facts *sp_algo_facts_list(int *count);
+/* The rows of the algorithms that need a reducing switch (nccl-nvls), in
+ * the order of sp_algorithm_switch_list. */
+const sp_algo_facts *sp_algo_facts_switch_list(int *count);
 /* The lower bound of class `cls` (an sp_algo_class), or NULL where the
  * class has none here. */
 const sp_lower_bound *sp_lower_bound_of(int cls);
@@ -108,7 +115,9 @@ double sp_facts_predict_nodes(const sp_algo_facts *f, int P, uint64_t n, uint64_
 
 /* NCCL's choice between its ring and its tree, as its tuner makes it: the
  * faster by the two forms above at P ranks in nodes of G, n floats, the
- * default channels and chunk; "nccl-ring" or "nccl-tree" (the ring on a tie). */
+ * default channels and chunk; "nccl-ring" or "nccl-tree" (the ring on a tie), or
+ * "nccl-nvls" where l->nvls_bw says the switch reduces and its form is the
+ * fastest. */
 const char *sp_nccl_choose(int P, int G, uint64_t n, const sp_link_classes *l);
 
 /* The same by name (one look-up, then the above): for callers that hold a

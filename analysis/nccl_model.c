@@ -1,4 +1,4 @@
-/* nccl_model.c - closed forms of nccl-ring and nccl-tree on ranks grouped
+/* nccl_model.c - closed forms of nccl-ring, nccl-tree and nccl-nvls on ranks grouped
  * into nodes, in the alpha-beta model (Thakur, Rabenseifner & Gropp, IJHPCA
  * 2005: a message of L bytes costs alpha + L beta), with two classes of
  * links (inside a node, between nodes) and the sharing of a rank's port by
@@ -104,7 +104,7 @@ double sp_nccl_ring_seconds2(const sp_shape *s, const sp_link_classes *l)
 
 double sp_nccl_ring_seconds(const sp_shape *s, double alpha, double beta)
 {
-    sp_link_classes l = {alpha, beta, alpha, beta, 1};
+    sp_link_classes l = {alpha, beta, alpha, beta, 1, 0};
     return sp_nccl_ring_seconds2(s, &l);
 }
 
@@ -250,6 +250,83 @@ double sp_nccl_tree_seconds2(const sp_shape *s, const sp_link_classes *l)
 
 double sp_nccl_tree_seconds(const sp_shape *s, double alpha, double beta)
 {
-    sp_link_classes l = {alpha, beta, alpha, beta, 1};
+    sp_link_classes l = {alpha, beta, alpha, beta, 1, 0};
     return sp_nccl_tree_seconds2(s, &l);
+}
+
+/* ---- NVLS ------------------------------------------------------------------
+ * algorithms/nccl_nvls.c.  The switch reduces and multicasts (NVLink SHARP:
+ * NVIDIA, "NVIDIA NVLink and NVSwitch", NVSwitch gen 3; NCCL 2.17's NVLS
+ * algorithm).  Volume, per rank and phase as DESIGN counts it: one node,
+ * n pushed up and b = ceil(n/G) of this GPU's shard (its multicast), b of
+ * its sums and n of multicasts down: n + b.  Several nodes: the reduce n
+ * (up), the ring's 2 ceil(b/N)(N-1) on the shard, the multicast n (down).
+ *
+ * Time, one node, in the alpha-beta model with the sharing of a GPU's port
+ * (beta_p = intra_beta, alpha_p = intra_alpha / 2: one port's link) and of
+ * the switch's intake (beta_s = 1 / nvls_bw), c = 4 chunk bytes, K chunks
+ * of the largest shard:
+ *   the first chunk through the four stages, none overlapped:
+ *     reduce  alpha_p + c max(G beta_p, G^2 beta_s)   (G pushes a port, G^2 at the switch)
+ *     sum     alpha_p + c beta_p                       (down the owner's port)
+ *     push    alpha_p + c max(beta_p, G beta_s)        (each owner's chunk, G at the switch)
+ *     spread  alpha_p + c G beta_p                     (G multicast copies down each port)
+ *   then K - 1 rounds in which each port carries G + 1 pushes up and G + 1
+ *   copies down, and the switch G(G+1):  c max((G+1) beta_p, G(G+1) beta_s).
+ * Exact on cm02 for K = 1 (tests/test_nccl.c); for K > 1 the rounds
+ * overlap less neatly than the form says (a GPU posts a round's pushes
+ * before it waits for the last round's sum), and the tests hold the gap.
+ * Several nodes: the reduce as above without the multicast's pushes
+ * (rounds of c max(G beta_p, G^2 beta_s)), the flat ring among N GPUs of a
+ * rail on the shard (inter class), and the multicast of the whole shard at
+ * once: alpha_p + 4b max(beta_p, G beta_s), then alpha_p + 4 n beta_p. */
+
+static uint64_t nvls_chunk_floats(const sp_shape *s)
+{
+    double bytes = s->chunk_bytes > 0 ? s->chunk_bytes : SP_NCCL_DEFAULT_CHUNK;
+    uint64_t c = (uint64_t)(bytes / 4.0);
+    return c ? c : 1;
+}
+
+static double nvls_shard(const sp_shape *s) { return ceil(s->n / (s->G > 1 ? s->G : 1)); }
+
+double sp_nccl_nvls_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    int G = s->G > 1 ? s->G : 1, N = (int)s->P / G;
+    double b = nvls_shard(s);
+    if (N <= 1)
+        return s->n + b;
+    return 2.0 * s->n + 2.0 * ceil(b / N) * (N - 1);
+}
+
+/* one class of links says nothing of the switch: no form */
+double sp_nccl_nvls_seconds(const sp_shape *s, double alpha, double beta)
+{
+    (void)s;
+    (void)alpha;
+    (void)beta;
+    return -1.0;
+}
+
+double sp_nccl_nvls_seconds2(const sp_shape *s, const sp_link_classes *l)
+{
+    int G = s->G > 1 ? s->G : 1, N = (int)s->P / G;
+    if (!(l->nvls_bw > 0) || G < 2)
+        return -1.0;
+    double ap = l->intra_alpha / 2, bp = l->intra_beta, bs = 1.0 / l->nvls_bw, g = G;
+    double shard = nvls_shard(s);
+    uint64_t cf = nvls_chunk_floats(s);
+    double K = ceil(shard / (double)cf), c = 4.0 * (shard < (double)cf ? shard : (double)cf);
+    if (K < 1)
+        K = 1;
+    double reduce = ap + c * fmax(g * bp, g * g * bs), sum = ap + c * bp;
+    if (N == 1) {
+        double push = ap + c * fmax(bp, g * bs), spread = ap + c * g * bp;
+        return reduce + sum + push + spread + (K - 1) * c * fmax((g + 1) * bp, g * (g + 1) * bs);
+    }
+    double stage1 = reduce + sum + (K - 1) * c * fmax(g * bp, g * g * bs);
+    double blk = ceil(shard / N), ring = 2.0 * (N - 1) * (l->inter_alpha + 4.0 * blk * l->inter_beta);
+    double stage3 = ap + 4.0 * shard * fmax(bp, g * bs) + ap + 4.0 * s->n * bp;
+    return stage1 + ring + stage3;
 }

@@ -115,7 +115,7 @@ ParameterizedTest(struct nccl_case *c, nccl, exact_equals_reference)
 /* 1gbe: every route is two 50 us links of 125 MB/s, each host's link its own
  * (split duplex): alpha = 100 us, beta = 8 ns/B, and a rank's concurrent flows
  * share its link, so the one-port form with equal classes applies */
-static const sp_link_classes gbe = {100e-6, 1.0 / 125e6, 100e-6, 1.0 / 125e6, 1};
+static const sp_link_classes gbe = {100e-6, 1.0 / 125e6, 100e-6, 1.0 / 125e6, 1, 0};
 
 static sp_report run_size(const struct nccl_case *c, uint64_t n)
 {
@@ -290,7 +290,7 @@ Test(nccl, tree_volume_flat)
 /* ---- the tuner ----------------------------------------------------------------- */
 
 /* NVLink: 1 us, 150 GB/s per direction; NIC: 5 us, 12.5 GB/s (100 Gb/s) */
-static const sp_link_classes dgx = {1e-6, 1.0 / 150e9, 5e-6, 1.0 / 12.5e9, 0};
+static const sp_link_classes dgx = {1e-6, 1.0 / 150e9, 5e-6, 1.0 / 12.5e9, 0, 0};
 
 Test(tuner, ring_form_by_hand)
 {
@@ -358,4 +358,171 @@ Test(nccl, the_name_nccl_runs_the_tuners_choice)
     sp_error e;
     cr_assert_null(sp_resolve_algorithm("nccl", &e));
     cr_assert(strstr(e.msg, "run it on a platform of nodes"), "%s", e.msg);
+}
+
+/* ---- NVLS: the NVSwitch reduces and multicasts (nccl-nvls) --------------------- */
+
+struct nvls_case {
+    char platform[16];
+    int P;
+    uint64_t chunk; /* bytes; 0: the default */
+};
+
+ParameterizedTestParameters(nvls, exact_equals_reference)
+{
+    /* one node and several, one chunk a shard and many (a chunk of 64 bytes
+     * is 16 floats: shards of 126 and 127 floats in 8 chunks, the last short) */
+    static struct nvls_case c[] = {
+        {"dgx-h100:1", 8, 0},   {"dgx-h100:1", 8, 64},  {"dgx-h100:2", 16, 0},
+        {"dgx-b200:3", 24, 96}, {"roce:2", 16, 128},    {"dgx-h200:4", 32, 0},
+    };
+    return cr_make_param_array(struct nvls_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct nvls_case *c, nvls, exact_equals_reference)
+{
+    sp_plan p;
+    t_plan(&p, "nccl-nvls", c->P, 1000 + (uint64_t)c->P /* not a multiple of P */, 0.01);
+    snprintf(p.platform, sizeof p.platform, "%s", c->platform);
+    p.opts.nccl_chunk = c->chunk;
+    p.iters = 2;
+    sp_report rep = t_run_ok(&p);
+    cr_assert_not_null(rep.result);
+    double *mag, *sum = t_gradient_sum(&p, &mag);
+    for (uint64_t i = 0; i < p.n; i++)
+        cr_assert(fabs(rep.result_sum[i] - sum[i]) <= 1e-5 * mag[i] + 1e-6, "%s P=%d: entry %llu: %.9g, want %.9g",
+                  c->platform, c->P, (unsigned long long)i, rep.result_sum[i], sum[i]);
+    free(sum);
+    free(mag);
+    sp_report_free(&rep);
+}
+
+/* a size-only run on cm02 without a device: its time and its volume */
+static sp_report nvls_run(const char *platform, int P, uint64_t n, uint64_t chunk)
+{
+    sp_plan p;
+    t_plan(&p, "nccl-nvls", P, n, 0.01);
+    snprintf(p.platform, sizeof p.platform, "%s", platform);
+    char err[200];
+    /* the platform's own device (h100) would price the ring's reductions */
+    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
+    p.payload = SP_PAYLOAD_SIZE;
+    p.opts.nccl_chunk = chunk;
+    return t_run_ok(&p);
+}
+
+static uint64_t iter_volume(const sp_report *rep)
+{
+    uint64_t v = 0;
+    for (int ph = 0; ph < rep->nphases; ph++)
+        v += rep->iters[0].phase_volume[ph];
+    return v;
+}
+
+/* dgx-h100:1, n = 1M floats: shards of 128Ki floats = 512 KiB, one chunk
+ * each, so the four stages run one after another (nccl_model.c):
+ *   reduce: 8 pushes a port (450 GB/s), 64 at the intake (E = 476e9 x 72/14)
+ *   sum:    one chunk down the owner's port
+ *   push:   one chunk a port, 8 at the intake
+ *   spread: 8 copies down each port
+ * each after 25 ns of one port.  Exact, by hand and as the form says. */
+Test(nvls, one_node_time_exact)
+{
+    sp_report rep = nvls_run("dgx-h100:1", 8, 1u << 20, 0);
+    double c = 524288, B = 450e9, E = 476e9 * 72 / 14, a = 25e-9;
+    double want = a + c * fmax(8 / B, 64 / E) + a + c / B + a + c * fmax(1 / B, 8 / E) + a + 8 * c / B;
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
+    cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
+    /* every GPU pushes n floats and its shard; receives its sum and the n multicast */
+    cr_assert_eq(iter_volume(&rep), 4 * ((1u << 20) + (1u << 17)));
+    sp_report_free(&rep);
+}
+
+/* two nodes, one chunk a shard: the reduce, the rail's ring, the multicast,
+ * one after another, are the form; volume 2n + the ring's on the shard */
+Test(nvls, two_nodes_time_and_volume_exact)
+{
+    uint64_t n = 1u << 20;
+    sp_report rep = nvls_run("dgx-h100:2", 16, n, 0);
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert_float_eq(got, rep.predicted_s, rep.predicted_s * 1e-9, "simulated %.12g, form %.12g", got,
+                       rep.predicted_s);
+    cr_assert_eq(iter_volume(&rep), 4 * (2 * n + 2 * (n / 8 / 2)));
+    sp_report_free(&rep);
+}
+
+/* many chunks: the rounds overlap, and the form's steady round (G + 1
+ * pushes a port, G(G+1) at the intake) holds to within 4% at 16 chunks a
+ * shard (measured: 3.2% over; the rounds do not overlap as neatly as the
+ * form's) */
+Test(nvls, many_chunks_near_form)
+{
+    sp_report a = nvls_run("dgx-h100:1", 8, 16u << 20, 0);
+    double ta = a.iters[0].t_end - a.iters[0].t_start;
+    cr_assert(ta >= a.predicted_s && ta <= 1.04 * a.predicted_s, "16 chunks: %g s, form %g s", ta, a.predicted_s);
+    sp_report_free(&a);
+}
+
+/* and within 0.5% at 256 chunks a shard (1 GiB), where the bus bandwidth
+ * comes to the published 476 GB/s that the intake is fitted to, within 1% */
+Test(nvls, large_reaches_the_fitted_bus_bandwidth)
+{
+    sp_report b = nvls_run("dgx-h100:1", 8, 256u << 20, 0);
+    double tb = b.iters[0].t_end - b.iters[0].t_start;
+    cr_assert(tb >= b.predicted_s && tb <= 1.005 * b.predicted_s, "256 chunks: %g s, form %g s", tb, b.predicted_s);
+    double busbw = 4.0 * (256u << 20) / tb * 2 * 7 / 8;
+    cr_assert(busbw > 0.99 * 476e9 && busbw < 476e9, "bus bandwidth %g", busbw);
+    sp_report_free(&b);
+}
+
+/* where the switch does not reduce, or there is no switch: one line, usage */
+Test(nvls, refused_without_a_reducing_switch)
+{
+    const char *where[] = {"alps:2", "1gbe", "daint"};
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        sp_plan p;
+        t_plan(&p, "nccl-nvls", 8, 1024, 0.01);
+        snprintf(p.platform, sizeof p.platform, "%s", where[i]);
+        sp_report rep;
+        sp_error e;
+        cr_assert_neq(sp_run(&p, &rep, &e), 0, "%s", where[i]);
+        cr_assert_eq(e.status, SP_STATUS_USAGE, "%s", where[i]);
+        cr_assert(strstr(e.msg, "needs nodes whose NVSwitch reduces") && !strchr(e.msg, '\n'), "%s: %s", where[i],
+                  e.msg);
+    }
+}
+
+/* the tuner takes NVLS inside one node of H100s for large messages (the
+ * intake's 476 GB/s of bus bandwidth beats the ring's 450 on the ports) and
+ * for small ones (four hops of a port against the ring's 14 steps), not for
+ * a 4 MiB vector (one chunk a shard: its four stages do not overlap), nor
+ * across nodes (its stages run one after another), and never on alps.  On B200 the ring on NVLink 5 at
+ * line rate (900) beats the intake fitted to NCCL's measured 830: the forms
+ * price the wire, not the ring's reductions, which the h100 and b200
+ * profiles charge in the run (docs/platforms.md) */
+Test(nvls, the_tuner_takes_it_where_it_is_fastest)
+{
+    sp_plan p;
+    sp_plan_defaults(&p);
+    snprintf(p.algo, sizeof p.algo, "nccl");
+    char names[1][64];
+    struct {
+        const char *platform;
+        int P;
+        uint64_t n;
+        const char *want;
+    } cases[] = {
+        {"dgx-h100:1", 8, 256u << 20, "nccl-nvls"}, {"dgx-b200:1", 8, 256u << 20, "nccl-ring"},
+        {"dgx-h100:1", 8, 1024, "nccl-nvls"},       {"dgx-h100:1", 8, 1u << 20, "nccl-ring"},
+        {"dgx-h100:8", 64, 256u << 20, "nccl-ring"},
+        {"alps:1", 4, 256u << 20, "nccl-ring"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(p.platform, sizeof p.platform, "%s", cases[i].platform);
+        p.ranks = cases[i].P;
+        p.n = cases[i].n;
+        cr_assert_eq(sp_plan_algorithms(&p, names, 1), 1);
+        cr_assert_str_eq(names[0], cases[i].want, "%s n=%llu", cases[i].platform, (unsigned long long)cases[i].n);
+    }
 }

@@ -73,7 +73,7 @@ Test(facts, two_class_forms_reduce_to_one_class)
      * one port is its one-class form: on a flat platform, or nodes of 4 */
     int nf, with = 0;
     const sp_algo_facts *f = sp_algo_facts_list(&nf);
-    sp_link_classes one = {1e-6, 1e-9, 1e-6, 1e-9, 1};
+    sp_link_classes one = {1e-6, 1e-9, 1e-6, 1e-9, 1, 0};
     for (int j = 0; j < nf; j++) {
         if (!f[j].seconds2) {
             cr_assert_eq(sp_facts_predict_nodes(&f[j], 8, 800, 8, NULL, &one), -1.0, "%s", f[j].name);

@@ -58,7 +58,8 @@ static const char *algo_help(void)
             at += (size_t)snprintf(text + at, sizeof text - at, "%s%s", a[i].name, i + 1 < n ? ", " : "");
         if (at < sizeof text)
             snprintf(text + at, sizeof text - at,
-                     "; nccl, NCCL's choice of nccl-ring or nccl-tree on a platform of nodes; rail:X or leader:X, "
+                     "; nccl-nvls, NCCL's NVLS, where the nodes' NVSwitch reduces (dgx-*, roce; not in 'all'); "
+                     "nccl, NCCL's choice of nccl-ring, nccl-tree or nccl-nvls on a platform of nodes; rail:X or leader:X, "
                      "node-aware forms of a sparse X (ranks on nodes, not in 'all'); a comma list; or 'all' for every "
                      "one");
     }
@@ -208,9 +209,10 @@ static const sp_opt run_options[] = {
     {.name = "nccl-chunk", .type = SP_OT_U64, .group = "algorithms", F(opts.nccl_chunk), .min = 0,
      .max = 1073741824.0, .dflt = "0", .flags = SP_OPT_SUFFIX, .metavar = "BYTES",
      .range = "bytes in 0..1G (0: 512K)",
-     .help = "nccl-tree: the pipeline's chunk; each lane's half of a channel moves up and down its tree in chunks "
-     "of at most BYTES. 0 is 512 KiB: NCCL's default buffer of 4 MiB (NCCL_BUFFSIZE) over its 8 pipeline steps "
-     "(assumed from NCCL's documentation and code, not measured); K, M, G suffixes"},
+     .help = "nccl-tree and nccl-nvls: the pipeline's chunk; each lane's half of a channel moves up and down its "
+     "tree (each GPU's shard through the NVSwitch) in chunks of at most BYTES. 0 is 512 KiB: NCCL's default buffer "
+     "of 4 MiB (NCCL_BUFFSIZE) over its 8 pipeline steps (assumed from NCCL's documentation and code, not "
+     "measured); K, M, G suffixes"},
     {.name = "workload", .type = SP_OT_STRING, .group = "gradients", F(workload), .dflt = "generic",
      .flags = SP_OPT_EVERYDAY, .metavar = "NAME",
      .brief = "generic, a paper's model (vgg16, lstm, bert, ...), or a profile JSON file",

@@ -152,6 +152,24 @@ static int node_form_needs_nodes(const sp_algorithm *a, const sp_plan *p, sp_err
                         "--algo %s needs ranks on nodes: a platform with nodes or --gpus-per-node G", a->name);
 }
 
+/* NVLS (needs_switch): a simulated platform whose nodes' NVSwitch reduces */
+static int needs_switch(const sp_algorithm *a, const sp_plan *p, sp_error *e)
+{
+    if (!a->needs_switch)
+        return 0;
+    if (strcmp(sp_backend_name(), "simgrid") != 0)
+        return sp_error_set(e, SP_STATUS_USAGE, "--algo %s is simulated: the %s backend has no switch to reduce in",
+                            a->name, sp_backend_name());
+    if (!(sp_platform_nvls(p->platform, NULL, NULL) > 0))
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "--algo %s needs nodes whose NVSwitch reduces (NVLink SHARP): dgx-h100, dgx-h200, dgx-b200 "
+                            "or roce, not %s",
+                            a->name, p->platform);
+    if (p->gpus_per_node < 2)
+        return sp_error_set(e, SP_STATUS_USAGE, "--algo %s needs at least 2 GPUs a node (--gpus-per-node)", a->name);
+    return 0;
+}
+
 static int node_form_needs_k(const sp_algorithm *a, const sp_plan *p, uint64_t k, sp_error *e)
 {
     if (a->form != SP_FORM_RAIL || k < 1 || sp_rail_k(k, p->gpus_per_node) >= 1)
@@ -183,6 +201,7 @@ const char *sp_resolve_nccl(const sp_plan *p)
     sp_link_classes l = {0};
     if (sp_platform_link_classes(p->platform, &l.intra_alpha, &l.intra_beta, &l.inter_alpha, &l.inter_beta) != 0)
         return NULL;
+    l.nvls_bw = strcmp(sp_backend_name(), "simgrid") == 0 ? sp_platform_nvls(p->platform, NULL, NULL) : 0.0;
     return sp_nccl_choose(p->ranks, g, p->n, &l);
 }
 
@@ -193,7 +212,7 @@ const sp_algorithm *sp_resolve_algorithm(const char *name, sp_error *e)
         return a;
     if (!strcmp(name, "nccl")) /* sp_plan_algorithms names its choice where the platform allows one */
         return sp_error_set(e, SP_STATUS_USAGE,
-                            "--algo nccl chooses nccl-ring or nccl-tree by the platform's two classes of links: run "
+                            "--algo nccl chooses nccl-ring, nccl-tree or nccl-nvls by the platform's links: run "
                             "it on a platform of nodes (dgx-h100, dgx-h200, dgx-b200, roce, alps), or name one"),
                NULL;
     if (node_form_unknown(name, e) != 0)
@@ -373,7 +392,7 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
     if (sp_resolve_platform(p, e) != 0)
         return -1;
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
-    if (!r->algo || node_form_needs_nodes(r->algo, p, e) != 0)
+    if (!r->algo || node_form_needs_nodes(r->algo, p, e) != 0 || needs_switch(r->algo, p, e) != 0)
         return -1;
     if (payload_allows(r->algo, p->payload, e) != 0)
         return -1;

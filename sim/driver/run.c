@@ -326,9 +326,10 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     /* a platform of nodes: its two classes of links (NVLink, the NICs), a
      * port of each per GPU; else one class (the run's alpha and beta), one
      * port per rank */
-    sp_link_classes lc = {rep->alpha, rep->beta, rep->alpha, rep->beta, 1};
+    sp_link_classes lc = {rep->alpha, rep->beta, rep->alpha, rep->beta, 1, 0};
     if (sp_platform_link_classes(plan->platform, &lc.intra_alpha, &lc.intra_beta, &lc.inter_alpha, &lc.inter_beta) == 0)
         lc.one_port = 0;
+    lc.nvls_bw = sp_platform_nvls(plan->platform, NULL, NULL);
     if (f && f->seconds2)
         rep->predicted_s = sp_facts_predict_nodes(f, plan->ranks, plan->n, rep->k, &nd, &lc);
 }
