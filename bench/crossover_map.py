@@ -42,15 +42,18 @@ PLATFORMS = {
 }
 DENSE_FLAT = ["ring", "rabenseifner", "recdoubling"]
 DENSE_NODES = ["nccl-ring", "nccl-tree"]
+NVLS = ["nccl-nvls"]  # where the nodes' NVSwitch reduces (not alps' GH200 nodes)
 SPARSE = ["topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
 NODE_AWARE = ["rail:topka", "rail:gtopk", "rail:oktopk", "leader:gtopk", "leader:oktopk"]
-KIND = {a: kind for kind, algos in (("dense", DENSE_FLAT + DENSE_NODES), ("sparse", SPARSE), ("node-aware", NODE_AWARE))
+KIND = {a: kind for kind, algos in (("dense", DENSE_FLAT + DENSE_NODES + NVLS), ("sparse", SPARSE),
+                                    ("node-aware", NODE_AWARE))
         for a in algos}
 
 
 def schemes(platform):
     nodes = platform not in ("1gbe", "daint")
-    return (DENSE_NODES if nodes else DENSE_FLAT) + SPARSE + (NODE_AWARE if nodes else [])
+    nvls = platform in ("dgx-h100", "roce", "roce-4to1")
+    return (DENSE_NODES + (NVLS if nvls else []) if nodes else DENSE_FLAT) + SPARSE + (NODE_AWARE if nodes else [])
 
 
 def sweep(sparsim, platform, model, ranks, jobs, out):

@@ -100,20 +100,20 @@ ROWS = [
          source=TESTS_I + "290 (476 GB/s, called in the expected range by a maintainer; ~480 GB/s in "
                 + TESTS_I + "212)", sure="read",
          platform="dgx-h100:1", ranks=8, n=1 * GiB, algo="ring", nccl_algo="nccl",
-         why_nccl='NCCL reduces in the NVSwitch (NVLS), which sparsim does not model; no ring on 450 GB/s ports passes 450 GB/s of busbw',
+         why_nccl="a fit, not a check: the tuner runs nccl-nvls, whose NVSwitch intake (topologies/platforms.c) is fitted to this figure; H200's row checks it",
          why="NCCL reduces in the NVSwitch (NVLS), which sparsim does not model; a flat ring at line rate "
              "cannot pass 450 GB/s of busbw, and the default run prices the reductions on top"),
     dict(id="h200-1n", kind="busbw", unit="GB/s", published=475.0,
          setting="1 node of 8 H200, nccl-tests all_reduce_perf -b 64k -e 4G, NCCL's default, peak (4 GB)",
          source=TESTS_I + "272 (description: peak bandwidth of 475 GB/s)", sure="read",
          platform="dgx-h200:1", ranks=8, n=1 * GiB, algo="ring", nccl_algo="nccl",
-         why_nccl="as for H100: NVLS's busbw is above what any ring reaches on 450 GB/s ports",
+         why_nccl="the check of H100's fit: nccl-nvls on the same NVSwitch (gen 3), whose intake was fitted to H100's 476 GB/s, against H200's own measurement",
          why="as for H100: NVLS busbw is above what any ring can reach on 450 GB/s ports"),
     dict(id="b200-1n", kind="busbw", unit="GB/s", published=830.0,
          setting="1 node of 8 B200, nccl-tests all_reduce_perf, NCCL 2.27, NCCL's default, peak",
          source=NCCL_I + "1807 (description: \"830+\" busbw on 8 B200 in one machine)", sure="read",
          platform="dgx-b200:1", ranks=8, n=1 * GiB, algo="ring", nccl_algo="nccl",
-         why_nccl="nccl-ring at NVLink 5's line rate on the wire (900 GB/s) less the fused reductions; NCCL measured 830",
+         why_nccl="the tuner keeps nccl-ring: on the wire NVLink 5's line rate (900 GB/s) beats the NVLS intake fitted to this very figure (830), and the forms do not price the ring's reductions, which bring the run to 735; nccl-nvls itself gives the fitted 830",
          why="the wire-only ring sits at NVLink 5's line rate (900 GB/s); NCCL measured 830"),
     # ---- between nodes: point to point ----
     dict(id="ndr-gdr-bw", kind="p2p_bw", unit="GB/s", published=49.5,
