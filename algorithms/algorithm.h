@@ -116,5 +116,6 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_ring(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_tree(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
+int sp_onebit(sp_ctx *c, sp_algo_io *io);
 
 #endif

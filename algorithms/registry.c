@@ -29,6 +29,14 @@ static double topka_extra(int P, uint64_t n, uint64_t k)
     return 2.0 * (double)P * (double)P * (double)k * 8.0;
 }
 
+static double onebit_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)k;
+    /* a rank's P messages out, the P of its chunk in, the allgather's P, its
+     * server residual: n/8 + n/(8P) x P + n/8 bytes of bits, 4 a scale, 4n/P */
+    return (double)P * (0.375 * (double)n + 12.0 * (double)P) + 4.0 * (double)n;
+}
+
 static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
 {
     (void)k;
@@ -108,6 +116,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 1,
      .model_ok = 1,
      .exact_extra_bytes = nccl_tree_extra},
+    {.name = "onebit",
+     .summary = "1-bit allreduce (1-bit Adam/LAMB): sign bits and a scale per chunk, all-to-all, server error "
+                "feedback, allgather",
+     .run = sp_onebit,
+     .cls = SP_ALGO_COMPRESSED,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = onebit_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such

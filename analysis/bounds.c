@@ -151,6 +151,25 @@ static double gaussiank_seconds(const sp_shape *s, double alpha, double beta)
 
 #define DENSE_CONSUMES "every entry: the whole vector enters the result"
 
+/* onebit.c: a message is a scale and a bit per entry of a chunk of
+ * ceil(n/P): m = 4 + ceil(ceil(n/P)/8) bytes; P-1 of them each way in the
+ * reduce-scatter and in the allgather */
+static double onebit_msg(const sp_shape *s) { return 4.0 + ceil(ceil(s->n / s->P) / 8.0); }
+
+static double onebit_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 2.0 * (s->P - 1) * onebit_msg(s) / 4.0; /* bytes to words: 4 bytes a word */
+}
+
+/* the rotation's ceil((P-1)/b) buckets of b = min(4, P) messages each way,
+ * then Bruck's ceil(log2 P) rounds; P-1 messages each way in both */
+static double onebit_seconds(const sp_shape *s, double alpha, double beta)
+{
+    double b = s->P < 4 ? s->P : 4, buckets = ceil((s->P - 1) / b);
+    return (buckets + s->ceil_log2_P) * alpha + 2.0 * (s->P - 1) * onebit_msg(s) * beta;
+}
+
 static const sp_algo_facts facts[] = {
     {.name = "ring",
      .formula = "2n(P-1)/P",
@@ -246,6 +265,18 @@ static const sp_algo_facts facts[] = {
      .seconds = sp_nccl_tree_seconds,
      .seconds2 = sp_nccl_tree_seconds2,
      .consumes = DENSE_CONSUMES},
+    {.name = "onebit",
+     .formula = "2(P-1)(4 + ceil(ceil(n/P)/8))/4: a 4-byte scale and a bit per entry of a chunk, P-1 chunks each "
+                "way in the reduce-scatter and the allgather",
+     .source = "Tang et al., 1-bit Adam, ICML 2021 (the compressed allreduce: 1 bit an entry and a scale)",
+     .words = onebit_words,
+     .time_formula = "(ceil((P-1)/min(4,P)) + ceil(log2 P)) alpha + 2(P-1) m beta, m = 4 + ceil(ceil(n/P)/8) bytes "
+                     "(the rotation's buckets, then Bruck's allgather)",
+     .time_source = "Tang et al., ICML 2021; Bruck et al., IEEE TPDS 8(11) 1997; the alpha-beta model as Thakur, "
+                    "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .seconds = onebit_seconds,
+     .consumes = "nothing whole: the residual keeps x - scale sign(x) of every chunk, what the worker's "
+                 "compression lost (error feedback); the server keeps its own residual of its chunk"},
 };
 
 /* The rows of the registry's switch_rows (algorithms that need a reducing
@@ -273,11 +304,18 @@ static double dense_lower(const sp_shape *s) { return 2.0 * s->n * (s->P - 1) / 
 /* the sparse lower bound, Li & Hoefler, PPoPP 2022, Theorem 3.1 */
 static double sparse_lower(const sp_shape *s) { return 2.0 * s->k * (s->P - 1) / s->P; }
 
+/* a compressed allreduce still moves every entry, at one bit at least: the
+ * dense bound at 1/32 of a word (Patarasuk & Yuan, 2009, with 1-bit entries
+ * as Tang et al., ICML 2021, send them) */
+static double compressed_lower(const sp_shape *s) { return 2.0 * s->n * (s->P - 1) / s->P / 32.0; }
+
 static const sp_lower_bound lower_bounds[] = {
     [SP_ALGO_DENSE] = {.formula = "2n(P-1)/P", .source = "Patarasuk & Yuan, JPDC 2009", .words = dense_lower},
     [SP_ALGO_SPARSE] = {.formula = "2k(P-1)/P", .source = "Li & Hoefler, PPoPP 2022, Theorem 3.1",
                         .words = sparse_lower},
-    /* compressed (quantised, low-rank) algorithms: none here yet */
+    [SP_ALGO_COMPRESSED] = {.formula = "2n(P-1)/(32P)",
+                            .source = "Patarasuk & Yuan, JPDC 2009, at one bit an entry (Tang et al., ICML 2021)",
+                            .words = compressed_lower},
 };
 
 const sp_algo_facts *sp_algo_facts_find(const char *name)

@@ -60,8 +60,12 @@ Test(facts, every_row_has_formulas_citations_and_its_class_lower_bound)
         sp_bound b;
         cr_assert_eq(sp_facts_bound(&f[j], 8, 800, 8, &b), 0);
         cr_assert_str_eq(b.lower_formula, lb->formula);
-        cr_assert_str_eq(b.lower_formula, a->cls == SP_ALGO_DENSE ? "2n(P-1)/P" : "2k(P-1)/P", "%s", f[j].name);
-        cr_assert_float_eq(b.lower_words, a->cls == SP_ALGO_DENSE ? 2.0 * 800 * 7 / 8 : 2.0 * 8 * 7 / 8, 1e-9);
+        static const char *const lower[] = {[SP_ALGO_DENSE] = "2n(P-1)/P", [SP_ALGO_SPARSE] = "2k(P-1)/P",
+                                            [SP_ALGO_COMPRESSED] = "2n(P-1)/(32P)"};
+        static const double lower_words[] = {[SP_ALGO_DENSE] = 2.0 * 800 * 7 / 8, [SP_ALGO_SPARSE] = 2.0 * 8 * 7 / 8,
+                                             [SP_ALGO_COMPRESSED] = 2.0 * 800 * 7 / 8 / 32};
+        cr_assert_str_eq(b.lower_formula, lower[a->cls], "%s", f[j].name);
+        cr_assert_float_eq(b.lower_words, lower_words[a->cls], 1e-9, "%s", f[j].name);
         cr_assert_str_eq(b.formula, f[j].formula);
         cr_assert(b.words > 0 && sp_facts_predict(&f[j], 8, 800, 8, 1e-6, 1e-9) > 0, "%s", f[j].name);
     }

@@ -178,7 +178,8 @@ static const sp_opt run_options[] = {
      .dflt_help = "1/3"},
     {.name = "bucket", .type = SP_OT_INT, .group = "algorithms", F(opts.bucket), .min = 0, .max = MAXI, .dflt = "0",
      .metavar = "B", .range = "a non-negative integer (0: min(4, P))",
-     .help = "steps per bucket of destination-rotation exchanges; 0 is min(4, P), the authors' rule"},
+     .help = "steps per bucket of destination-rotation exchanges (TopkDSA, Ok-Topk, onebit's reduce-scatter); 0 is "
+             "min(4, P), the authors' rule"},
     {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
      .choices = preset_choices,
      .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "

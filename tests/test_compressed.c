@@ -1,0 +1,177 @@
+/* test_compressed.c - the compressed allreduces (algorithms/onebit.c):
+ * exact results and residuals against a plain serial computation of the
+ * same scheme, volumes and times against their closed forms on a crossbar,
+ * and message sizes that do not depend on the data. */
+#include "helpers.h"
+#include "algorithms/blocks.h"
+#include "analysis/bounds.h"
+#include "sim/driver/run.h"
+#include "sim/workload/generator.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the 1-bit scheme, the plain way --------------------------------------- */
+
+/* x[0..len) to scale sign(x) (sign(0) = +), its RMS as the scale; x keeps
+ * what that loses; the compressed values go to out */
+static void ref_compress(float *x, uint64_t len, float *out)
+{
+    double ss = 0;
+    for (uint64_t i = 0; i < len; i++)
+        ss += (double)x[i] * x[i];
+    float scale = len ? (float)sqrt(ss / (double)len) : 0.0f;
+    for (uint64_t i = 0; i < len; i++) {
+        out[i] = x[i] < 0.0f ? -scale : scale;
+        x[i] -= out[i];
+    }
+}
+
+/* iters iterations of P workers and P servers: the last result, and the sum
+ * over ranks of the workers' residuals */
+static void ref_onebit(const sp_plan *p, float *result, double *residual_sum)
+{
+    int P = p->ranks;
+    uint64_t n = p->n;
+    sp_generator *gen = t_generator(p);
+    float *acc = calloc((size_t)P * n, sizeof *acc), *srv_err = calloc(n, sizeof *srv_err);
+    float *comp = malloc((size_t)P * n * sizeof *comp), *g = malloc(n * sizeof *g), *s = malloc(n * sizeof *s);
+    cr_assert(acc && srv_err && comp && g && s);
+    for (int it = 0; it < p->iters; it++) {
+        for (int r = 0; r < P; r++) {
+            sp_generator_fill(gen, r, it, g, 0);
+            float *x = acc + (size_t)r * n;
+            for (uint64_t i = 0; i < n; i++)
+                x[i] += g[i];
+            for (int j = 0; j < P; j++) {
+                uint64_t off = sp_block_off(n, P, j);
+                ref_compress(x + off, sp_block_len(n, P, j), comp + (size_t)r * n + off);
+            }
+        }
+        for (int j = 0; j < P; j++) {
+            uint64_t off = sp_block_off(n, P, j), len = sp_block_len(n, P, j);
+            for (uint64_t i = 0; i < len; i++) {
+                s[off + i] = srv_err[off + i];
+                for (int r = 0; r < P; r++)
+                    s[off + i] += comp[(size_t)r * n + off + i];
+            }
+            memcpy(srv_err + off, s + off, len * sizeof *s);
+            ref_compress(srv_err + off, len, result + off);
+        }
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        residual_sum[i] = 0;
+        for (int r = 0; r < P; r++)
+            residual_sum[i] += acc[(size_t)r * n + i];
+    }
+    sp_generator_free(gen);
+    free(acc);
+    free(srv_err);
+    free(comp);
+    free(g);
+    free(s);
+}
+
+struct onebit_case {
+    int P, iters;
+    uint64_t n;
+};
+
+ParameterizedTestParameters(onebit, exact_equals_reference)
+{
+    /* one rank; a P that does not divide n; chunks shorter than a byte of bits */
+    static struct onebit_case c[] = {{1, 2, 1000}, {3, 3, 1001}, {8, 3, 4099}, {16, 2, 100}, {5, 4, 37}};
+    return cr_make_param_array(struct onebit_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct onebit_case *c, onebit, exact_equals_reference)
+{
+    sp_plan p;
+    t_plan(&p, "onebit", c->P, c->n, 0.01);
+    p.iters = c->iters;
+    sp_report rep = t_run_ok(&p);
+    float *want = malloc(p.n * sizeof *want);
+    double *res = malloc(p.n * sizeof *res);
+    ref_onebit(&p, want, res);
+    /* the same operations in the same order: equal but for the summation of
+     * the norms (double, in both) */
+    for (uint64_t i = 0; i < p.n; i++) {
+        cr_assert(fabsf(rep.result[i] - want[i]) <= 1e-6f * fabsf(want[i]), "P=%d entry %llu: %.9g, want %.9g", c->P,
+                  (unsigned long long)i, rep.result[i], want[i]);
+        cr_assert(fabs(rep.residual_sum[i] - res[i]) <= 1e-5 * (fabs(res[i]) + 1e-3), "P=%d residual %llu: %.9g, want %.9g",
+                  c->P, (unsigned long long)i, rep.residual_sum[i], res[i]);
+    }
+    free(want);
+    free(res);
+    sp_report_free(&rep);
+}
+
+/* ---- volume and time on the 1 GbE crossbar, cm02, no device ------------------ */
+
+static sp_report size_run(int P, uint64_t n, int payload)
+{
+    sp_plan p;
+    t_plan(&p, "onebit", P, n, 0.01);
+    char err[200];
+    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
+    p.payload = payload;
+    return t_run_ok(&p);
+}
+
+static uint64_t iter_volume(const sp_report *rep)
+{
+    uint64_t v = 0;
+    for (int ph = 0; ph < rep->nphases; ph++)
+        v += rep->iters[0].phase_volume[ph];
+    return v;
+}
+
+/* P = 8, n = 2^20: chunks of 2^17 entries, a message of 4 + 2^14 bytes; the
+ * rotation's 2 buckets of 4 messages each way (the host's link shared by
+ * 4 flows), then Bruck's 3 rounds of 1, 2 and 4 messages; 100 us and
+ * 8 ns a byte a route (two 50 us links of 125 MB/s) */
+Test(onebit, time_and_volume_exact_by_hand)
+{
+    sp_report rep = size_run(8, 1u << 20, SP_PAYLOAD_SIZE);
+    double m = 4 + 16384, a = 100e-6, b = 1.0 / 125e6;
+    double want = (2 + 3) * a + 2 * 7 * m * b;
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
+    cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
+    cr_assert_eq(iter_volume(&rep), (uint64_t)(2 * 7 * m));
+    sp_bound bd;
+    cr_assert_eq(sp_bound_volume("onebit", 8, 1u << 20, 0, &bd), 0);
+    cr_assert_float_eq(bd.words * 4, 2 * 7 * m, 1e-9);
+    cr_assert_float_eq(bd.lower_words, 2.0 * (1 << 20) * 7 / 8 / 32, 1e-9);
+    sp_report_free(&rep);
+}
+
+/* P = 6 (buckets of 4 and 1, Bruck's rounds of 1, 2 and 2), n = 6 x 8 x 100 */
+Test(onebit, time_exact_odd_buckets)
+{
+    sp_report rep = size_run(6, 4800, SP_PAYLOAD_SIZE);
+    double m = 4 + 100, a = 100e-6, b = 1.0 / 125e6;
+    double want = (2 + 3) * a + 2 * 5 * m * b;
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
+    cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
+    sp_report_free(&rep);
+}
+
+/* the messages do not depend on the data: exact and size-only payloads
+ * send P(P-1) rotation messages and P ceil(log2 P) of Bruck's, and every
+ * rank's chunk travels P-1 times each way.  n = 4099 over 8: three chunks
+ * of 513 entries (4 + 65 bytes), five of 512 (4 + 64) */
+static void same_messages(int payload)
+{
+    sp_report r = size_run(8, 4099, payload);
+    cr_assert_eq(r.total_msgs, 8 * 7 + 8 * 3);
+    cr_assert_eq(r.total_bytes, 2 * 7 * (3 * 69 + 5 * 68));
+    sp_report_free(&r);
+}
+
+Test(onebit, exact_payload_messages) { same_messages(SP_PAYLOAD_EXACT); }
+Test(onebit, size_only_payload_messages) { same_messages(SP_PAYLOAD_SIZE); }
