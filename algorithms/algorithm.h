@@ -36,6 +36,9 @@ typedef struct {
     /* NCCL's dense allreduces (nccl_ring.c, nccl_tree.c) */
     int nccl_channels;    /* channels; 0 = min(G, 8), one per GPU's NIC (nccl_topo.h) */
     uint64_t nccl_chunk;  /* nccl-tree's pipeline chunk in bytes; 0 = SP_NCCL_DEFAULT_CHUNK */
+    /* quantized reduce-scatter and allgather (qgz.c) */
+    int quant_bits;       /* 4 or 8 */
+    int quant_block;      /* entries that share one scale */
 } sp_algo_opts;
 
 /* Ok-Topk's presets: the authors' settings per model (Li & Hoefler, PPoPP 2022,
@@ -117,5 +120,13 @@ int sp_nccl_ring(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_tree(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
 int sp_onebit(sp_ctx *c, sp_algo_io *io);
+int sp_qgz(sp_ctx *c, sp_algo_io *io);
+
+/* qgz's message of `len` entries at `bits` a code and one 4-byte scale a
+ * block of `block` entries (algorithms/qgz.c; analysis/bounds.c prices it) */
+static inline uint64_t sp_qgz_bytes(uint64_t len, int bits, int block)
+{
+    return 4 * ((len + (uint64_t)block - 1) / (uint64_t)block) + (len * (uint64_t)bits + 7) / 8;
+}
 
 #endif

@@ -124,6 +124,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 1,
      .model_ok = 1,
      .exact_extra_bytes = onebit_extra},
+    {.name = "qgz",
+     .summary = "quantized allreduce as ZeRO++'s qgZ: block-wise INT4, all-to-all in the node then along the rail, "
+                "quantized allgather",
+     .run = sp_qgz,
+     .cls = SP_ALGO_COMPRESSED,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = dense_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such

@@ -38,6 +38,8 @@ static sp_shape shape_of(int P, uint64_t n, uint64_t k)
     s.G = 1;
     s.channels = 1;
     s.chunk_bytes = SP_NCCL_DEFAULT_CHUNK;
+    s.quant_bits = 4;
+    s.quant_block = 256;
     return s;
 }
 
@@ -170,6 +172,39 @@ static double onebit_seconds(const sp_shape *s, double alpha, double beta)
     return (buckets + s->ceil_log2_P) * alpha + 2.0 * (s->P - 1) * onebit_msg(s) * beta;
 }
 
+/* qgz.c: every message carries shards of ceil(n/P) entries at b bits a
+ * code and a 4-byte scale a block; with G GPUs a node and N nodes, a rank
+ * sends G-1 messages of N shards in the node, N-1 of one along its rail,
+ * and gathers N-1 along the rail and (G-1)N in the node: 2(P-1) shards */
+static double qgz_shard_bytes(const sp_shape *s)
+{
+    return (double)sp_qgz_bytes((uint64_t)ceil(s->n / s->P), s->quant_bits, s->quant_block);
+}
+
+static double qgz_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return 2.0 * (s->P - 1) * qgz_shard_bytes(s) / 4.0; /* bytes to words: 4 bytes a word */
+}
+
+/* the rotation's buckets of min(4, peers) then Bruck's rounds, in the node
+ * (intra class) and along the rail (inter class) */
+static double qgz_seconds2(const sp_shape *s, const sp_link_classes *l)
+{
+    int P = (int)s->P, G = s->G > 0 && P % s->G == 0 ? s->G : 1, N = P / G;
+    double q = qgz_shard_bytes(s), bG = G < 4 ? G : 4, bN = N < 4 ? N : 4;
+    double node = (G > 1 ? ceil((G - 1) / bG) + ceil(log2(G)) : 0) * l->intra_alpha +
+                  2.0 * (G - 1) * N * q * l->intra_beta;
+    double rail = (N > 1 ? ceil((N - 1) / bN) + ceil(log2(N)) : 0) * l->inter_alpha + 2.0 * (N - 1) * q * l->inter_beta;
+    return node + rail;
+}
+
+static double qgz_seconds(const sp_shape *s, double alpha, double beta)
+{
+    sp_link_classes l = {alpha, beta, alpha, beta, 1, 0};
+    return qgz_seconds2(s, &l);
+}
+
 static const sp_algo_facts facts[] = {
     {.name = "ring",
      .formula = "2n(P-1)/P",
@@ -277,6 +312,18 @@ static const sp_algo_facts facts[] = {
      .seconds = onebit_seconds,
      .consumes = "nothing whole: the residual keeps x - scale sign(x) of every chunk, what the worker's "
                  "compression lost (error feedback); the server keeps its own residual of its chunk"},
+    {.name = "qgz",
+     .formula = "2(P-1) m / 4, m = 4 ceil(ceil(n/P)/block) + ceil(ceil(n/P) b / 8) bytes: a shard at b bits an entry "
+                "and a scale a block, P-1 shards each way",
+     .source = "Wang et al., ZeRO++, ICLR 2024 (qgZ: block-wise INT4 quantization, a hierarchical all-to-all)",
+     .words = qgz_words,
+     .time_formula = "(ceil((G-1)/min(4,G)) + ceil(log2 G)) alpha_intra + 2(G-1) N m beta_intra + (ceil((N-1)/min(4,N)) "
+                     "+ ceil(log2 N)) alpha_inter + 2(N-1) m beta_inter (the rotations, then Bruck's allgathers)",
+     .time_source = "Wang et al., ICLR 2024; Bruck et al., IEEE TPDS 8(11) 1997; the alpha-beta model as Thakur, "
+                    "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .seconds = qgz_seconds,
+     .seconds2 = qgz_seconds2,
+     .consumes = DENSE_CONSUMES " (quantized: what the codes lose is lost, as in ZeRO++)"},
 };
 
 /* The rows of the registry's switch_rows (algorithms that need a reducing
@@ -388,6 +435,10 @@ static sp_shape shape_on(int P, uint64_t n, uint64_t k, const sp_nodes *nd)
     s.channels = nd && nd->channels > 0 ? nd->channels : sp_nccl_default_channels(s.G);
     if (nd && nd->chunk_bytes)
         s.chunk_bytes = (double)nd->chunk_bytes;
+    if (nd && nd->quant_bits)
+        s.quant_bits = nd->quant_bits;
+    if (nd && nd->quant_block)
+        s.quant_block = nd->quant_block;
     return s;
 }
 

@@ -36,6 +36,8 @@ typedef struct {
      * per node (1 without nodes), their channels and chunk, resolved */
     int G, channels;
     double chunk_bytes;
+    /* qgz: bits a code and entries a scale */
+    int quant_bits, quant_block;
 } sp_shape;
 
 /* Two classes of routes where ranks sit on nodes: between GPUs of one node
@@ -60,6 +62,7 @@ typedef struct {
 typedef struct {
     int G, channels;
     uint64_t chunk_bytes;
+    int quant_bits, quant_block; /* qgz's (0: its defaults, 4 and 256) */
 } sp_nodes;
 
 /* One algorithm's facts (the rows are in bounds.c). */

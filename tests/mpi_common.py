@@ -25,7 +25,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_mpi_yield_when_idle="1",
            PATH="/usr/bin:" + os.environ.get("PATH", ""),
            ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_btl_vader_backing_directory=SHM_DIR)
-ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "onebit"]
+ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "onebit", "qgz"]
 failures = []
 _checks = [0]
 

@@ -175,3 +175,118 @@ static void same_messages(int payload)
 
 Test(onebit, exact_payload_messages) { same_messages(SP_PAYLOAD_EXACT); }
 Test(onebit, size_only_payload_messages) { same_messages(SP_PAYLOAD_SIZE); }
+
+/* ---- qgz: quantized reduce-scatter (ZeRO++'s qgZ) and allgather ------------------- */
+
+/* x[0..len) quantized and back, the plain way: per block of `block`, scale
+ * max |x| / (2^(b-1) - 1), codes rounded and clamped */
+static void ref_quant(const float *x, uint64_t len, int bits, int block, float *out)
+{
+    int qmax = (1 << (bits - 1)) - 1;
+    for (uint64_t lo = 0; lo < len; lo += (uint64_t)block) {
+        uint64_t hi = lo + (uint64_t)block < len ? lo + (uint64_t)block : len;
+        float amax = 0;
+        for (uint64_t i = lo; i < hi; i++)
+            amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+        float scale = amax / (float)qmax;
+        for (uint64_t i = lo; i < hi; i++) {
+            long v = scale > 0 ? lroundf(x[i] / scale) : 0;
+            v = v > qmax ? qmax : v < -qmax ? -qmax : v;
+            out[i] = (float)v * scale;
+        }
+    }
+}
+
+/* the last iteration's result: shard s = (node m, GPU l) summed first over
+ * the GPUs of each node in local order, then over the nodes in order, each
+ * contribution quantized on its way, the sum quantized once more */
+static void ref_qgz(const sp_plan *p, int G, int bits, int block, float *result)
+{
+    int P = p->ranks, N = P / G;
+    uint64_t n = p->n;
+    sp_generator *gen = t_generator(p);
+    float *g = malloc((size_t)P * n * sizeof *g), *tmp = malloc(n * sizeof *tmp), *part = malloc(n * sizeof *part);
+    cr_assert(g && tmp && part);
+    for (int r = 0; r < P; r++)
+        sp_generator_fill(gen, r, p->iters - 1, g + (size_t)r * n, 0); /* no residual: the last gradient alone */
+    for (int s = 0; s < P; s++) {
+        uint64_t off = sp_block_off(n, P, s), len = sp_block_len(n, P, s);
+        float *sum = result + off;
+        for (int m = 0; m < N; m++) {
+            for (int l = 0; l < G; l++) { /* node m's partial sum of shard s */
+                ref_quant(g + (size_t)(m * G + l) * n + off, len, bits, block, tmp);
+                for (uint64_t i = 0; i < len; i++)
+                    part[i] = l ? part[i] + tmp[i] : tmp[i];
+            }
+            ref_quant(part, len, bits, block, tmp);
+            for (uint64_t i = 0; i < len; i++)
+                sum[i] = m ? sum[i] + tmp[i] : tmp[i];
+        }
+        memcpy(tmp, sum, len * sizeof *tmp);
+        ref_quant(tmp, len, bits, block, sum);
+    }
+    sp_generator_free(gen);
+    free(g);
+    free(tmp);
+    free(part);
+}
+
+struct qgz_case {
+    char platform[16];
+    int P, G, bits, block, iters;
+    uint64_t n;
+};
+
+ParameterizedTestParameters(qgz, exact_equals_reference)
+{
+    static struct qgz_case c[] = {
+        {"1gbe", 5, 1, 4, 256, 2, 1001},       {"1gbe", 8, 1, 8, 64, 1, 4099},
+        {"dgx-h100:2", 16, 8, 4, 256, 2, 5000}, {"1gbe", 12, 4, 4, 7, 1, 1003},
+        {"dgx-h100:3", 24, 8, 2, 33, 1, 777},   {"1gbe", 1, 1, 4, 16, 1, 100},
+    };
+    return cr_make_param_array(struct qgz_case, c, sizeof c / sizeof c[0]);
+}
+
+ParameterizedTest(struct qgz_case *c, qgz, exact_equals_reference)
+{
+    sp_plan p;
+    t_plan(&p, "qgz", c->P, c->n, 0.01);
+    snprintf(p.platform, sizeof p.platform, "%s", c->platform);
+    p.gpus_per_node = c->G;
+    p.iters = c->iters;
+    p.opts.quant_bits = c->bits;
+    p.opts.quant_block = c->block;
+    sp_report rep = t_run_ok(&p);
+    float *want = malloc(p.n * sizeof *want);
+    ref_qgz(&p, c->G, c->bits, c->block, want);
+    for (uint64_t i = 0; i < p.n; i++)
+        cr_assert_eq(rep.result[i], want[i], "%s P=%d G=%d b=%d: entry %llu: %.9g, want %.9g", c->platform, c->P, c->G,
+                     c->bits, (unsigned long long)i, rep.result[i], want[i]);
+    for (uint64_t i = 0; i < p.n; i++)
+        cr_assert_eq(rep.residual_sum[i], 0.0, "no residual: every entry is delivered");
+    free(want);
+    sp_report_free(&rep);
+}
+
+/* two DGX H100 nodes, n = 16 x 1024: shards of 1024 entries at 4 bits and
+ * a scale a 256, m = 4 x 4 + 512 = 528 bytes.  In the node: buckets of 4
+ * and 3 messages of 2 shards each way over the ports (25 ns each, 450
+ * GB/s), then Bruck's 3 rounds; along the rail: one message over the NICs
+ * (two of 500 ns, a leaf of 130 ns; 50 GB/s), then one round of Bruck's */
+Test(qgz, two_nodes_time_exact_by_hand)
+{
+    sp_plan p;
+    t_plan(&p, "qgz", 16, 16 * 1024, 0.01);
+    snprintf(p.platform, sizeof p.platform, "dgx-h100:2");
+    char err[200];
+    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
+    p.payload = SP_PAYLOAD_SIZE;
+    sp_report rep = t_run_ok(&p);
+    double m = 528, ai = 50e-9, bi = 1 / 450e9, ax = 1130e-9, bx = 1 / 50e9;
+    double want = (2 + 3) * ai + 2 * 7 * 2 * m * bi + (1 + 1) * ax + 2 * 1 * m * bx;
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
+    cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
+    cr_assert_eq(iter_volume(&rep), (uint64_t)(2 * 15 * m));
+    sp_report_free(&rep);
+}

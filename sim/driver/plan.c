@@ -180,6 +180,13 @@ static const sp_opt run_options[] = {
      .metavar = "B", .range = "a non-negative integer (0: min(4, P))",
      .help = "steps per bucket of destination-rotation exchanges (TopkDSA, Ok-Topk, onebit's reduce-scatter); 0 is "
              "min(4, P), the authors' rule"},
+    {.name = "quant-bits", .type = SP_OT_INT, .group = "algorithms", F(opts.quant_bits), .min = 2, .max = 8,
+     .dflt = "4", .metavar = "B", .range = "an integer in 2..8",
+     .help = "qgz: bits a quantized entry takes: 4 is ZeRO++'s INT4 (qgZ), 8 INT8"},
+    {.name = "quant-block", .type = SP_OT_INT, .group = "algorithms", F(opts.quant_block), .min = 1, .max = 1 << 24,
+     .dflt = "256", .metavar = "E", .range = "an integer in 1..16M",
+     .help = "qgz: entries that share one scale (block-wise quantization; 256 is a chosen figure, ZeRO++ publishes "
+             "none we could check)"},
     {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
      .choices = preset_choices,
      .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "

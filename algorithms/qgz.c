@@ -1,0 +1,317 @@
+/* qgz.c - a quantized allreduce as ZeRO++'s qgZ runs its reduce-scatter
+ * (Wang et al., "ZeRO++", ICLR 2024, section 3.3: block-wise INT4
+ * quantization, a hierarchical all-to-all inside the node first, then
+ * across the nodes), followed by a quantized allgather so that every rank
+ * holds the result (ZeRO++ stops at the reduce-scatter: its optimizer
+ * states are sharded).
+ *
+ * Ranks on N nodes of G GPUs (rank r = GPU j of node a; flat: G = 1).
+ * Shard s of the vector (P blocks) ends at rank s.
+ *   1. quantize the whole vector; to every GPU l of its node send the
+ *      shards that end on rail l, (m, l) for every node m; sum the G
+ *      contributions to the shards of rail j, dequantized, in local order
+ *   2. quantize those N partial sums; to GPU j of every node m send shard
+ *      (m, j); sum the N contributions to its own shard in node order
+ *   3. quantize the reduced shard; Bruck's allgather along the rail, then
+ *      inside the node; every rank dequantizes all P shards, its own too,
+ *      so the result is the same everywhere
+ * The all-to-alls go by destination rotation in buckets of --bucket steps
+ * (0: min(4, peers)).
+ *
+ * Quantization: symmetric, one scale per block of --quant-block entries,
+ * max |x| / (2^(b-1) - 1), codes round(x / scale) clamped to +-(2^(b-1) - 1)
+ * with --quant-bits b (4: ZeRO++'s INT4), packed lowest bit first; a
+ * message of L entries is 4 ceil(L / block) + ceil(L b / 8) bytes
+ * (sp_qgz_bytes).  Symmetric codes and the block of 256 are chosen: the
+ * paper's figures do not settle either.  No error feedback, as in ZeRO++:
+ * every entry is delivered, quantized, and the residual is zero.
+ *
+ * Compute, as the device profile prices it: each quantization's two passes
+ * (the block maxima, then the codes) as threshold filters, each
+ * dequantize-and-add as a dense sum.
+ */
+#include "algorithm.h"
+#include "blocks.h"
+#include "collectives.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_INTRA 2800
+#define TAG_INTER 2900
+#define TAG_AG_RAIL 3000
+#define TAG_AG_NODE 3100
+
+typedef struct {
+    uint64_t n;
+    int P, G, N, a, j, bits, block, bucket;
+    int exact;
+} qgz;
+
+static uint64_t shard_len(const qgz *q, int s) { return sp_block_len(q->n, q->P, s); }
+static uint64_t shard_off(const qgz *q, int s) { return sp_block_off(q->n, q->P, s); }
+static uint64_t qbytes(const qgz *q, uint64_t len) { return sp_qgz_bytes(len, q->bits, q->block); }
+
+/* x[0..len) into msg: the blocks' scales, then the codes */
+static void quantize(const qgz *q, const float *x, uint64_t len, unsigned char *msg)
+{
+    uint64_t nb = (len + (uint64_t)q->block - 1) / (uint64_t)q->block;
+    int qmax = (1 << (q->bits - 1)) - 1;
+    unsigned char *codes = msg + 4 * nb;
+    memset(codes, 0, (size_t)((len * (uint64_t)q->bits + 7) / 8));
+    for (uint64_t b = 0; b < nb; b++) {
+        uint64_t lo = b * (uint64_t)q->block, hi = lo + (uint64_t)q->block < len ? lo + (uint64_t)q->block : len;
+        float amax = 0;
+        for (uint64_t i = lo; i < hi; i++)
+            amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+        float scale = amax / (float)qmax;
+        memcpy(msg + 4 * b, &scale, 4);
+        for (uint64_t i = lo; i < hi; i++) {
+            long v = scale > 0 ? lroundf(x[i] / scale) : 0;
+            v = v > qmax ? qmax : v < -qmax ? -qmax : v;
+            uint64_t u = (uint64_t)(v + qmax + 1), at = i * (uint64_t)q->bits; /* 1 .. 2 qmax + 1 */
+            for (int k = 0; k < q->bits; k++, at++)
+                codes[at >> 3] |= (unsigned char)(((u >> k) & 1) << (at & 7));
+        }
+    }
+}
+
+/* y (+)= the values of msg */
+static void dequantize(const qgz *q, const unsigned char *msg, uint64_t len, float *y, int add)
+{
+    uint64_t nb = (len + (uint64_t)q->block - 1) / (uint64_t)q->block;
+    int qmax = (1 << (q->bits - 1)) - 1;
+    const unsigned char *codes = msg + 4 * nb;
+    for (uint64_t i = 0; i < len; i++) {
+        float scale;
+        memcpy(&scale, msg + 4 * (i / (uint64_t)q->block), 4);
+        uint64_t u = 0, at = i * (uint64_t)q->bits;
+        for (int k = 0; k < q->bits; k++, at++)
+            u |= (uint64_t)((codes[at >> 3] >> (at & 7)) & 1) << k;
+        float v = (float)((long)u - qmax - 1) * scale;
+        y[i] = add ? y[i] + v : v;
+    }
+}
+
+/* an all-to-all of byte blocks in the current group by destination
+ * rotation: out + out_off[p] (out_len[p] bytes) to peer p, in + in_off[p]
+ * from it; one's own block is not sent */
+static int alltoall(sp_ctx *c, const qgz *q, const unsigned char *out, const size_t *out_off, const size_t *out_len,
+                    unsigned char *in, const size_t *in_off, const size_t *in_len, int tag)
+{
+    int n = sp_size(c), me = sp_rank(c), rc = SP_OK;
+    int b = q->bucket > 0 ? q->bucket : (n < 4 ? n : 4);
+    sp_req **rq = malloc(2 * (size_t)b * sizeof *rq);
+    if (!rq)
+        return SP_ERR_MEM;
+    for (int t0 = 1; t0 < n && rc == SP_OK; t0 += b) {
+        int m = 0;
+        for (int t = t0; t < t0 + b && t < n; t++) {
+            int to = (me + t) % n, from = (me - t + n) % n;
+            rq[m++] = sp_irecv(c, from, tag, in ? in + in_off[from] : NULL, in_len[from]);
+            rq[m++] = sp_isend(c, to, tag, out ? out + out_off[to] : NULL, out_len[to]);
+        }
+        rc = sp_waitall(c, rq, m, NULL);
+    }
+    free(rq);
+    return rc;
+}
+
+/* stage 1 (in the node): every GPU l gets this GPU's quantized shards (m, l)
+ * for m = 0..N-1; *part (N partial sums, shard (m, j) at part + poff[m])
+ * gets the node's sum of the shards of rail j */
+static int node_stage(sp_ctx *c, const qgz *q, const float *x, float *part, const uint64_t *poff)
+{
+    int G = q->G, N = q->N, rc = SP_OK;
+    size_t *ooff = calloc((size_t)G, sizeof *ooff), *olen = calloc((size_t)G, sizeof *olen);
+    size_t *ioff = calloc((size_t)G, sizeof *ioff), *ilen = calloc((size_t)G, sizeof *ilen);
+    unsigned char *out = NULL, *in = NULL;
+    if (!ooff || !olen || !ioff || !ilen) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    size_t ot = 0, it = 0;
+    for (int l = 0; l < G; l++) {
+        ooff[l] = ot;
+        ioff[l] = it;
+        for (int m = 0; m < N; m++) {
+            olen[l] += qbytes(q, shard_len(q, m * G + l));
+            ilen[l] += qbytes(q, shard_len(q, m * G + q->j));
+        }
+        ot += olen[l];
+        it += ilen[l];
+    }
+    if (q->exact && (!(out = malloc(ot ? ot : 1)) || !(in = malloc(it ? it : 1)))) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    for (int l = 0; q->exact && l < G; l++)
+        for (size_t m = 0, at = ooff[l]; m < (size_t)N; m++) {
+            int s = (int)m * G + l;
+            quantize(q, x + shard_off(q, s), shard_len(q, s), out + at);
+            at += qbytes(q, shard_len(q, s));
+        }
+    sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)q->n);
+    if (q->exact)
+        memcpy(in + ioff[q->j], out + ooff[q->j], olen[q->j]);
+    if ((rc = sp_group_enter(c, q->a * G, 1, G)) != SP_OK)
+        goto done;
+    rc = alltoall(c, q, out, ooff, olen, in, ioff, ilen, TAG_INTRA);
+    sp_group_leave(c);
+    for (int l = 0; rc == SP_OK && q->exact && l < G; l++) {
+        size_t at = ioff[l];
+        for (int m = 0; m < N; m++) {
+            uint64_t len = shard_len(q, m * G + q->j);
+            dequantize(q, in + at, len, part + poff[m], l > 0);
+            at += qbytes(q, len);
+        }
+    }
+    sp_compute(c, SP_K_DENSE_SUM, (double)G * (double)(poff[N]));
+done:
+    free(ooff);
+    free(olen);
+    free(ioff);
+    free(ilen);
+    free(out);
+    free(in);
+    return rc;
+}
+
+/* stage 2 (along the rail): GPU j of node m gets the partial sum of shard
+ * (m, j); *mine gets the sum over the nodes of this rank's own shard */
+static int rail_stage(sp_ctx *c, const qgz *q, const float *part, const uint64_t *poff, float *mine)
+{
+    int N = q->N, G = q->G, rc = SP_OK;
+    size_t *ooff = calloc((size_t)N, sizeof *ooff), *olen = calloc((size_t)N, sizeof *olen);
+    size_t *ioff = calloc((size_t)N, sizeof *ioff), *ilen = calloc((size_t)N, sizeof *ilen);
+    unsigned char *out = NULL, *in = NULL;
+    uint64_t len = shard_len(q, q->a * G + q->j);
+    if (!ooff || !olen || !ioff || !ilen) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    size_t ot = 0, it = 0;
+    for (int m = 0; m < N; m++) {
+        ooff[m] = ot;
+        olen[m] = qbytes(q, shard_len(q, m * G + q->j));
+        ot += olen[m];
+        ioff[m] = it;
+        ilen[m] = qbytes(q, len);
+        it += ilen[m];
+    }
+    if (q->exact && (!(out = malloc(ot ? ot : 1)) || !(in = malloc(it ? it : 1)))) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    for (int m = 0; q->exact && m < N; m++)
+        quantize(q, part + poff[m], shard_len(q, m * G + q->j), out + ooff[m]);
+    sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)poff[N]);
+    if (q->exact)
+        memcpy(in + ioff[q->a], out + ooff[q->a], olen[q->a]);
+    if ((rc = sp_group_enter(c, q->j, G, N)) != SP_OK)
+        goto done;
+    rc = alltoall(c, q, out, ooff, olen, in, ioff, ilen, TAG_INTER);
+    sp_group_leave(c);
+    for (int m = 0; rc == SP_OK && q->exact && m < N; m++)
+        dequantize(q, in + ioff[m], len, mine, m > 0);
+    sp_compute(c, SP_K_DENSE_SUM, (double)N * (double)len);
+done:
+    free(ooff);
+    free(olen);
+    free(ioff);
+    free(ilen);
+    free(out);
+    free(in);
+    return rc;
+}
+
+/* stage 3: the quantized shards along the rail, then inside the node; the
+ * result dequantized from them all */
+static int gather_stage(sp_ctx *c, const qgz *q, const float *mine, float *result)
+{
+    int N = q->N, G = q->G, rc = SP_OK;
+    size_t *rail = malloc((size_t)N * sizeof *rail), *node = malloc((size_t)G * sizeof *node);
+    unsigned char *own = NULL, *got = NULL, *all = NULL;
+    if (!rail || !node) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    size_t rt = 0, nt = 0;
+    for (int m = 0; m < N; m++)
+        rt += rail[m] = qbytes(q, shard_len(q, m * G + q->j));
+    for (int l = 0; l < G; l++) {
+        node[l] = 0;
+        for (int m = 0; m < N; m++)
+            node[l] += qbytes(q, shard_len(q, m * G + l));
+        nt += node[l];
+    }
+    if (q->exact && (!(own = malloc(rail[q->a])) || !(got = malloc(rt ? rt : 1)) || !(all = malloc(nt ? nt : 1)))) {
+        rc = SP_ERR_MEM;
+        goto done;
+    }
+    if (q->exact)
+        quantize(q, mine, shard_len(q, q->a * G + q->j), own);
+    sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)shard_len(q, q->a * G + q->j));
+    if ((rc = sp_group_enter(c, q->j, G, N)) != SP_OK)
+        goto done;
+    rc = sp_allgatherv(c, own, rail, got, TAG_AG_RAIL); /* shards (m, j), m = 0..N-1, in order */
+    sp_group_leave(c);
+    if (rc == SP_OK && (rc = sp_group_enter(c, q->a * G, 1, G)) == SP_OK) {
+        rc = sp_allgatherv(c, got, node, all, TAG_AG_NODE); /* rail l's N shards, l = 0..G-1 */
+        sp_group_leave(c);
+    }
+    size_t at = 0;
+    for (int l = 0; rc == SP_OK && q->exact && l < G; l++)
+        for (int m = 0; m < N; m++) {
+            int s = m * G + l;
+            dequantize(q, all + at, shard_len(q, s), result + shard_off(q, s), 0);
+            at += qbytes(q, shard_len(q, s));
+        }
+    sp_compute(c, SP_K_COPY, 4.0 * (double)q->n);
+done:
+    free(rail);
+    free(node);
+    free(own);
+    free(got);
+    free(all);
+    return rc;
+}
+
+int sp_qgz(sp_ctx *c, sp_algo_io *io)
+{
+    int P = sp_size(c), r = sp_rank(c), G = sp_node_size(c);
+    if (G < 1 || P % G)
+        G = 1; /* not whole nodes: flat */
+    const sp_algo_opts *o = io->opts;
+    qgz q = {.n = io->n, .P = P, .G = G, .N = P / G, .a = r / G, .j = r % G,
+             .bits = o->quant_bits >= 2 && o->quant_bits <= 8 ? o->quant_bits : 4,
+             .block = o->quant_block > 0 ? o->quant_block : 256, .bucket = o->bucket, .exact = io->acc != NULL};
+    uint64_t *poff = malloc((size_t)(q.N + 1) * sizeof *poff);
+    if (!poff)
+        return SP_ERR_MEM;
+    poff[0] = 0;
+    for (int m = 0; m < q.N; m++)
+        poff[m + 1] = poff[m] + shard_len(&q, m * G + q.j);
+    float *part = q.exact ? malloc((poff[q.N] ? poff[q.N] : 1) * sizeof *part) : NULL;
+    float *mine = q.exact ? malloc((shard_len(&q, r) + 1) * sizeof *mine) : NULL;
+    int rc = q.exact && (!part || !mine) ? SP_ERR_MEM : SP_OK;
+    if (rc == SP_OK) {
+        sp_phase(c, "node-all-to-all");
+        rc = node_stage(c, &q, io->acc, part, poff);
+    }
+    if (rc == SP_OK) {
+        sp_phase(c, "rail-all-to-all");
+        rc = rail_stage(c, &q, part, poff, mine);
+    }
+    if (rc == SP_OK) {
+        sp_phase(c, "allgather");
+        rc = gather_stage(c, &q, mine, io->result);
+    }
+    if (rc == SP_OK && q.exact) /* every entry delivered, quantized: no residual */
+        memset(io->acc, 0, io->n * sizeof *io->acc);
+    free(poff);
+    free(part);
+    free(mine);
+    return rc;
+}
