@@ -8,6 +8,10 @@
  * (algorithms/topk_select.c: larger |value| first, then smaller index), so
  * the sets here are the sets the simulated algorithms select.
  *
+ * 9 (not in the notes' table; issue of the workload on real data): how the
+ * workers' gradient sizes differ within an iteration, ln RMS of each rank's
+ * gradient about the iteration's mean over ranks, and how that persists.
+ *
  * One pass over the iterations; within an iteration the ranks one after the
  * other, each (iteration, rank) filled once.  What later statistics need is
  * kept: each rank's previous gradient (cosine t -> t+1), the top-k index sets
@@ -316,6 +320,7 @@ typedef struct {
     int *run_of, *run_start;
     double *settled_sum;
     double *norm2;      /* [1 + nprev]: |grad[j]|^2 */
+    double *lrms, *lrms_prev; /* [P]: this and the last iteration's ln RMS per rank */
     topk_ws tk;
 } work;
 
@@ -348,6 +353,8 @@ static void work_free(work *w, int P)
     free(w->run_start);
     free(w->settled_sum);
     free(w->norm2);
+    free(w->lrms);
+    free(w->lrms_prev);
     free(w->tk.sample);
     free(w->tk.cand);
 }
@@ -442,6 +449,8 @@ typedef struct {
     uint64_t rw; /* region width (0: n < P, regions undefined) */
     work w;
     mean_acc jlag[SP_WSTATS_NLAGS], jother, clag;
+    double rank_v2, rank_c2, rank_cv; /* 9: pooled squares of the deviations, and their lag-1 products */
+    long rank_dof;
     char *err;
     size_t errlen;
 } wstats_pass;
@@ -553,6 +562,8 @@ static int alloc_work(wstats_pass *s, int any_cold, int any_settled)
     w->cold_thr = malloc((size_t)P * sizeof *w->cold_thr);
     w->settled_thr = malloc((size_t)P * sizeof *w->settled_thr);
     w->norm2 = calloc((size_t)w->ngrad, sizeof *w->norm2);
+    w->lrms = calloc((size_t)P, sizeof *w->lrms);
+    w->lrms_prev = calloc((size_t)P, sizeof *w->lrms_prev);
     if (n >= 4 * TOPK_SAMPLE) { /* room for about 4k candidates (topk) */
         w->tk.cap = 4 * k + 64 * (n / TOPK_SAMPLE) + 1024;
         if (w->tk.cap > n)
@@ -562,7 +573,7 @@ static int alloc_work(wstats_pass *s, int any_cold, int any_settled)
         if (!w->tk.sample || !w->tk.cand)
             return WS_OOM;
     }
-    if (!w->norm2 || !w->ring || !w->sum || !w->scratch || !w->marks || !w->top || !w->top2 || !w->lk ||
+    if (!w->norm2 || !w->lrms || !w->lrms_prev || !w->ring || !w->sum || !w->scratch || !w->marks || !w->top || !w->top2 || !w->lk ||
         !w->reg_union || !w->reg_one || !w->cold_thr || !w->settled_thr)
         return WS_OOM;
     if (any_cold && !(w->cold = alloc_rows(P, n)))
@@ -581,6 +592,7 @@ static void start_iteration(wstats_pass *s, int it, wstats_iter *x)
     pi->kurt_whole = pi->kurt_layer_median = pi->kth_over_median = pi->k10_over_kth = NAN;
     pi->zeros = pi->norm = pi->region_union = pi->region_rank0 = NAN;
     pi->jaccard_ranks = pi->cosine_ranks = pi->global_in_rank0 = pi->global_in_union = NAN;
+    pi->rank_log_sd = pi->rank_max_over_min = NAN;
     for (int j = 0; j < SP_WSTATS_MAX_UNION; j++)
         pi->union_over_k[j] = NAN;
     x->it = it;
@@ -723,6 +735,7 @@ static int add_rank(wstats_pass *s, wstats_iter *x, int r)
     join_union(s, x, r, set);
     double g2;
     compare_pairs(s, x, r, g, set, &g2);
+    w->lrms[r] = 0.5 * log(g2 > 0 ? g2 / (double)n : 1e-300);
     if (drift(s, x, r, g, kth) != 0)
         return WS_OOM;
     /* keep g as rank r's latest; the old buffer is filled next */
@@ -766,6 +779,33 @@ static int end_iteration(wstats_pass *s, wstats_iter *x)
         inu += w->marks[w->top2[i].idx];
     pi->global_in_rank0 = (double)in0 / (double)k;
     pi->global_in_union = (double)inu / (double)k;
+    /* 9: the ranks' ln RMS about their mean; the previous iteration's, where
+     * it is the previous training iteration, for the persistence */
+    double mu = 0, mp = 0, lo = INFINITY, hi = -INFINITY, v2 = 0;
+    int prev = x->lag_it[0] >= 0 && x->lag_it[0] == x->it - 1;
+    for (int r = 0; r < P; r++) {
+        mu += w->lrms[r] / P;
+        mp += w->lrms_prev[r] / P;
+        lo = w->lrms[r] < lo ? w->lrms[r] : lo;
+        hi = w->lrms[r] > hi ? w->lrms[r] : hi;
+    }
+    for (int r = 0; r < P; r++) {
+        double d = w->lrms[r] - mu, dp = w->lrms_prev[r] - mp;
+        v2 += d * d;
+        if (prev) {
+            s->rank_c2 += d * dp;
+            s->rank_cv += dp * dp;
+        }
+    }
+    if (P > 1) {
+        s->rank_v2 += v2;
+        s->rank_dof += P - 1;
+        pi->rank_log_sd = sqrt(v2 / (P - 1));
+        pi->rank_max_over_min = exp(hi - lo);
+    }
+    double *t = w->lrms_prev;
+    w->lrms_prev = w->lrms;
+    w->lrms = t;
     if (x->pos == run->length - 1) { /* the run's last iteration: its means over lags, ranks */
         mean_acc cm = {0, 0};
         for (int l = 1; l <= run->ncold; l++) {
@@ -827,6 +867,15 @@ static void mean_over_iterations(wstats_pass *s)
     out->jaccard_lag1_other_pairs = s->jother.n;
     out->cosine_lag1 = mget(&s->clag);
     out->cosine_lag1_pairs = s->clag.n;
+    out->rank_log_sd = s->rank_dof ? sqrt(s->rank_v2 / (double)s->rank_dof) : NAN;
+    out->rank_log_corr = s->rank_cv > 0 ? s->rank_c2 / s->rank_cv : NAN;
+    double *ratios = malloc((size_t)(s->I ? s->I : 1) * sizeof *ratios);
+    int m = 0;
+    for (int it = 0; ratios && it < s->I; it++)
+        if (!isnan(out->per_iter[it].rank_max_over_min))
+            ratios[m++] = out->per_iter[it].rank_max_over_min;
+    out->rank_max_over_min = ratios && m ? median_sorting(ratios, m) : NAN;
+    free(ratios);
 }
 
 /* the means over runs: the drift, and the norm's ratio */
@@ -946,6 +995,9 @@ void sp_wstats_print(const sp_wstats *s, FILE *f)
     print_row(f, what, s->drift_cold_mean);
     print_row(f, "threshold reuse, settled residual: mean count/k", s->drift_settled_mean);
     print_row(f, "gradient norm, last / first iteration of a run", s->norm_ratio);
+    print_row(f, "ranks' gradient sizes: sd of ln RMS over ranks", s->rank_log_sd);
+    print_row(f, "ranks' gradient sizes: largest / smallest RMS (median)", s->rank_max_over_min);
+    print_row(f, "ranks' gradient sizes: persistence t -> t+1", s->rank_log_corr);
     for (int j = 0; j < s->nruns; j++) {
         const sp_wstats_run *r = &s->runs[j];
         fprintf(f, "  run %d: training iterations %d..%d: cold mean %.4g over %d lags, settled mean %.4g over %d, "
@@ -1025,6 +1077,9 @@ cJSON *sp_wstats_json(const sp_wstats *s)
     jnum(o, "drift_cold_mean", s->drift_cold_mean, &bad);
     jnum(o, "drift_settled_mean", s->drift_settled_mean, &bad);
     jnum(o, "norm_ratio", s->norm_ratio, &bad);
+    jnum(o, "rank_log_sd", s->rank_log_sd, &bad);
+    jnum(o, "rank_max_over_min", s->rank_max_over_min, &bad);
+    jnum(o, "rank_log_corr", s->rank_log_corr, &bad);
 
     cJSON *its = cJSON_CreateArray();
     jadd(o, "per_iteration", its, &bad);
@@ -1043,6 +1098,8 @@ cJSON *sp_wstats_json(const sp_wstats *s)
         jnum(e, "k10_over_kth", pi->k10_over_kth, &bad);
         jnum(e, "zeros", pi->zeros, &bad);
         jnum(e, "norm", pi->norm, &bad);
+        jnum(e, "rank_log_sd", pi->rank_log_sd, &bad);
+        jnum(e, "rank_max_over_min", pi->rank_max_over_min, &bad);
         jadd(e, "union_over_k", jarr(pi->union_over_k, s->nunion, &bad), &bad);
         jnum(e, "region_union_max_over_mean", pi->region_union, &bad);
         jnum(e, "region_rank0_max_over_mean", pi->region_rank0, &bad);

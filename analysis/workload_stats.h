@@ -48,6 +48,8 @@ typedef struct {
     double cosine_ranks;                        /* 6: cosine of ranks r, r+1 (mean over r < P-1) */
     double global_in_rank0;                     /* 7: share of the global top-k inside rank 0's top-k */
     double global_in_union;                     /* 7: share of the global top-k inside the union of the P */
+    double rank_log_sd;                         /* 9: standard deviation of ln RMS over the ranks (P-1 dof) */
+    double rank_max_over_min;                   /* 9: largest rank's RMS / smallest's */
 } sp_wstats_iter;
 
 /* One run of consecutive training iterations (iter_ids increasing by 1). */
@@ -100,6 +102,12 @@ typedef struct {
     double drift_cold_mean;               /* mean count/k over lags 1..min(length-1, tau_prime-1) */
     double drift_settled_mean;            /* mean count/k over the reuse iterations, residual settled */
     double norm_ratio;                    /* rank 0's gradient norm, last iteration of a run / first */
+
+    /* 9 how the ranks' gradient sizes differ within an iteration: ln RMS
+     * of each rank's gradient less the iteration's mean over ranks */
+    double rank_log_sd;        /* its standard deviation, pooled over iterations (P-1 dof each) */
+    double rank_max_over_min;  /* the median over iterations of the largest RMS / the smallest */
+    double rank_log_corr;      /* a deviation regressed on the same rank's at the previous training iteration */
 
     sp_wstats_iter *per_iter; /* [iters] */
     int nruns;

@@ -5,6 +5,9 @@
  * are wrong get one line, --settle is echoed and settles the drift, and
  * `sparsim profile` recovers what it fits. */
 #include "helpers.h"
+#include "algorithms/select.h"
+#include "sim/workload/generator.h"
+#include "sim/workload/model.h"
 #include "traces/npy.h"
 
 #include <cjson/cJSON.h>
@@ -300,4 +303,104 @@ Test(workload, profile_recovers_the_generator)
                        "model", "--iters", "3", "--out", t_path(dir, "o"), "--quiet", "--no-trace", "--no-csv", NULL};
     p = run_expect(b, 0);
     t_proc_free(&p);
+}
+
+/* ---- a rank's own gradient scale (profile rank_sd, rank_corr) ----------------- */
+
+/* profile fits a planted per-rank scale back within 10% (P = 8, 48
+ * iterations: ln RMS about the iteration's mean over ranks) */
+Test(workload, profile_recovers_the_ranks_scale)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"profile", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "48",
+                       "--grad-rank-sd", "0.99", "--grad-rank-corr", "0.8", "--out", t_path(dir, "p.json"), NULL};
+    t_proc p = run_expect(a, 0);
+    t_proc_free(&p);
+    cJSON *j = read_json(t_path(dir, "p.json"));
+    IN(num(j, "rank_sd"), 0.99 * 0.9, 0.99 * 1.1);
+    IN(num(j, "rank_corr"), 0.8 * 0.9, 0.8 * 1.1);
+    cJSON_Delete(j);
+    /* without one, the fit finds none to speak of */
+    const char *b[] = {"profile", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "16",
+                       "--out", t_path(dir, "q.json"), NULL};
+    p = run_expect(b, 0);
+    t_proc_free(&p);
+    j = read_json(t_path(dir, "q.json"));
+    IN(num(j, "rank_sd"), 0, 0.05);
+    cJSON_Delete(j);
+}
+
+/* the model's counts with the term equal the generator's within 10% at
+ * P = 8 (the ranks' counts summed; each rank's within 20%), at a threshold
+ * common to the ranks (their counts then differ by 10x and more) and at
+ * each rank's own k-th value (which differ by as much) */
+Test(workload, model_counts_follow_the_ranks_scale)
+{
+    const int P = 8;
+    sp_profile prof;
+    char err[300];
+    sp_profile_knobs kn = {16, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0.99, 0.8};
+    cr_assert_eq(sp_profile_get("generic", 1 << 17, 7, &kn, &prof, err, sizeof err), 0, "%s", err);
+    sp_generator *g = sp_generator_new(&prof, 7, err, sizeof err);
+    sp_model *m = sp_model_new(&prof, 7, P, 0, 0, 0.01, SP_MODEL_FULL, err, sizeof err);
+    cr_assert(g && m, "%s", err);
+    const sp_model_ops *ops = sp_model_ops_table();
+    uint64_t n = prof.n, k = n / 100;
+    float *x = malloc(n * sizeof *x);
+    sp_pair *top = malloc(k * sizeof *top);
+    cr_assert(x && top);
+    float common = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    double sum_model[2] = {0, 0}, sum_exact[2] = {0, 0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < P; r++) {
+            sp_generator_fill(g, r, 0, x, 0);
+            cr_assert_eq(sp_topk_exact(x, n, k, top), k);
+            float kth = INFINITY;
+            for (uint64_t i = 0; i < k; i++)
+                kth = fabsf(top[i].val) < kth ? fabsf(top[i].val) : kth;
+            if (pass == 0 && r == 0)
+                common = kth; /* rank 0's k-th value: the common threshold */
+            float thr = pass == 0 ? kth : common;
+            uint64_t exact = 0;
+            for (uint64_t i = 0; i < n; i++)
+                exact += fabsf(x[i]) > thr;
+            uint64_t model = ops->count_above(m, r, 0, thr);
+            sum_model[pass] += (double)model;
+            sum_exact[pass] += (double)exact;
+            /* one rank: the model draws a rank's count around the
+             * expectation (one deviate per rank and iteration, 16% at most
+             * here, the same without the term) */
+            cr_assert(exact <= 50 || fabs((double)model / (double)exact - 1) <= 0.20,
+                      "rank %d, %s threshold %g: model %llu, exact %llu", r, pass ? "common" : "its own", thr,
+                      (unsigned long long)model, (unsigned long long)exact);
+            if (pass == 1) {
+                lo = exact < lo ? exact : lo;
+                hi = exact > hi ? exact : hi;
+            }
+        }
+    for (int pass = 0; pass < 2; pass++) /* the P ranks' counts together: within 10% */
+        cr_assert(fabs(sum_model[pass] / sum_exact[pass] - 1) <= 0.10, "%s thresholds: model %g, exact %g",
+                  pass ? "common" : "own", sum_model[pass], sum_exact[pass]);
+    cr_assert_gt(hi, 5 * lo, "the ranks' counts at one threshold differ: %llu to %llu", (unsigned long long)lo,
+                 (unsigned long long)hi);
+    free(x);
+    free(top);
+    sp_model_free(m);
+    sp_generator_free(g);
+    sp_profile_free(&prof);
+}
+
+Test(workload, stats_measure_the_ranks_scale)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"workload-stats", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "24",
+                       "--grad-rank-sd", "0.99", "--grad-rank-corr", "0.8", "--json", t_path(dir, "s.json"), NULL};
+    t_proc p = run_expect(a, 0);
+    t_proc_free(&p);
+    cJSON *j = read_json(t_path(dir, "s.json"));
+    IN(num(j, "rank_log_sd"), 0.85, 1.1);
+    IN(num(j, "rank_max_over_min"), 5, 40);
+    IN(num(j, "rank_log_corr"), 0.6, 0.95);
+    cJSON_Delete(j);
 }

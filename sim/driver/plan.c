@@ -273,6 +273,15 @@ static const sp_opt run_options[] = {
      .metavar = "R",
      .help = "correlation of the log overall scale from one iteration to the next",
      .dflt_help = "the profile's"},
+    {.name = "grad-rank-sd", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_rank_sd), .min = 0, .max = 3,
+     .metavar = "S",
+     .help = "standard deviation of the log of a rank's own gradient scale: how much the workers' gradient sizes "
+             "differ within an iteration (0: alike)",
+     .dflt_help = "the profile's"},
+    {.name = "grad-rank-corr", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_rank_corr), .min = 0, .max = 0.999,
+     .metavar = "R",
+     .help = "correlation of a rank's log scale from one iteration to the next",
+     .dflt_help = "the profile's"},
     {.name = "settle", .type = SP_OT_INT, .group = "gradients", F(settle), .min = 0, .max = MAXI, .dflt = "0",
      .flags = SP_OPT_EVERYDAY, .metavar = "N", .range = "a non-negative integer",
      .brief = "start from the residual after N iterations of local error feedback",
@@ -594,7 +603,7 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
 
 int sp_plan_profile(const sp_plan *p, sp_profile *out, char *err, size_t errlen)
 {
-    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     if (sp_plan_given(p, "grad-tail"))
         k.tail = p->grad_tail;
     if (sp_plan_given(p, "grad-zeros"))
@@ -611,6 +620,10 @@ int sp_plan_profile(const sp_plan *p, sp_profile *out, char *err, size_t errlen)
         k.scale_sd = p->grad_scale_sd;
     if (sp_plan_given(p, "grad-scale-corr"))
         k.scale_corr = p->grad_scale_corr;
+    if (sp_plan_given(p, "grad-rank-sd"))
+        k.rank_sd = p->grad_rank_sd;
+    if (sp_plan_given(p, "grad-rank-corr"))
+        k.rank_corr = p->grad_rank_corr;
     if (sp_plan_given(p, "grad-refresh"))
         k.refresh = p->grad_refresh;
     if (sp_plan_given(p, "grad-persistence"))
@@ -637,7 +650,8 @@ cJSON *sp_plan_echo(const sp_plan *p, const sp_profile *prof)
     }
     if (p->grad_file[0] || !prof) {
         static const char *const knobs[] = {"grad-shared", "grad-mean", "grad-refresh", "grad-persistence",
-                                            "grad-spikes", "grad-spike-scale", "grad-scale-sd", "grad-scale-corr"};
+                                            "grad-spikes", "grad-spike-scale", "grad-scale-sd", "grad-scale-corr",
+                                            "grad-rank-sd", "grad-rank-corr"};
         for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++)
             cJSON_DeleteItemFromObjectCaseSensitive(o, knobs[i]);
         return o;
@@ -648,7 +662,8 @@ cJSON *sp_plan_echo(const sp_plan *p, const sp_profile *prof)
     } eff[] = {{"grad-shared", prof->common},   {"grad-mean", prof->mean},
                {"grad-refresh", prof->refresh}, {"grad-persistence", prof->keep},
                {"grad-spikes", prof->spikes},   {"grad-spike-scale", prof->spike_scale},
-               {"grad-scale-sd", prof->scale_sd}, {"grad-scale-corr", prof->scale_corr}};
+               {"grad-scale-sd", prof->scale_sd}, {"grad-scale-corr", prof->scale_corr},
+               {"grad-rank-sd", prof->rank_sd},   {"grad-rank-corr", prof->rank_corr}};
     for (size_t i = 0; i < sizeof eff / sizeof eff[0]; i++)
         cJSON_ReplaceItemInObjectCaseSensitive(o, eff[i].name, cJSON_CreateNumber(eff[i].v));
     cJSON *w = cJSON_AddObjectToObject(o, "workload-profile");

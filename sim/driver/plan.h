@@ -54,7 +54,7 @@ typedef struct {
     int grad_layers;        /* generic profile: layers */
     double grad_spread;     /* generic profile: layer medians log-uniform in [1/S, S] */
     double grad_tail, grad_zeros, grad_shared, grad_mean, grad_refresh, grad_persistence; /* overrides, when given */
-    double grad_scale_sd, grad_scale_corr, grad_spikes, grad_spike_scale;
+    double grad_scale_sd, grad_scale_corr, grad_spikes, grad_spike_scale, grad_rank_sd, grad_rank_corr;
     int settle;             /* iterations of local error feedback before the first simulated one */
     int model_ablation;     /* sp_model_ablation: what a model run leaves out, for checking the model */
     char dump_grads[1024];  /* optional .npy of every gradient the run used, (I, P, n) */

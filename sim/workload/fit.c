@@ -5,6 +5,8 @@
  *    ranks and entries; ln RMS, less its mean over each run of consecutive
  *    training iterations, gives `scale_sd` (its standard deviation) and
  *    `scale_corr` (its correlation from one iteration to the next);
+ *  - a rank's own scale: ln RMS of each rank's gradient less its
+ *    iteration's mean over ranks gives `rank_sd` and `rank_corr` the same way;
  *  - per-coordinate scale: sigma_i is the RMS of the normalised g[t, r, i]
  *    over ranks and iterations; per layer, log10 sigma_i over the non-zero
  *    entries gives `log10_scale` (median) and `log10_spread` fitted on the
@@ -135,6 +137,7 @@ typedef struct {
     double *ss;         /* [n]: sum over ranks and iterations of the normalised g^2 */
     double *lz;         /* [L]: sum of the shares of zeros */
     double *lnorm;      /* [I]: ln RMS of each iteration */
+    double *lrank;      /* [I x P]: ln RMS of each rank's gradient in each iteration */
     float *g, *g0, *prev0; /* the gradient filled, rank 0's of this iteration and of the last */
     sp_pair *t0, *t1, *first; /* top-k of ranks 0 and 1, rank 0's at the first iteration */
     double cos_sum, jr_sum, jl_sum, lag_sum;
@@ -211,8 +214,11 @@ static int first_pass(fit_state *f)
         for (int r = 0; r < f->P; r++) {
             if (src->fill(src, it, r, g, 0, f->err, f->errlen) != 0)
                 return -1;
+            double sr = 0;
             for (uint64_t i = 0; i < n; i++)
-                sq += (double)g[i] * g[i];
+                sr += (double)g[i] * g[i];
+            sq += sr;
+            f->lrank[(size_t)it * f->P + r] = 0.5 * log(sr > 0 ? sr / (double)n : 1e-300);
         }
         double rms = sqrt(sq / ((double)n * f->P));
         f->lnorm[it] = log(rms > 0 ? rms : 1e-300);
@@ -279,12 +285,25 @@ static int fit_layers(const fit_state *f, sp_profile *out)
     return 0;
 }
 
-/* the overall scale: ln RMS less its mean over each run, and its
- * correlation from one iteration to the next */
+/* the overall scale: the ranks' mean ln RMS less its mean over each run,
+ * and its correlation from one iteration to the next; the ranks' own
+ * scales (fit_rank_scale, first) leave rank_sd^2 / P of variance in that
+ * mean, rank_corr times it of covariance, taken out.  (ln of the RMS over
+ * all ranks would add a rank's large scale to the iteration's.) */
 static void fit_overall_scale(const fit_state *f, sp_profile *out)
 {
-    const int I = f->I;
-    const double *lnorm = f->lnorm;
+    const int I = f->I, P = f->P;
+    double *lnorm = malloc((size_t)I * sizeof *lnorm);
+    if (!lnorm) {
+        out->scale_sd = out->scale_corr = 0;
+        return;
+    }
+    for (int it = 0; it < I; it++) {
+        lnorm[it] = 0;
+        for (int r = 0; r < P; r++)
+            lnorm[it] += f->lrank[(size_t)it * P + r] / P;
+    }
+    double own = out->rank_sd * out->rank_sd / P;
     double v2 = 0, c2 = 0;
     int vn = 0, cn = 0;
     for (int a = 0; a < I;) {
@@ -304,14 +323,52 @@ static void fit_overall_scale(const fit_state *f, sp_profile *out)
         }
         a = b;
     }
-    out->scale_sd = vn > 1 ? sqrt(v2 / vn) : 0;
-    out->scale_corr = cn && v2 > 0 ? (c2 / cn) / (v2 / vn) : 0;
+    free(lnorm);
+    double var = vn > 1 ? v2 / vn - own : 0, cov = cn ? c2 / cn - out->rank_corr * own : 0;
+    out->scale_sd = var > 0 ? sqrt(var) : 0;
+    out->scale_corr = cn && var > 0 ? cov / var : 0;
     if (out->scale_sd > 3)
         out->scale_sd = 3;
     if (out->scale_corr < 0)
         out->scale_corr = 0;
     if (out->scale_corr > 0.99)
         out->scale_corr = 0.99;
+}
+
+/* each rank's own scale: ln RMS of its gradient less the iteration's mean
+ * over ranks; its standard deviation (over P - 1 degrees of freedom an
+ * iteration) is `rank_sd`, its correlation from one training iteration to
+ * the next `rank_corr` */
+static void fit_rank_scale(const fit_state *f, sp_profile *out)
+{
+    const int I = f->I, P = f->P;
+    double v2 = 0, c2 = 0, cv = 0;
+    long vn = 0;
+    for (int it = 0; it < I && P > 1; it++) {
+        const double *l = f->lrank + (size_t)it * P, *lp = it ? f->lrank + (size_t)(it - 1) * P : NULL;
+        double mu = 0, mp = 0;
+        for (int r = 0; r < P; r++) {
+            mu += l[r] / P;
+            mp += lp ? lp[r] / P : 0;
+        }
+        int next = lp && sp_grad_iter_id(f->src, it) == sp_grad_iter_id(f->src, it - 1) + 1;
+        for (int r = 0; r < P; r++) {
+            v2 += (l[r] - mu) * (l[r] - mu);
+            if (next) {
+                c2 += (l[r] - mu) * (lp[r] - mp);
+                cv += (lp[r] - mp) * (lp[r] - mp);
+            }
+        }
+        vn += P - 1;
+    }
+    out->rank_sd = vn ? sqrt(v2 / vn) : 0;
+    out->rank_corr = cv > 0 ? c2 / cv : 0; /* the regression of a deviation on the last one */
+    if (out->rank_sd > 3)
+        out->rank_sd = 3;
+    if (out->rank_corr < 0)
+        out->rank_corr = 0;
+    if (out->rank_corr > 0.99)
+        out->rank_corr = 0.99;
 }
 
 /* per-sample noise: a second pass over the standardised values.  0, or -1
@@ -391,7 +448,9 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
         pieces_of(src, bins, f.pieces);
     f.lz = calloc((size_t)f.L, sizeof *f.lz);
     f.lnorm = malloc((size_t)f.I * sizeof *f.lnorm);
-    if (!f.ss || !f.g || !f.g0 || !f.prev0 || !f.t0 || !f.t1 || !f.first || !f.lz || !f.lnorm || !f.pieces) {
+    f.lrank = malloc((size_t)f.I * f.P * sizeof *f.lrank);
+    if (!f.ss || !f.g || !f.g0 || !f.prev0 || !f.t0 || !f.t1 || !f.first || !f.lz || !f.lnorm || !f.lrank ||
+        !f.pieces) {
         snprintf(err, errlen, "out of memory fitting a profile of n = %llu", (unsigned long long)n);
         goto out;
     }
@@ -404,6 +463,7 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
     out->n = n;
     if (fit_layers(&f, out) != 0)
         goto out;
+    fit_rank_scale(&f, out);
     fit_overall_scale(&f, out);
     if (fit_noise(&f, out) != 0)
         goto out;
@@ -418,6 +478,7 @@ out:
     free(f.t1);
     free(f.first);
     free(f.lnorm);
+    free(f.lrank);
     free(f.prev0);
     free(f.pieces);
     if (rc)

@@ -5,6 +5,8 @@
  *   log10 sigma_i(t) = m_l + s_l (sqrt(keep) A_i + sqrt(1 - keep) B_{i, e_i(t)})
  *   e_i(t) = floor((t + phase_i) / refresh), phase_i uniform in [0, refresh)
  *   ln S(t) = scale_sd A_t, A_t = corr A_{t-1} + sqrt(1 - corr^2) W_t
+ *   the whole of rank r's gradient times S_r(t), ln S_r(t) = rank_sd A_{r,t}
+ *   by the same recursion with rank_corr and walk steps of its own
  * A, B, M, Zc, Z, W unit normals and phase_i, the zero marks, from a
  * counter-based hash of (seed, stream, indices).  The shared part (sigma,
  * the common term) is computed once per iteration and reused by every rank,
@@ -84,6 +86,17 @@ void sp_scale_series(uint64_t seed, double sd, double corr, int n, double *a)
     double f = sqrt(1 - corr * corr);
     for (int t = 0; t < n; t++)
         a[t] = t == 0 ? sp_walk_step(seed, 0) : corr * a[t - 1] + f * sp_walk_step(seed, t);
+}
+
+double sp_rank_scale(uint64_t seed, double sd, double corr, int rank, int iter)
+{
+    if (!(sd > 0))
+        return 1.0;
+    uint64_t key = sp_stream_key(seed, SP_ST_RANK_SCALE, (uint64_t)rank, 0);
+    double a = 0, f = sqrt(1 - corr * corr);
+    for (int t = 0; t <= iter; t++)
+        a = t == 0 ? sp_walk_step(key, 0) : corr * a + f * sp_walk_step(key, t);
+    return exp(sd * a - sd * sd); /* E[S_r^2] = 1: the ranks' mean square is the profile's */
 }
 
 double sp_generator_scale(sp_generator *g, int iter)
@@ -203,7 +216,8 @@ void sp_generator_free(sp_generator *g)
 int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
 {
     share(g, iter);
-    float s = (float)sp_generator_scale(g, iter), a = s * g->own;
+    float s = (float)(sp_generator_scale(g, iter) * sp_rank_scale(g->seed, g->p.rank_sd, g->p.rank_corr, rank, iter));
+    float a = s * g->own;
     uint64_t key = sp_stream_key(g->seed, SP_ST_RANK, (uint64_t)rank, (uint64_t)iter);
     const float *sig = g->sigma, *com = g->common;
     uint64_t n = g->p.n;

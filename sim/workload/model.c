@@ -35,6 +35,9 @@
  *    with one normal deviate per (rank, iteration), so several thresholds of
  *    one rank give ordered counts; where the entries lie is a multinomial draw
  *    over layers, then over the ranges that cut a layer.
+ *  - A rank's own scale S_r(t) (profile rank_sd, rank_corr): one rank's
+ *    counts, k-th value, spread and selection are the population's at its
+ *    threshold over S_r(t) (rank_factor below).
  * Threshold-dependent quantities are tabulated per iteration in 1% cells of
  * the threshold, computed when first asked for, and interpolated.
  */
@@ -820,11 +823,28 @@ static uint64_t count_at(sp_model *m, float thr, double z)
     return draw_count(expected_count(m, (double)thr), m->nz_total, z);
 }
 
+/* rank's own scale S_r(iter) (profile.h): the questions of one rank are
+ * answered as the population's at a threshold divided by it.  That takes a
+ * rank's accumulated vector, residual included, to be the population's
+ * times S_r, which holds while S_r persists (rank_corr near 1); the
+ * questions about the ranks together (union, reduced values, the global
+ * k-th, consume) still see exchangeable ranks. */
+static double rank_factor(const sp_model *m, int rank, int iter)
+{
+    return m->p.rank_sd > 0 ? sp_rank_scale(m->seed, m->p.rank_sd, m->p.rank_corr, rank, iter) : 1.0;
+}
+
+/* a rank's count above its own float threshold thr (f: its rank_factor) */
+static uint64_t count_rank(sp_model *m, float thr, double f, double z)
+{
+    return count_at(m, f == 1.0 ? thr : (float)((double)thr / f), z);
+}
+
 static uint64_t op_count_above(void *state, int rank, int iter, double thr)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    return count_at(m, (float)thr, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
+    return count_rank(m, (float)thr, rank_factor(m, rank, iter), z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
 }
 
 /* this rank's k-th largest magnitude: the threshold above which its count
@@ -838,10 +858,11 @@ static double op_kth(void *state, int rank, int iter, uint64_t k)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    double t = kth_value(m, (double)k);
+    double rf = rank_factor(m, rank, iter), t = kth_value(m, (double)k) * rf;
     if (k == 0 || (double)k >= m->nz_total || !(t > 0) || !isfinite(t))
         return t;
     double z = z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0);
+#define count_at(m, thr, z) count_rank(m, thr, rf, z) /* this rank's counts, in the search below */
     double lo = t, hi = t;
     for (int i = 0; i < 60 && count_at(m, (float)lo, z) < k; i++) /* a threshold with k or more above it */
         lo /= 1.05;
@@ -865,12 +886,12 @@ static double op_kth(void *state, int rank, int iter, uint64_t k)
         f = up;
         up = nextafterf(f, INFINITY);
     }
+#undef count_at
     return (double)f;
 }
 
 static double op_std(void *state, int rank, int iter)
 {
-    (void)rank;
     sp_model *m = state;
     advance_to(m, iter);
     double v = 0;
@@ -883,7 +904,7 @@ static double op_std(void *state, int rank, int iter)
             }
         v += m->Ns[s] * e;
     }
-    return sqrt(v / (double)m->p.n);
+    return sqrt(v / (double)m->p.n) * rank_factor(m, rank, iter);
 }
 
 static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint64_t count)
@@ -898,7 +919,7 @@ static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint
         return NULL;
     }
     set->L = m->L;
-    tails_at(m, thr, tail);
+    tails_at(m, thr / rank_factor(m, rank, iter), tail);
     for (int l = 0; l < m->L; l++) {
         w[l] = 0;
         for (int s = 0; s < NC; s++)
@@ -1062,9 +1083,10 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
 
 static void op_consume(void *state, int rank, int iter, double thr, double thr_global)
 {
-    (void)rank;
     sp_model *m = state;
     advance_to(m, iter);
+    if (thr > 0) /* the population's chain moves with the rank's threshold in its own units */
+        thr /= rank_factor(m, rank, iter);
     if (thr < 0) {
         m->n_dense++;
     } else if (thr_global < 0) {

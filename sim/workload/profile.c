@@ -225,6 +225,14 @@ int sp_profile_check(const sp_profile *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s: \"scale_corr\" must be in [0, 1)", who);
         return -1;
     }
+    if (!(p->rank_sd >= 0 && p->rank_sd <= 3)) {
+        snprintf(err, errlen, "%s: \"rank_sd\" must be in [0, 3]", who);
+        return -1;
+    }
+    if (!(p->rank_corr >= 0 && p->rank_corr < 1)) {
+        snprintf(err, errlen, "%s: \"rank_corr\" must be in [0, 1)", who);
+        return -1;
+    }
     return 0;
 }
 
@@ -435,7 +443,9 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
         get_num(j, "scale_sd", &out->scale_sd, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "scale_corr", &out->scale_corr, 1, origin, "", err, errlen) != 0 ||
         get_num(j, "spikes", &out->spikes, 0, origin, "", err, errlen) != 0 ||
-        get_num(j, "spike_scale", &out->spike_scale, 0, origin, "", err, errlen) != 0)
+        get_num(j, "spike_scale", &out->spike_scale, 0, origin, "", err, errlen) != 0 ||
+        get_num(j, "rank_sd", &out->rank_sd, 0, origin, "", err, errlen) != 0 ||
+        get_num(j, "rank_corr", &out->rank_corr, 0, origin, "", err, errlen) != 0)
         goto out;
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers");
     int nl = cJSON_GetArraySize(layers);
@@ -505,6 +515,8 @@ int sp_profile_write(const sp_profile *p, FILE *f)
     cJSON_AddNumberToObject(o, "scale_corr", p->scale_corr);
     cJSON_AddNumberToObject(o, "spikes", p->spikes);
     cJSON_AddNumberToObject(o, "spike_scale", p->spike_scale);
+    cJSON_AddNumberToObject(o, "rank_sd", p->rank_sd);
+    cJSON_AddNumberToObject(o, "rank_corr", p->rank_corr);
     cJSON *ls = cJSON_AddArrayToObject(o, "layers");
     for (int i = 0; ls && i < p->nlayers; i++) {
         const sp_profile_layer *l = &p->layers[i];
@@ -551,6 +563,10 @@ static void apply_knobs(sp_profile *p, const sp_profile_knobs *k)
         p->spikes = k->spikes;
     if (k->spike_scale >= 0)
         p->spike_scale = k->spike_scale;
+    if (k->rank_sd >= 0)
+        p->rank_sd = k->rank_sd;
+    if (k->rank_corr >= 0)
+        p->rank_corr = k->rank_corr;
 }
 
 int sp_profile_get(const char *name, uint64_t n, uint64_t seed, const sp_profile_knobs *knobs, sp_profile *out,

@@ -22,6 +22,12 @@
  * scale and direction are redrawn over `refresh` iterations (each
  * coordinate at its own phase), the scale keeping a share `keep` of its
  * log-variance: how selections persist across iterations.
+ * Each rank's whole gradient is also scaled by its own S_r(t): real workers
+ * of one iteration differ in gradient size (a few misclassified samples of
+ * a small per-worker batch decide a shard's gradient), ln S_r(t) a
+ * stationary autoregressive sequence of its own per rank (standard
+ * deviation `rank_sd`, correlation `rank_corr` from one iteration to the
+ * next); rank_sd = 0, the default, makes the ranks' sizes alike.
  *
  * A profile is read from JSON, written to JSON, built in (the papers' models
  * with their real layer tables), or fitted from gradients (fit.c).
@@ -57,6 +63,8 @@ typedef struct sp_profile_s {
     double scale_corr;    /* correlation of ln S(t) with ln S(t - 1), [0, 1) */
     double spikes;        /* probability of a spike in a rank's own noise, [0, 0.5] */
     double spike_scale;   /* a spike's standard deviation over the other draws', >= 1 */
+    double rank_sd;       /* standard deviation of ln S_r(t), a rank's own scale, >= 0 */
+    double rank_corr;     /* correlation of ln S_r(t) with ln S_r(t - 1), [0, 1) */
 } sp_profile;
 
 /* A rank's own noise: with probability 1 - spikes a normal of standard
@@ -74,7 +82,7 @@ typedef struct {
     double spread;        /* generic: layer medians log-uniform in [1/spread, spread] */
     double tail;          /* log10 spread of scales within every layer */
     double zeros;         /* fraction of exact zeros in every layer */
-    double common, mean, refresh, keep, scale_sd, scale_corr, spikes, spike_scale;
+    double common, mean, refresh, keep, scale_sd, scale_corr, spikes, spike_scale, rank_sd, rank_corr;
 } sp_profile_knobs;
 
 /* Names of the built-in profiles, NULL-terminated. */
