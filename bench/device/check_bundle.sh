@@ -24,21 +24,31 @@
 #      /proc/PID/maps of a running rank and of mpirun say the same, second
 #      opinion.
 #
-# usage: bash bench/device/check_bundle.sh [BUNDLE]   (default bench/device/bundle)
+# With --rehearse OUTDIR it then runs bench/device/run.sh OUTDIR --quick in
+# the same namespace (the repository's bundle in place), so that run.sh too is
+# shown to use nothing of the system's MPI or SimGrid; for it the machine's
+# python3 gets back the zlib, libgfortran and libquadmath that it links
+# (the GPU machine has a python3 of its own; the bundle's programs keep
+# loading the bundle's copies, as the proof above shows).
+#
+# usage: bash bench/device/check_bundle.sh [--rehearse OUTDIR] [BUNDLE]   (default bench/device/bundle)
 set -euo pipefail
-if [ "${1:-}" = "--inside" ]; then
-    inside=1; shift
-else
-    inside=0
-fi
-[ $# -le $((inside ? 2 : 1)) ] || { echo "usage: check_bundle.sh [BUNDLE]" >&2; exit 2; }
-cd "$(dirname "$0")/../.."
+self="$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")"
+usage="usage: check_bundle.sh [--rehearse OUTDIR] [BUNDLE]"
 multiarch=x86_64-linux-gnu
 # what may load from outside the bundle
 ALLOWED='/(ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libstdc\+\+\.so\.6[.0-9]*|libgcc_s\.so\.1|libcuda\.so[.0-9]*|libnvidia-[a-z-]+\.so[.0-9]*)$'
 
-if [ $inside = 0 ]; then
-    src="${1:-bench/device/bundle}"
+if [ "${1:-}" != "--inside" ]; then
+    rehearse=""
+    if [ "${1:-}" = "--rehearse" ]; then
+        [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+        mkdir -p "$2"
+        rehearse="$(cd "$2" && pwd -P)"; shift 2
+    fi
+    [ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
+    case "${1:-}" in -*) echo "$usage" >&2; exit 2 ;; esac
+    src="${1:-$(dirname "$self")/bundle}"
     [ -f "$src/MANIFEST" ] && [ -f "$src/payload.tar.xz" ] || {
         echo "check_bundle.sh: $src is no bundle (run bash bench/device/pack.sh)" >&2; exit 2; }
     [ "$(id -u)" = 0 ] || { echo "check_bundle.sh: hiding system files takes root (unshare --mount)" >&2; exit 1; }
@@ -47,20 +57,23 @@ if [ $inside = 0 ]; then
     trap 'rm -rf "$work"' EXIT
     mkdir -p "$work/somewhere/else"
     cp -r "$src" "$work/somewhere/else/bundle"
-    rm -rf "$work/somewhere/else/bundle/lib" "$work/somewhere/else/bundle/libexec"
-    unshare --mount --propagation private bash "$0" --inside "$work" "$(pwd -P)"
-    exit $?
+    rc=0
+    unshare --mount --propagation private bash "$self" --inside "$work" "$(cd "$(dirname "$self")/../.." && pwd -P)" \
+        "$rehearse" || rc=$?
+    exit $rc
 fi
 
-work="$1"
-repo="$2"
+work="$2"
+repo="$3"
+rehearse="$4"
 b="$work/somewhere/else/bundle"
+u="$b.unpacked"   # where unpack.sh puts lib/ and libexec/
 log="$work/ld"
 mkdir -p "$log" "$work/runs"
 
 # --- hide the system's copies --------------------------------------------------
 pkgs=$(awk '/^lib\// && $2 != "?" {print $2} /^libexec\/|^lib\/openmpi\/|^lib\/pmix\// {print $2}' "$b/MANIFEST" | sort -u)
-pkgs="$pkgs openmpi-common libsimgrid3.32 libhwloc-plugins libopenmpi-dev libpmix-dev"
+pkgs=$(printf '%s\n' $pkgs openmpi-common libsimgrid3.32 libhwloc-plugins libopenmpi-dev libpmix-dev | sort -u)
 hidden=0
 for p in $pkgs; do
     dpkg -L "$p" >/dev/null 2>&1 || continue
@@ -113,7 +126,7 @@ if [ -x "$b/bin/smpirun" ]; then
     sparsim platform 1gbe --ranks 2 >p2.xml
     printf 'node-0\nnode-1\n' >h2
     if traced smpirun -np 2 -platform p2.xml -hostfile h2 --cfg=smpi/simulate-computation:no --log=root.thres:critical \
-        "$b/libexec/sparsim-smpi" run --algo topka "${common[@]}" --out smpi-topka >smpi.log 2>&1 &&
+        "$u/libexec/sparsim-smpi" run --algo topka "${common[@]}" --out smpi-topka >smpi.log 2>&1 &&
         [ -s smpi-topka/summary.json ]; then
         say "P = 2 topka: sparsim-smpi under smpirun" "ok"
     else
@@ -135,13 +148,13 @@ maps=""
 for _ in $(seq 1 200); do
     sleep 0.05
     for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$b/libexec/sparsim-mpi" ] &&
+        [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$u/libexec/sparsim-mpi" ] &&
             grep -q 'mca_pml_ob1' "$p/maps" 2>/dev/null && maps="$maps $p"
     done
     [ -z "$maps" ] || break
 done
 for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$b/libexec/orterun" ] && maps="$maps $p"
+    [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$u/libexec/orterun" ] && maps="$maps $p"
 done
 maps_libs=$(for p in $maps; do awk '$6 ~ /\.so/ {print $6}' "$p/maps" 2>/dev/null; done | sort -u)
 wait $mpirun_pid || { echo "the /proc/PID/maps job failed: $(tail -2 maps-run.log)"; fail=1; }
@@ -150,17 +163,17 @@ wait $mpirun_pid || { echo "the /proc/PID/maps job failed: $(tail -2 maps-run.lo
 # --- what was loaded, from where ------------------------------------------------
 # each process that ran a program of the bundle (a wrapper is sh first, then
 # execs libexec/NAME in the same process: its log holds both), all it loaded
-ours=$(grep -l "initialize program: $b/" "$log"/ld.* || true)
+ours=$(grep -l "initialize program: $b" "$log"/ld.* || true)
 loaded=$(cat $ours | sed -n 's/.*calling init: \(.*\)$/\1/p' | sort -u)
-others=$(grep -L "initialize program: $b/" "$log"/ld.* | xargs -r grep -h "initialize program:" |
+others=$(grep -L "initialize program: $b" "$log"/ld.* | xargs -r grep -h "initialize program:" |
          awk '{print $NF}' | xargs -r -n1 basename | sort -u | tr '\n' ' ')
 echo
 echo "LD_DEBUG=libs: $(echo $ours | wc -w) processes ran programs of the bundle, $(echo "$loaded" | wc -l) distinct shared objects"
 echo "loaded in them (not counted: $(ls "$log" | wc -l) logs in all; the others ran the machine's $others)"
-echo "  from the bundle ($b):"
-echo "$loaded" | grep "^$b/" | sed "s|^$b/||" | awk -F/ '{d = NF > 1 ? $1 "/" (NF > 2 ? $2 "/" : "") : ""; n[d]++; if (n[d] <= 100) l[d] = l[d] " " $NF} END {for (d in n) printf "    %s (%d):%s\n", d, n[d], l[d]}' | sort | fold -w 160 -s
+echo "  from the bundle ($b, unpacked in $u):"
+echo "$loaded" | grep "^$b" | sed "s|^$u/||; s|^$b/||" | awk -F/ '{d = NF > 1 ? $1 "/" (NF > 2 ? $2 "/" : "") : ""; n[d]++; if (n[d] <= 100) l[d] = l[d] " " $NF} END {for (d in n) printf "    %s (%d):%s\n", d, n[d], l[d]}' | sort | fold -w 160 -s
 echo "  from elsewhere:"
-outside=$(echo "$loaded" | grep -v "^$b/" || true)
+outside=$(echo "$loaded" | grep -v "^$b" || true)
 bad=0
 for f in $outside; do
     if [[ "$f" =~ $ALLOWED ]]; then
@@ -172,8 +185,8 @@ for f in $outside; do
     fi
 done
 echo
-echo "/proc/PID/maps of mpirun and a running rank: $(echo "$maps_libs" | grep -c "^$b/" || true) objects from the bundle; from elsewhere:"
-for f in $(echo "$maps_libs" | grep -v "^$b/" || true); do
+echo "/proc/PID/maps of mpirun and a running rank: $(echo "$maps_libs" | grep -c "^$b" || true) objects from the bundle; from elsewhere:"
+for f in $(echo "$maps_libs" | grep -v "^$b" || true); do
     if [[ "$f" =~ $ALLOWED ]]; then echo "    $f (allowed)"; else echo "    $f NOT ALLOWED"; bad=1; fi
 done
 errors=$(cat "$log"/ld.* | grep -c -E "error while loading|cannot open shared object" || true)
@@ -185,3 +198,15 @@ else
     echo "check_bundle: FAILED"
     exit 1
 fi
+[ -n "$rehearse" ] || exit 0
+
+# --- the GPU machine's script, in the same namespace ---------------------------
+echo
+echo "rehearsal: bench/device/run.sh $rehearse --quick, system MPI and SimGrid still hidden"
+for p in zlib1g libgfortran5 libquadmath0; do
+    dpkg -L "$p" | while read -r f; do
+        [ -d "$f" ] || umount "$f" 2>/dev/null || true   # a hidden file is /dev/null now, no longer -f
+    done
+done
+cd "$repo"
+PATH=/usr/bin:/bin bash bench/device/run.sh "$rehearse" --quick

@@ -24,8 +24,10 @@
 #   MANIFEST  each library, the Debian package it came from, and the newest
 #             glibc and libstdc++ symbol versions the bundle needs
 #   payload.tar.xz, unpack.sh   lib/ and libexec/ travel compressed (55 MiB
-#             unpacked, 14 MiB so): the first wrapper run, or env.sh, puts them
-#             back (bench/device/unpack.sh)
+#             unpacked, 14 MiB so): the first wrapper run, or env.sh, unpacks
+#             them BESIDE the bundle, into bench/device/bundle.unpacked/ (also
+#             ignored, and never carried), so the folder that travels stays
+#             small however often it is used here (bench/device/unpack.sh)
 #
 # Paths inside are relative to the bundle, found from the wrapper's own place,
 # so the repository may be copied anywhere.  bench/device/check_bundle.sh
@@ -132,17 +134,19 @@ cat >"$part/etc/bundle.sh" <<'EOF'
 # etc/bundle.sh - sourced by the wrappers in bin/ with $b set to the bundle's
 # root: the bundle's libraries first, and Open MPI and PMIx told where their
 # plugins, help texts and settings are (OPAL_* and PMIX_* replace the paths
-# that Debian's build compiled in)
-export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OPAL_PREFIX="$b" OPAL_EXEC_PREFIX="$b" OPAL_BINDIR="$b/bin" OPAL_LIBDIR="$b/lib" \
-    OPAL_PKGLIBDIR="$b/lib/openmpi" OPAL_DATAROOTDIR="$b/share" OPAL_DATADIR="$b/share" \
-    OPAL_PKGDATADIR="$b/share/openmpi" OPAL_SYSCONFDIR="$b/etc" OPAL_LIBEXECDIR="$b/libexec"
-export PMIX_PREFIX="$b" PMIX_EXEC_PREFIX="$b" PMIX_LIBDIR="$b/lib" PMIX_PKGLIBDIR="$b/lib/pmix" \
+# that Debian's build compiled in); lib/ and libexec/ are unpacked beside the
+# bundle, in BUNDLE.unpacked/ (unpack.sh), so the bundle itself stays small
+u="$b.unpacked"
+export LD_LIBRARY_PATH="$u/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OPAL_PREFIX="$b" OPAL_EXEC_PREFIX="$b" OPAL_BINDIR="$b/bin" OPAL_LIBDIR="$u/lib" \
+    OPAL_PKGLIBDIR="$u/lib/openmpi" OPAL_DATAROOTDIR="$b/share" OPAL_DATADIR="$b/share" \
+    OPAL_PKGDATADIR="$b/share/openmpi" OPAL_SYSCONFDIR="$b/etc" OPAL_LIBEXECDIR="$u/libexec"
+export PMIX_PREFIX="$b" PMIX_EXEC_PREFIX="$b" PMIX_LIBDIR="$u/lib" PMIX_PKGLIBDIR="$u/lib/pmix" \
     PMIX_DATADIR="$b/share" PMIX_PKGDATADIR="$b/share/pmix" PMIX_SYSCONFDIR="$b/etc" \
-    PMIX_MCA_mca_base_component_path="$b/lib/pmix"
-export OMPI_MCA_mca_base_component_path="$b/lib/openmpi" OMPI_MCA_mca_base_param_files="$b/etc/openmpi-mca-params.conf"
+    PMIX_MCA_mca_base_component_path="$u/lib/pmix"
+export OMPI_MCA_mca_base_component_path="$u/lib/openmpi" OMPI_MCA_mca_base_param_files="$b/etc/openmpi-mca-params.conf"
 # hwloc: only the plugins in the bundle (none: the core finds cores and caches)
-export HWLOC_PLUGINS_PATH="$b/lib/hwloc"
+export HWLOC_PLUGINS_PATH="$u/lib/hwloc"
 # the machine runs everything as root
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 EOF
@@ -164,9 +168,9 @@ wrap() { # wrap NAME TARGET: bin/NAME runs libexec/TARGET with the bundle's sett
 #!/bin/sh
 # $1 from the bundle: its libraries and settings (etc/bundle.sh), then libexec/$2
 b="\$(cd "\$(dirname "\$0")/.." && pwd -P)"
-[ -d "\$b/libexec" ] || sh "\$b/unpack.sh" || exit 1
+[ -d "\$b.unpacked/libexec" ] || sh "\$b/unpack.sh" || exit 1
 . "\$b/etc/bundle.sh"
-exec "\$b/libexec/$2" "\$@"
+exec "\$b.unpacked/libexec/$2" "\$@"
 EOF
     chmod +x "$part/bin/$1"
 }
@@ -179,9 +183,9 @@ if [ $smpi = 1 ]; then
       echo '# from SimGrid 3.32 (Debian), paths made relative by bench/device/pack.sh'
       echo 'b="$(cd "$(dirname "$0")/.." && pwd -P)"'
       sed -e '1d' \
-          -e "s|^export LD_LIBRARY_PATH=\"$sys:$sys|export LD_LIBRARY_PATH=\"\$b/lib|" \
-          -e "s|$sys/simgrid/smpimain|\$b/libexec/smpimain|" \
-          -e "s|$sys/simgrid/smpireplaymain|\$b/libexec/smpireplaymain|" \
+          -e "s|^export LD_LIBRARY_PATH=\"$sys:$sys|export LD_LIBRARY_PATH=\"\$b.unpacked/lib|" \
+          -e "s|$sys/simgrid/smpimain|\$b.unpacked/libexec/smpimain|" \
+          -e "s|$sys/simgrid/smpireplaymain|\$b.unpacked/libexec/smpireplaymain|" \
           -e 's|/usr/bin/python3|python3|' /usr/bin/smpirun
     } >"$part/bin/smpirun"
     chmod +x "$part/bin/smpirun"
@@ -229,7 +233,7 @@ if [ "$size" -gt $((limit_mib * 1048576)) ]; then
     echo "pack.sh: the bundle is $((size / 1048576)) MiB, over its limit of $limit_mib MiB" >&2
     rm -rf "$part"; exit 1
 fi
-rm -rf "$out"
+rm -rf "$out" "$out.unpacked"
 mv "$part" "$out"
 step "done"
 mib() { awk -v s="$1" 'BEGIN { printf "%.1f MiB", s / 1048576 }'; }

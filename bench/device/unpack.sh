@@ -1,13 +1,21 @@
 #!/bin/sh
-# unpack.sh - copied into the bundle by pack.sh: puts the bundle's lib/ and
-# libexec/ in place from payload.tar.xz, once.  The wrappers in bin/ and
-# env.sh call it; several at once are safe (each unpacks into a folder of its
-# own, and the first rename wins).  Without xz it unpacks with python3.
+# unpack.sh - copied into the bundle by pack.sh: unpacks payload.tar.xz (the
+# bundle's lib/ and libexec/) BESIDE the bundle, into BUNDLE.unpacked/, so
+# that the folder which travels keeps only the archive.  The wrappers in bin/
+# and env.sh call it; it does the work once per payload (a stamp holds the
+# archive's checksum), and several at once are safe: each unpacks into a
+# folder of its own and the first rename wins.  Without xz it uses python3.
 set -eu
 b="$(cd "$(dirname "$0")" && pwd -P)"
-[ -d "$b/lib" ] && [ -d "$b/libexec" ] && exit 0
+u="$b.unpacked"
 [ -f "$b/payload.tar.xz" ] || { echo "unpack.sh: $b has no payload.tar.xz (run bench/device/pack.sh)" >&2; exit 1; }
-tmp="$(mktemp -d "$b/.unpack.XXXXXX")"
+id="$(cksum <"$b/payload.tar.xz")"
+[ -d "$u/lib" ] && [ -d "$u/libexec" ] && [ "$(cat "$u/.payload" 2>/dev/null)" = "$id" ] && exit 0
+mkdir -p "$u"
+if [ -f "$u/.payload" ] && [ "$(cat "$u/.payload")" != "$id" ]; then
+    rm -rf "$u/lib" "$u/libexec" "$u/.payload"   # another payload's (pack.sh ran again)
+fi
+tmp="$(mktemp -d "$u/.unpack.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 if command -v xz >/dev/null 2>&1; then
     tar -xJf "$b/payload.tar.xz" -C "$tmp"
@@ -17,5 +25,6 @@ kw = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
 tarfile.open(sys.argv[1]).extractall(sys.argv[2], **kw)' "$b/payload.tar.xz" "$tmp"
 fi
 for d in lib libexec; do
-    mv -T "$tmp/$d" "$b/$d" 2>/dev/null || [ -d "$b/$d" ] || { echo "unpack.sh: cannot put $d in place in $b" >&2; exit 1; }
+    mv -T "$tmp/$d" "$u/$d" 2>/dev/null || [ -d "$u/$d" ] || { echo "unpack.sh: cannot put $d in place in $u" >&2; exit 1; }
 done
+echo "$id" >"$u/.payload"
