@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            PATH="/usr/bin:" + os.environ.get("PATH", ""))
@@ -45,9 +46,19 @@ def sh(cmd, timeout=3600):
 
 
 def timed(cmd):
-    r = sh(["/usr/bin/time", "-f", "@@%e %M"] + cmd)
-    m = re.search(r"@@([0-9.]+) ([0-9]+)", r.stderr)
-    return float(m.group(1)), int(m.group(2)), r.stdout
+    """wall seconds, peak RSS in KiB (the child's and its waited-for children's, as GNU time's %M) and
+    stdout of cmd; by wait4, since a machine may lack /usr/bin/time (a bare GPU machine may)"""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=ENV)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if p.returncode != 0:
+            sys.exit("failed: %s\n%s" % (" ".join(cmd), err.read()[-3000:]))
+        return wall, usage.ru_maxrss, out.read()
 
 
 def phases(summary_path, skip_first=True):

@@ -9,6 +9,7 @@
 #             and execs the real program in libexec/; mpirun is Open MPI's
 #             orterun so wrapped, smpirun SimGrid's script with its paths
 #             made relative to the bundle
+# and, packed into payload.tar.xz (below):
 #   libexec/  the programs: sparsim, sparsim-mpi (with the CUDA kernels),
 #             test_cuda, gpu_bench, raw_mpi_allgather, sparsim-smpi,
 #             orterun, orted, ompi_info, smpimain
@@ -24,7 +25,7 @@
 #   MANIFEST  each library, the Debian package it came from, and the newest
 #             glibc and libstdc++ symbol versions the bundle needs
 #   payload.tar.xz, unpack.sh   lib/ and libexec/ travel compressed (55 MiB
-#             unpacked, 14 MiB so): the first wrapper run, or env.sh, unpacks
+#             unpacked, 13 MiB so): the first wrapper run, or env.sh, unpacks
 #             them BESIDE the bundle, into bench/device/bundle.unpacked/ (also
 #             ignored, and never carried), so the folder that travels stays
 #             small however often it is used here (bench/device/unpack.sh)
@@ -34,8 +35,8 @@
 # proves it runs with the system's Open MPI out of the way.
 #
 # usage: bash bench/device/pack.sh [--build DIR] [--no-smpi]
-#   --build DIR  build folder (default build-device); --no-smpi: leave out
-#   the SMPI build (sparsim-smpi, smpirun), which takes about 2 minutes
+#   --build DIR  build folder, from the repository's root (default
+#   build-device); --no-smpi: leave out the SMPI build (sparsim-smpi, smpirun)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build-device
@@ -98,7 +99,9 @@ fi
 # Open MPI's plugins (libopenmpi3) and PMIx's (libpmix2), as Debian lists them
 dropped=()
 while read -r f; do
-    if ldd "$f" | grep -q -E "$DENIED"; then dropped+=("$(basename "$f" .so)"); continue; fi
+    # (ldd's output taken whole first: grep -q stopping early would fail ldd under pipefail)
+    deps=$(ldd "$f")
+    if grep -q -E "$DENIED" <<<"$deps"; then dropped+=("$(basename "$f" .so)"); continue; fi
     cp "$f" "$part/lib/openmpi/"
 done < <(dpkg -L libopenmpi3 | grep -E '/openmpi3/mca_[a-z0-9_]+\.so$')
 dpkg -L libpmix2 | grep -E '/lib/pmix/pmix_mca_[a-z0-9_]+\.so$' | xargs -r cp -t "$part/lib/pmix/"
@@ -112,7 +115,8 @@ declare -A seen=()
 elfs=("$part"/libexec/* "$part"/lib/openmpi/*.so "$part"/lib/pmix/*.so)
 for e in "${elfs[@]}"; do
     [ "$(head -c 4 "$e" | tr -d '\0')" = $'\x7fELF' ] || continue
-    if ldd "$e" | grep -q "not found"; then
+    deps=$(ldd "$e")
+    if grep -q "not found" <<<"$deps"; then
         echo "pack.sh: $e needs a library not installed here:" >&2; ldd "$e" | grep "not found" >&2; exit 1
     fi
     while read -r name path; do
@@ -219,7 +223,7 @@ step "manifest"
 } >"$part/MANIFEST"
 
 # lib/ and libexec/ travel as one xz archive (about 55 MiB, three quarters of
-# it SimGrid and the ns-3 libraries it links, become about 14 MiB), put back
+# it SimGrid and the ns-3 libraries it links, become about 13 MiB), put back
 # in place by unpack.sh on first use
 step "compress lib/ and libexec/"
 full=$(du -sb "$part" | cut -f1)
