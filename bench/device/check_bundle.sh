@@ -5,7 +5,8 @@
 #
 #   1. copies the bundle to a new temporary folder (the repository lands in an
 #      unknown folder on the GPU machine) and unpacks it there;
-#   2. in a mount namespace of its own (unshare --mount; root only), hides
+#   2. in a mount and network namespace of its own (unshare --mount --net;
+#      root only; loopback is the only network, as on the GPU machine), hides
 #      every file of every Debian package whose libraries the bundle carries
 #      (MANIFEST names them), and of Open MPI's, PMIx's, hwloc's plugins' and
 #      SimGrid's packages, under /dev/null, and Open MPI's, PMIx's, hwloc's
@@ -58,7 +59,7 @@ if [ "${1:-}" != "--inside" ]; then
     mkdir -p "$work/somewhere/else"
     cp -r "$src" "$work/somewhere/else/bundle"
     rc=0
-    unshare --mount --propagation private bash "$self" --inside "$work" "$(cd "$(dirname "$self")/../.." && pwd -P)" \
+    unshare --mount --net --propagation private bash "$self" --inside "$work" "$(cd "$(dirname "$self")/../.." && pwd -P)" \
         "$rehearse" || rc=$?
     exit $rc
 fi
@@ -70,6 +71,9 @@ b="$work/somewhere/else/bundle"
 u="$b.unpacked"   # where unpack.sh puts lib/ and libexec/
 log="$work/ld"
 mkdir -p "$log" "$work/runs"
+
+# no network but loopback, as on the GPU machine (a namespace of its own)
+ip link set lo up 2>/dev/null || true
 
 # --- hide the system's copies --------------------------------------------------
 pkgs=$(awk '/^lib\// && $2 != "?" {print $2} /^libexec\/|^lib\/openmpi\/|^lib\/pmix\// {print $2}' "$b/MANIFEST" | sort -u)
