@@ -48,6 +48,7 @@ B="$here/bundle"
 if [ "${1:-}" = "--step" ]; then
     # one step, run by the loop below in a process of its own (limited by
     # timeout); W, B, QUICK and GPU come from the environment
+    [ -n "${W:-}" ] && [ $# -eq 2 ] || { echo "run.sh: --step is for run.sh itself (usage: run.sh OUTDIR ...)" >&2; exit 2; }
     step="$2"
     cd "$repo"
     . "$B/env.sh"
@@ -69,6 +70,7 @@ if [ "${1:-}" = "--step" ]; then
     facts)
         {
             echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '(no git)')"
+            echo "bundle: $(head -1 "$B/MANIFEST" | sed 's/^# bench\/device\/bundle: //')"
             echo "host: $(uname -srm); $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
             echo "cores: $(nproc) (nproc); memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
             echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
