@@ -39,7 +39,7 @@
 #   build-device); --no-smpi: leave out the SMPI build (sparsim-smpi, smpirun)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build-device
+build="build-device"
 smpi=1
 while [ $# -gt 0 ]; do
     case "$1" in

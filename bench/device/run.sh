@@ -119,7 +119,9 @@ if [ "${1:-}" = "--step" ]; then
         ;;
     test_cuda)
         rc=0
-        test_cuda $([ "$QUICK" = 1 ] && echo --quick) || rc=$?
+        qarg=()
+        if [ "$QUICK" = 1 ]; then qarg=(--quick); fi
+        test_cuda "${qarg[@]}" || rc=$?
         [ $rc = 77 ] && [ "$GPU" = 0 ] && exit 77   # it said why
         [ $rc = 77 ] && { echo "RESULT: skipped on a machine with a GPU"; exit 1; }
         exit $rc
@@ -137,7 +139,7 @@ if [ "${1:-}" = "--step" ]; then
         nogpu
         cs=$(sanitizer)
         [ -n "$cs" ] || skip "compute-sanitizer not found"
-        args=(run --algo ring,recdoubling,rabenseifner,topka,gtopk,gaussiank,topkdsa,oktopk --ranks 2 --n 65537
+        args=(run --algo "ring,recdoubling,rabenseifner,topka,gtopk,gaussiank,topkdsa,oktopk" --ranks 2 --n 65537
               --density 0.01 --iters 2 --select cuda --quiet --no-trace --out "$W/runs/memcheck")
         mc=("$cs" --tool memcheck --error-exitcode 86 --target-processes all)
         # the sanitizer under mpirun, one per rank (NVIDIA's way for MPI); if it

@@ -13,7 +13,7 @@ id="$(cksum <"$b/payload.tar.xz")"
 [ -d "$u/lib" ] && [ -d "$u/libexec" ] && [ "$(cat "$u/.payload" 2>/dev/null)" = "$id" ] && exit 0
 mkdir -p "$u"
 if [ -f "$u/.payload" ] && [ "$(cat "$u/.payload")" != "$id" ]; then
-    rm -rf "$u/lib" "$u/libexec" "$u/.payload"   # another payload's (pack.sh ran again)
+    rm -rf "${u:?}/lib" "${u:?}/libexec" "${u:?}/.payload"   # another payload's (pack.sh ran again)
 fi
 tmp="$(mktemp -d "$u/.unpack.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
