@@ -32,21 +32,31 @@
 # (the GPU machine has a python3 of its own; the bundle's programs keep
 # loading the bundle's copies, as the proof above shows).
 #
-# usage: bash bench/device/check_bundle.sh [--rehearse OUTDIR] [BUNDLE]   (default bench/device/bundle)
+# With --glibc every program runs under the bundle's own loader and C and C++
+# runtimes (lib/glibc), as it would on a machine whose glibc is older than the
+# bundle needs: then nothing at all may load from outside the bundle.
+#
+# usage: bash bench/device/check_bundle.sh [--rehearse OUTDIR] [--glibc] [BUNDLE]   (default bench/device/bundle)
 set -euo pipefail
 self="$(cd "$(dirname "$0")" && pwd -P)/$(basename "$0")"
-usage="usage: check_bundle.sh [--rehearse OUTDIR] [BUNDLE]"
+usage="usage: check_bundle.sh [--rehearse OUTDIR] [--glibc] [BUNDLE]"
 multiarch=x86_64-linux-gnu
 # what may load from outside the bundle
 ALLOWED='/(ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libstdc\+\+\.so\.6[.0-9]*|libgcc_s\.so\.1|libcuda\.so[.0-9]*|libnvidia-[a-z-]+\.so[.0-9]*)$'
 
 if [ "${1:-}" != "--inside" ]; then
     rehearse=""
-    if [ "${1:-}" = "--rehearse" ]; then
-        [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
-        mkdir -p "$2"
-        rehearse="$(cd "$2" && pwd -P)"; shift 2
-    fi
+    glibc=""
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --rehearse)
+            [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+            mkdir -p "$2"
+            rehearse="$(cd "$2" && pwd -P)"; shift 2 ;;
+        --glibc) glibc=1; shift ;;
+        *) break ;;
+        esac
+    done
     [ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
     case "${1:-}" in -*) echo "$usage" >&2; exit 2 ;; esac
     src="${1:-$(dirname "$self")/bundle}"
@@ -60,13 +70,16 @@ if [ "${1:-}" != "--inside" ]; then
     cp -r "$src" "$work/somewhere/else/bundle"
     rc=0
     unshare --mount --net --propagation private bash "$self" --inside "$work" "$(cd "$(dirname "$self")/../.." && pwd -P)" \
-        "$rehearse" || rc=$?
+        "$rehearse" "$glibc" || rc=$?
     exit $rc
 fi
 
 work="$2"
 repo="$3"
 rehearse="$4"
+# --glibc: every program under the bundle's own loader and C/C++ runtimes, as
+# on a machine whose glibc is older than the bundle's (etc/bundle.sh)
+if [ -n "$5" ]; then export SPARSIM_BUNDLE_GLIBC=1; fi
 b="$work/somewhere/else/bundle"
 u="$b.unpacked"   # where unpack.sh puts lib/ and libexec/
 log="$work/ld"
@@ -152,13 +165,14 @@ maps=""
 for _ in $(seq 1 200); do
     sleep 0.05
     for p in /proc/[0-9]*; do
-        [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$u/libexec/sparsim-mpi" ] &&
+        # (by its command line: under the bundle's loader, exe is the loader)
+        grep -q -- "$u/libexec/sparsim-mpi " <<<"$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" &&
             grep -q 'mca_pml_ob1' "$p/maps" 2>/dev/null && maps="$maps $p"
     done
     [ -z "$maps" ] || break
 done
 for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/exe" 2>/dev/null || true)" = "$u/libexec/orterun" ] && maps="$maps $p"
+    grep -q -- "$u/libexec/orterun " <<<"$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" && maps="$maps $p"
 done
 maps_libs=$(for p in $maps; do awk '$6 ~ /\.so/ {print $6}' "$p/maps" 2>/dev/null; done | sort -u)
 wait $mpirun_pid || { echo "the /proc/PID/maps job failed: $(tail -2 maps-run.log)"; fail=1; }

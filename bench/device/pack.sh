@@ -14,7 +14,8 @@
 #             test_cuda, gpu_bench, raw_mpi_allgather, sparsim-smpi,
 #             orterun, orted, ompi_info, smpimain
 #   lib/      every shared library they load, found by ldd, except the C and
-#             C++ runtimes (ALLOWED below: any Linux that runs CUDA has them)
+#             C++ runtimes (ALLOWED below: any Linux that runs CUDA has them),
+#             which are in lib/glibc for a machine whose glibc is too old
 #   lib/openmpi, lib/pmix   Open MPI's and PMIx's plugins, from `dpkg -L`
 #             of the installed Debian packages, without those that need
 #             InfiniBand, UCX, libfabric, PSM or Java (one machine needs none)
@@ -25,7 +26,7 @@
 #   MANIFEST  each library, the Debian package it came from, and the newest
 #             glibc and libstdc++ symbol versions the bundle needs
 #   payload.tar.xz, unpack.sh   lib/ and libexec/ travel compressed (55 MiB
-#             unpacked, 13 MiB so): the first wrapper run, or env.sh, unpacks
+#             unpacked, 15 MiB so): the first wrapper run, or env.sh, unpacks
 #             them BESIDE the bundle, into bench/device/bundle.unpacked/ (also
 #             ignored, and never carried), so the folder that travels stays
 #             small however often it is used here (bench/device/unpack.sh)
@@ -128,6 +129,16 @@ done
 for name in "${!seen[@]}"; do
     cp "${seen[$name]}" "$part/lib/$name"
 done
+# the C and C++ runtimes too, apart in lib/glibc: used only where the
+# machine's glibc is older than the bundle needs (etc/bundle.sh), through the
+# bundle's own loader, never on LD_LIBRARY_PATH
+mkdir -p "$part/lib/glibc"
+for name in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1 \
+            libresolv.so.2 libstdc++.so.6 libgcc_s.so.1; do
+    f="/lib/$multiarch/$name"
+    [ -e "$f" ] || f="/lib64/$name"
+    cp "$(readlink -f "$f")" "$part/lib/glibc/$name"
+done
 
 step "strip"
 strip --strip-unneeded "$part"/lib/*.so* "$part"/lib/openmpi/*.so "$part"/lib/pmix/*.so 2>/dev/null || true
@@ -149,6 +160,19 @@ export PMIX_PREFIX="$b" PMIX_EXEC_PREFIX="$b" PMIX_LIBDIR="$u/lib" PMIX_PKGLIBDI
     PMIX_DATADIR="$b/share" PMIX_PKGDATADIR="$b/share/pmix" PMIX_SYSCONFDIR="$b/etc" \
     PMIX_MCA_mca_base_component_path="$u/lib/pmix"
 export OMPI_MCA_mca_base_component_path="$u/lib/openmpi" OMPI_MCA_mca_base_param_files="$b/etc/openmpi-mca-params.conf"
+# a machine whose glibc is older than the bundle needs (etc/glibc-needed):
+# the programs run under the bundle's own loader and C and C++ runtimes
+# (lib/glibc), named on the loader's command line, never in LD_LIBRARY_PATH
+# (the machine's own programs would load them); SPARSIM_BUNDLE_GLIBC=1 forces
+# it (check_bundle.sh --glibc)
+glibc_own="${SPARSIM_BUNDLE_GLIBC:-}"
+if [ -z "$glibc_own" ]; then
+    have="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
+    need="$(cat "$b/etc/glibc-needed")"
+    if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; then
+        glibc_own=1
+    fi
+fi
 # hwloc: only the plugins in the bundle (none: the core finds cores and caches)
 export HWLOC_PLUGINS_PATH="$u/lib/hwloc"
 # the machine runs everything as root
@@ -174,12 +198,16 @@ wrap() { # wrap NAME TARGET: bin/NAME runs libexec/TARGET with the bundle's sett
 b="\$(cd "\$(dirname "\$0")/.." && pwd -P)"
 [ -d "\$b.unpacked/libexec" ] || sh "\$b/unpack.sh" || exit 1
 . "\$b/etc/bundle.sh"
-exec "\$b.unpacked/libexec/$2" "\$@"
+if [ -n "\$glibc_own" ]; then
+    exec "\$u/lib/glibc/ld-linux-x86-64.so.2" --library-path "\$u/lib/glibc:\$LD_LIBRARY_PATH" "\$u/libexec/$2" "\$@"
+fi
+exec "\$u/libexec/$2" "\$@"
 EOF
     chmod +x "$part/bin/$1"
 }
 for p in "${programs[@]}" orted ompi_info orterun; do wrap "$p" "$p"; done
 wrap mpirun orterun
+[ $smpi = 0 ] || { wrap smpimain smpimain; wrap smpireplaymain smpireplaymain; }
 wrap mpiexec orterun
 if [ $smpi = 1 ]; then
     # SimGrid's smpirun with its installed paths turned into the bundle's
@@ -188,8 +216,8 @@ if [ $smpi = 1 ]; then
       echo 'b="$(cd "$(dirname "$0")/.." && pwd -P)"'
       sed -e '1d' \
           -e "s|^export LD_LIBRARY_PATH=\"$sys:$sys|export LD_LIBRARY_PATH=\"\$b.unpacked/lib|" \
-          -e "s|$sys/simgrid/smpimain|\$b.unpacked/libexec/smpimain|" \
-          -e "s|$sys/simgrid/smpireplaymain|\$b.unpacked/libexec/smpireplaymain|" \
+          -e "s|$sys/simgrid/smpimain|\$b/bin/smpimain|" \
+          -e "s|$sys/simgrid/smpireplaymain|\$b/bin/smpireplaymain|" \
           -e 's|/usr/bin/python3|python3|' /usr/bin/smpirun
     } >"$part/bin/smpirun"
     chmod +x "$part/bin/smpirun"
@@ -204,9 +232,12 @@ step "manifest"
     echo "# on $(. /etc/os-release && echo "$PRETTY_NAME"), $(ldd --version | head -1)"
     echo "# plugins left out (they need fabrics, Java or OpenSHMEM): ${dropped[*]:-none}"
     echo "# left to the machine: $(echo "$ALLOWED" | tr -d '^$()\\' | tr '|' ' ')"
-    vers=$(find "$part" -type f \( -path '*/lib/*' -o -path '*/libexec/*' \) -exec readelf -V --wide {} + 2>/dev/null |
+    vers=$(find "$part" -type f \( -path '*/lib/*' -o -path '*/libexec/*' \) -not -path '*/lib/glibc/*' \
+           -exec readelf -V --wide {} + 2>/dev/null |
            grep -o -E 'GLIBC(XX)?_[0-9.]+' | sort -u -V)
     echo "needs $(echo "$vers" | grep '^GLIBC_' | tail -1) $(echo "$vers" | grep '^GLIBCXX_' | tail -1)"
+    echo "$vers" | grep '^GLIBC_' | tail -1 | cut -d_ -f2 >"$part/etc/glibc-needed"
+    echo "# lib/glibc/: libc6 $(dpkg-query -W -f='${Version}' libc6), libstdc++6 $(dpkg-query -W -f='${Version}' libstdc++6) (used only where the machine's glibc is older)"
     for name in $(printf '%s\n' "${!seen[@]}" | sort); do
         real="${seen[$name]}"
         pkg=""
@@ -222,8 +253,8 @@ step "manifest"
     [ $smpi = 0 ] || echo "libexec/smpimain,bin/smpirun libsimgrid-dev $(dpkg-query -W -f='${Version}' libsimgrid-dev)"
 } >"$part/MANIFEST"
 
-# lib/ and libexec/ travel as one xz archive (about 55 MiB, three quarters of
-# it SimGrid and the ns-3 libraries it links, become about 13 MiB), put back
+# lib/ and libexec/ travel as one xz archive (about 61 MiB, three quarters of
+# it SimGrid and the ns-3 libraries it links, become about 15 MiB), put back
 # in place by unpack.sh on first use
 step "compress lib/ and libexec/"
 full=$(du -sb "$part" | cut -f1)
