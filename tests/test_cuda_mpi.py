@@ -14,8 +14,10 @@ stderr, and exits 77 (ctest's SKIP_RETURN_CODE): never a pass.
 With --emulated, SPARSIM_MPI is sparsim-mpi-emu, where the CPU plays the GPU
 (select_cuda_emu.c): the same checks, on any machine, of everything around the
 kernels (P = 3 and 4, from the gradient file).
-With --quick (the sanitizer build) only P = 4.
-usage: test_cuda_mpi.py SPARSIM SPARSIM_MPI [--emulated] [--quick]
+With --quick (the sanitizer build) only P = 4.  --ranks LIST runs the
+gradient-file checks at those rank counts instead (bench/device/run.sh: P = 1,
+2, 3, 4 and 8 ranks sharing one GPU; the generator's at P = 4 if listed).
+usage: test_cuda_mpi.py SPARSIM SPARSIM_MPI [--emulated] [--quick] [--ranks 1,2,4,8]
 """
 import json
 import os
@@ -28,6 +30,15 @@ import numpy as np
 SPARSIM, SPARSIM_MPI = sys.argv[1:3]
 EMULATED = "--emulated" in sys.argv[3:]
 QUICK = "--quick" in sys.argv[3:]  # the sanitizer build: P = 4 only
+RANKS = None
+if "--ranks" in sys.argv[3:]:
+    i = sys.argv.index("--ranks")
+    try:
+        RANKS = tuple(int(x) for x in sys.argv[i + 1].split(","))
+    except (IndexError, ValueError):
+        RANKS = ()
+    if not RANKS or min(RANKS) < 1:
+        sys.exit("test_cuda_mpi.py: --ranks takes rank counts from 1 up, such as 1,2,4,8")
 import mpi_common
 from mpi_common import ALGOS, check, checks, failures, write_npy  # noqa: F401
 
@@ -62,7 +73,7 @@ def main():
                        "cuda", "--payload", "model", "--quiet", "--out", os.path.join(tmp, "m")])
         check(r.returncode == 2 and "exact payloads" in r.stderr,
               "a model workload with --select cuda is not refused: %d %r" % (r.returncode, r.stderr))
-        for P in ((4,) if QUICK else (3, 4) if EMULATED else (1, 3, 4)):
+        for P in (RANKS or ((4,) if QUICK else (3, 4) if EMULATED else (1, 3, 4))):
             g = rng.standard_normal((3, P, 100003)).astype(np.float32)
             g[:, :, 17] = 2.5  # ties across ranks and within one
             g[:, :, 18] = -2.5
