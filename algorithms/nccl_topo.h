@@ -37,6 +37,9 @@
 int sp_nccl_default_channels(int G);
 /* nccl-tree's chunk when none is given, in bytes */
 #define SP_NCCL_DEFAULT_CHUNK 524288
+/* nccl-nvls tags every chunk of every shard (two tags each): at most this
+ * many chunks in all, G x ceil(ceil(n/G) / chunk floats) */
+#define SP_NVLS_MAX_CHUNKS (1 << 28)
 
 /* ring of channel c: the rank at ring position p, and rank r's position */
 int sp_nccl_ring_rank(int P, int G, int c, int p);

@@ -7,11 +7,12 @@
  *
  * Ranks on N nodes of G GPUs (rank r = GPU j of node a; flat: G = 1).
  * Shard s of the vector (P blocks) ends at rank s.
- *   1. quantize the whole vector; to every GPU l of its node send the
+ *   1. (G > 1) quantize the whole vector; to every GPU l of its node send the
  *      shards that end on rail l, (m, l) for every node m; sum the G
  *      contributions to the shards of rail j, dequantized, in local order
- *   2. quantize those N partial sums; to GPU j of every node m send shard
- *      (m, j); sum the N contributions to its own shard in node order
+ *   2. quantize those N partial sums (flat: the rank's own shards); to GPU
+ *      j of every node m send shard (m, j); sum the N contributions to its
+ *      own shard in node order
  *   3. quantize the reduced shard; Bruck's allgather along the rail, then
  *      inside the node; every rank dequantizes all P shards, its own too,
  *      so the result is the same everywhere
@@ -293,16 +294,16 @@ int sp_qgz(sp_ctx *c, sp_algo_io *io)
     poff[0] = 0;
     for (int m = 0; m < q.N; m++)
         poff[m + 1] = poff[m] + shard_len(&q, m * G + q.j);
-    float *part = q.exact ? malloc((poff[q.N] ? poff[q.N] : 1) * sizeof *part) : NULL;
+    float *part = q.exact && G > 1 ? malloc((poff[q.N] ? poff[q.N] : 1) * sizeof *part) : NULL;
     float *mine = q.exact ? malloc((shard_len(&q, r) + 1) * sizeof *mine) : NULL;
-    int rc = q.exact && (!part || !mine) ? SP_ERR_MEM : SP_OK;
-    if (rc == SP_OK) {
+    int rc = q.exact && ((G > 1 && !part) || !mine) ? SP_ERR_MEM : SP_OK;
+    if (rc == SP_OK && G > 1) {
         sp_phase(c, "node-all-to-all");
         rc = node_stage(c, &q, io->acc, part, poff);
     }
-    if (rc == SP_OK) {
-        sp_phase(c, "rail-all-to-all");
-        rc = rail_stage(c, &q, part, poff, mine);
+    if (rc == SP_OK) { /* flat: the rank's own vector is the one partial sum, shard m at poff[m] */
+        sp_phase(c, G > 1 ? "rail-all-to-all" : "all-to-all");
+        rc = rail_stage(c, &q, G > 1 ? part : io->acc, poff, mine);
     }
     if (rc == SP_OK) {
         sp_phase(c, "allgather");

@@ -164,12 +164,26 @@ static double onebit_words(const sp_shape *s, double *floor_words)
     return 2.0 * (s->P - 1) * onebit_msg(s) / 4.0; /* bytes to words: 4 bytes a word */
 }
 
-/* the rotation's ceil((P-1)/b) buckets of b = min(4, P) messages each way,
- * then Bruck's ceil(log2 P) rounds; P-1 messages each way in both */
+/* the buckets of a rotation among `peers` ranks: b steps each (--bucket,
+ * 0: min(4, peers)) */
+static double rotation_buckets(int peers, int bucket)
+{
+    double b = bucket > 0 ? bucket : peers < 4 ? peers : 4;
+    return peers > 1 ? ceil((peers - 1) / b) : 0;
+}
+
+/* the rotation's buckets, then Bruck's ceil(log2 P) rounds; P-1 messages
+ * each way in both */
 static double onebit_seconds(const sp_shape *s, double alpha, double beta)
 {
-    double b = s->P < 4 ? s->P : 4, buckets = ceil((s->P - 1) / b);
-    return (buckets + s->ceil_log2_P) * alpha + 2.0 * (s->P - 1) * onebit_msg(s) * beta;
+    return (rotation_buckets((int)s->P, s->bucket) + s->ceil_log2_P) * alpha + 2.0 * (s->P - 1) * onebit_msg(s) * beta;
+}
+
+/* on nodes, the inter-node class for every message: exact on one class of
+ * links (flat platforms), an upper bound where some messages stay on NVLink */
+static double onebit_seconds2(const sp_shape *s, const sp_link_classes *l)
+{
+    return onebit_seconds(s, l->inter_alpha, l->inter_beta);
 }
 
 /* qgz.c: every message carries shards of ceil(n/P) entries at b bits a
@@ -192,10 +206,11 @@ static double qgz_words(const sp_shape *s, double *floor_words)
 static double qgz_seconds2(const sp_shape *s, const sp_link_classes *l)
 {
     int P = (int)s->P, G = s->G > 0 && P % s->G == 0 ? s->G : 1, N = P / G;
-    double q = qgz_shard_bytes(s), bG = G < 4 ? G : 4, bN = N < 4 ? N : 4;
-    double node = (G > 1 ? ceil((G - 1) / bG) + ceil(log2(G)) : 0) * l->intra_alpha +
+    double q = qgz_shard_bytes(s);
+    double node = (G > 1 ? rotation_buckets(G, s->bucket) + ceil(log2(G)) : 0) * l->intra_alpha +
                   2.0 * (G - 1) * N * q * l->intra_beta;
-    double rail = (N > 1 ? ceil((N - 1) / bN) + ceil(log2(N)) : 0) * l->inter_alpha + 2.0 * (N - 1) * q * l->inter_beta;
+    double rail = (N > 1 ? rotation_buckets(N, s->bucket) + ceil(log2(N)) : 0) * l->inter_alpha +
+                  2.0 * (N - 1) * q * l->inter_beta;
     return node + rail;
 }
 
@@ -305,11 +320,13 @@ static const sp_algo_facts facts[] = {
                 "way in the reduce-scatter and the allgather",
      .source = "Tang et al., 1-bit Adam, ICML 2021 (the compressed allreduce: 1 bit an entry and a scale)",
      .words = onebit_words,
-     .time_formula = "(ceil((P-1)/min(4,P)) + ceil(log2 P)) alpha + 2(P-1) m beta, m = 4 + ceil(ceil(n/P)/8) bytes "
-                     "(the rotation's buckets, then Bruck's allgather)",
+     .time_formula = "(ceil((P-1)/b) + ceil(log2 P)) alpha + 2(P-1) m beta, m = 4 + ceil(ceil(n/P)/8) bytes, b = "
+                     "--bucket or min(4,P) (the rotation's buckets, then Bruck's allgather; on nodes at the inter-node "
+                     "class)",
      .time_source = "Tang et al., ICML 2021; Bruck et al., IEEE TPDS 8(11) 1997; the alpha-beta model as Thakur, "
                     "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
      .seconds = onebit_seconds,
+     .seconds2 = onebit_seconds2,
      .consumes = "nothing whole: the residual keeps x - scale sign(x) of every chunk, what the worker's "
                  "compression lost (error feedback); the server keeps its own residual of its chunk"},
     {.name = "qgz",
@@ -317,8 +334,9 @@ static const sp_algo_facts facts[] = {
                 "and a scale a block, P-1 shards each way",
      .source = "Wang et al., ZeRO++, ICLR 2024 (qgZ: block-wise INT4 quantization, a hierarchical all-to-all)",
      .words = qgz_words,
-     .time_formula = "(ceil((G-1)/min(4,G)) + ceil(log2 G)) alpha_intra + 2(G-1) N m beta_intra + (ceil((N-1)/min(4,N)) "
-                     "+ ceil(log2 N)) alpha_inter + 2(N-1) m beta_inter (the rotations, then Bruck's allgathers)",
+     .time_formula = "(ceil((G-1)/b_G) + ceil(log2 G)) alpha_intra + 2(G-1) N m beta_intra + (ceil((N-1)/b_N) + "
+                     "ceil(log2 N)) alpha_inter + 2(N-1) m beta_inter, b_X = --bucket or min(4,X) (the rotations, then "
+                     "Bruck's allgathers)",
      .time_source = "Wang et al., ICLR 2024; Bruck et al., IEEE TPDS 8(11) 1997; the alpha-beta model as Thakur, "
                     "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
      .seconds = qgz_seconds,
@@ -439,6 +457,8 @@ static sp_shape shape_on(int P, uint64_t n, uint64_t k, const sp_nodes *nd)
         s.quant_bits = nd->quant_bits;
     if (nd && nd->quant_block)
         s.quant_block = nd->quant_block;
+    if (nd)
+        s.bucket = nd->bucket;
     return s;
 }
 

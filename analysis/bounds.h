@@ -36,8 +36,8 @@ typedef struct {
      * per node (1 without nodes), their channels and chunk, resolved */
     int G, channels;
     double chunk_bytes;
-    /* qgz: bits a code and entries a scale */
-    int quant_bits, quant_block;
+    /* qgz: bits a code and entries a scale; onebit, qgz: steps per bucket of their rotation (0: min(4, peers)) */
+    int quant_bits, quant_block, bucket;
 } sp_shape;
 
 /* Two classes of routes where ranks sit on nodes: between GPUs of one node
@@ -63,6 +63,7 @@ typedef struct {
     int G, channels;
     uint64_t chunk_bytes;
     int quant_bits, quant_block; /* qgz's (0: its defaults, 4 and 256) */
+    int bucket;                  /* --bucket (0: min(4, peers)) */
 } sp_nodes;
 
 /* One algorithm's facts (the rows are in bounds.c). */

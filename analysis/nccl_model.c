@@ -272,7 +272,8 @@ double sp_nccl_tree_seconds(const sp_shape *s, double alpha, double beta)
  *     push    alpha_p + c max(beta_p, G beta_s)        (each owner's chunk, G at the switch)
  *     spread  alpha_p + c G beta_p                     (G multicast copies down each port)
  *   then K - 1 rounds in which each port carries G + 1 pushes up and G + 1
- *   copies down, and the switch G(G+1):  c max((G+1) beta_p, G(G+1) beta_s).
+ *   copies down, and the switch G(G+1):  c max((G+1) beta_p, G(G+1) beta_s),
+ *   the last of them at the largest shard's last chunk (c' <= c floats).
  * Exact on cm02 for K = 1 (tests/test_nccl.c); for K > 1 the rounds
  * overlap less neatly than the form says (a GPU posts a round's pushes
  * before it waits for the last round's sum), and the tests hold the gap.
@@ -320,12 +321,16 @@ double sp_nccl_nvls_seconds2(const sp_shape *s, const sp_link_classes *l)
     double K = ceil(shard / (double)cf), c = 4.0 * (shard < (double)cf ? shard : (double)cf);
     if (K < 1)
         K = 1;
+    /* the rounds after the first: K - 2 of whole chunks and the last of
+     * what is left of the largest shard (a float when n/G is one over a
+     * multiple of the chunk) */
+    double last = K > 1 ? 4.0 * (shard - (K - 1) * (double)cf) : 0, whole = K > 1 ? K - 2 : 0;
     double reduce = ap + c * fmax(g * bp, g * g * bs), sum = ap + c * bp;
     if (N == 1) {
         double push = ap + c * fmax(bp, g * bs), spread = ap + c * g * bp;
-        return reduce + sum + push + spread + (K - 1) * c * fmax((g + 1) * bp, g * (g + 1) * bs);
+        return reduce + sum + push + spread + (whole * c + last) * fmax((g + 1) * bp, g * (g + 1) * bs);
     }
-    double stage1 = reduce + sum + (K - 1) * c * fmax(g * bp, g * g * bs);
+    double stage1 = reduce + sum + (whole * c + last) * fmax(g * bp, g * g * bs);
     double blk = ceil(shard / N), ring = 2.0 * (N - 1) * (l->inter_alpha + 4.0 * blk * l->inter_beta);
     double stage3 = ap + 4.0 * shard * fmax(bp, g * bs) + ap + 4.0 * s->n * bp;
     return stage1 + ring + stage3;

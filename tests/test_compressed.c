@@ -199,7 +199,8 @@ static void ref_quant(const float *x, uint64_t len, int bits, int block, float *
 
 /* the last iteration's result: shard s = (node m, GPU l) summed first over
  * the GPUs of each node in local order, then over the nodes in order, each
- * contribution quantized on its way, the sum quantized once more */
+ * contribution quantized on its way (flat, G = 1: no node stage), the sum
+ * quantized once more */
 static void ref_qgz(const sp_plan *p, int G, int bits, int block, float *result)
 {
     int P = p->ranks, N = P / G;
@@ -213,8 +214,11 @@ static void ref_qgz(const sp_plan *p, int G, int bits, int block, float *result)
         uint64_t off = sp_block_off(n, P, s), len = sp_block_len(n, P, s);
         float *sum = result + off;
         for (int m = 0; m < N; m++) {
-            for (int l = 0; l < G; l++) { /* node m's partial sum of shard s */
-                ref_quant(g + (size_t)(m * G + l) * n + off, len, bits, block, tmp);
+            for (int l = 0; l < G; l++) { /* node m's partial sum of shard s (flat: the rank's own) */
+                if (G == 1)
+                    memcpy(tmp, g + (size_t)m * n + off, len * sizeof *tmp);
+                else
+                    ref_quant(g + (size_t)(m * G + l) * n + off, len, bits, block, tmp);
                 for (uint64_t i = 0; i < len; i++)
                     part[i] = l ? part[i] + tmp[i] : tmp[i];
             }

@@ -148,13 +148,13 @@ static uint64_t volume(const sp_report *rep)
 
 static double form(const struct nccl_case *c, uint64_t n, const sp_link_classes *l)
 {
-    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0};
+    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0, 0};
     return sp_facts_predict_nodes(sp_algo_facts_find(c->algo), c->P, n, 0, &nd, l);
 }
 
 static double words(const struct nccl_case *c, uint64_t n)
 {
-    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0};
+    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0, 0};
     sp_bound b;
     cr_assert_eq(sp_facts_bound_nodes(sp_algo_facts_find(c->algo), c->P, n, 0, &nd, &b), 0);
     return b.words;
@@ -366,6 +366,7 @@ struct nvls_case {
     char platform[16];
     int P;
     uint64_t chunk; /* bytes; 0: the default */
+    uint64_t n;     /* 0: 1000 + P */
 };
 
 ParameterizedTestParameters(nvls, exact_equals_reference)
@@ -373,8 +374,11 @@ ParameterizedTestParameters(nvls, exact_equals_reference)
     /* one node and several, one chunk a shard and many (a chunk of 64 bytes
      * is 16 floats: shards of 126 and 127 floats in 8 chunks, the last short) */
     static struct nvls_case c[] = {
-        {"dgx-h100:1", 8, 0},   {"dgx-h100:1", 8, 64},  {"dgx-h100:2", 16, 0},
-        {"dgx-b200:3", 24, 96}, {"roce:2", 16, 128},    {"dgx-h200:4", 32, 0},
+        {"dgx-h100:1", 8, 0, 0},   {"dgx-h100:1", 8, 64, 0}, {"dgx-h100:2", 16, 0, 0},
+        {"dgx-b200:3", 24, 96, 0}, {"roce:2", 16, 128, 0},   {"dgx-h200:4", 32, 0, 0},
+        /* fewer entries than GPUs; one entry over a whole number of chunks a
+         * shard (3 of 16 floats): shards without a last chunk push none */
+        {"dgx-h100:1", 8, 0, 7},   {"dgx-h100:1", 8, 64, 385}, {"dgx-h100:2", 16, 64, 385},
     };
     return cr_make_param_array(struct nvls_case, c, sizeof c / sizeof c[0]);
 }
@@ -382,7 +386,7 @@ ParameterizedTestParameters(nvls, exact_equals_reference)
 ParameterizedTest(struct nvls_case *c, nvls, exact_equals_reference)
 {
     sp_plan p;
-    t_plan(&p, "nccl-nvls", c->P, 1000 + (uint64_t)c->P /* not a multiple of P */, 0.01);
+    t_plan(&p, "nccl-nvls", c->P, c->n ? c->n : 1000 + (uint64_t)c->P /* not a multiple of P */, 0.01);
     snprintf(p.platform, sizeof p.platform, "%s", c->platform);
     p.opts.nccl_chunk = c->chunk;
     p.iters = 2;
@@ -525,4 +529,19 @@ Test(nvls, the_tuner_takes_it_where_it_is_fastest)
         cr_assert_eq(sp_plan_algorithms(&p, names, 1), 1);
         cr_assert_str_eq(names[0], cases[i].want, "%s n=%llu", cases[i].platform, (unsigned long long)cases[i].n);
     }
+}
+
+/* other jobs' traffic runs between the platform's hosts, not a node's
+ * NVSwitch (which only its own node's GPUs reach) */
+Test(nvls, background_load_beside_the_switches)
+{
+    sp_plan p;
+    t_plan(&p, "nccl-nvls", 16, 1 << 16, 0.01);
+    snprintf(p.platform, sizeof p.platform, "dgx-h100:2");
+    char err[200];
+    cr_assert_eq(sp_plan_set(&p, "bg-load", "0.3", err, sizeof err), 0, "%s", err);
+    sp_report rep = t_run_ok(&p);
+    cr_assert_not_null(rep.disturb);
+    cr_assert_eq(rep.disturb->bg_hosts, 16, "the 16 GPUs' hosts, not the 2 switches");
+    sp_report_free(&rep);
 }

@@ -10,6 +10,7 @@
 #include "resolve.h"
 #include "select_device.h"
 #include "training.h"
+#include "algorithms/nccl_topo.h"
 #include "algorithms/node_aware.h"
 #include "analysis/bounds.h"
 #include "sim/shim/backend.h"
@@ -421,6 +422,17 @@ static int resolve_data(sp_resolved *r, sp_resolve_depth depth, sp_error *e)
                             (double)p->n * p->density);
     if (node_form_needs_k(r->algo, p, r->k, e) != 0)
         return -1;
+    if (r->algo->needs_switch && p->gpus_per_node > 1) { /* nccl-nvls tags each chunk: a bounded count */
+        uint64_t cf = (p->opts.nccl_chunk ? p->opts.nccl_chunk : SP_NCCL_DEFAULT_CHUNK) / 4, shard;
+        shard = (p->n + (uint64_t)p->gpus_per_node - 1) / (uint64_t)p->gpus_per_node;
+        double chunks = (double)p->gpus_per_node * (double)((shard + (cf ? cf : 1) - 1) / (cf ? cf : 1));
+        if (chunks > SP_NVLS_MAX_CHUNKS)
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--nccl-chunk %llu makes %.0f chunks of n = %llu over %d GPUs; %s takes at most %d: "
+                                "raise --nccl-chunk",
+                                (unsigned long long)p->opts.nccl_chunk, chunks, (unsigned long long)p->n,
+                                p->gpus_per_node, r->algo->name, SP_NVLS_MAX_CHUNKS);
+    }
     if (p->payload == SP_PAYLOAD_SIZE || p->payload == SP_PAYLOAD_MODEL) {
         const char *mode = p->payload == SP_PAYLOAD_SIZE ? "size" : "model";
         if (p->grad_file[0])

@@ -316,7 +316,7 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     sp_node_bound nb; /* node-aware forms: inside the nodes and between them (no alpha-beta time) */
     /* the NCCL rows know the nodes and their own settings; the others ignore them */
     sp_nodes nd = {plan->gpus_per_node, plan->opts.nccl_channels, plan->opts.nccl_chunk, plan->opts.quant_bits,
-                   plan->opts.quant_block};
+                   plan->opts.quant_block, plan->opts.bucket};
     if (sp_facts_bound_nodes(f, plan->ranks, plan->n, rep->k, &nd, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};

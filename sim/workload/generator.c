@@ -74,6 +74,8 @@ struct sp_generator {
     int cached;     /* iteration the shared arrays hold, or -1 */
     double *walk;   /* ln S(t) / scale_sd for t = 0 .. nwalk-1 */
     int nwalk;
+    sp_rank_walk *rank_walk; /* each rank's own scale's walk, where it was last asked (rank_sd > 0) */
+    int nrank_walk;
     float own;      /* sqrt(1 - c - d) times the noise's base deviation */
     float spike;    /* a spike's factor over the base */
     uint32_t spike_below; /* low 20 bits of the hash under this: a spike */
@@ -88,15 +90,33 @@ void sp_scale_series(uint64_t seed, double sd, double corr, int n, double *a)
         a[t] = t == 0 ? sp_walk_step(seed, 0) : corr * a[t - 1] + f * sp_walk_step(seed, t);
 }
 
-double sp_rank_scale(uint64_t seed, double sd, double corr, int rank, int iter)
+double sp_rank_scale(uint64_t seed, double sd, double corr, int rank, int iter, sp_rank_walk *w)
 {
     if (!(sd > 0))
         return 1.0;
     uint64_t key = sp_stream_key(seed, SP_ST_RANK_SCALE, (uint64_t)rank, 0);
-    double a = 0, f = sqrt(1 - corr * corr);
-    for (int t = 0; t <= iter; t++)
-        a = t == 0 ? sp_walk_step(key, 0) : corr * a + f * sp_walk_step(key, t);
-    return exp(sd * a - sd * sd); /* E[S_r^2] = 1: the ranks' mean square is the profile's */
+    double f = sqrt(1 - corr * corr);
+    if (iter < w->t || w->t < 0) { /* (again) from the start */
+        w->t = 0;
+        w->a = sp_walk_step(key, 0);
+    }
+    for (; w->t < iter; w->t++)
+        w->a = corr * w->a + f * sp_walk_step(key, w->t + 1);
+    return exp(sd * w->a - sd * sd); /* E[S_r^2] = 1: the ranks' mean square is the profile's */
+}
+
+sp_rank_walk *sp_rank_walks(sp_rank_walk *w, int *count, int rank)
+{
+    if (rank < *count)
+        return w;
+    int nc = rank + 1 > 2 * *count ? rank + 1 : 2 * *count;
+    sp_rank_walk *x = realloc(w, (size_t)nc * sizeof *x);
+    if (!x)
+        return NULL;
+    for (int i = *count; i < nc; i++)
+        x[i] = (sp_rank_walk){.t = -1, .a = 0};
+    *count = nc;
+    return x;
 }
 
 double sp_generator_scale(sp_generator *g, int iter)
@@ -210,13 +230,22 @@ void sp_generator_free(sp_generator *g)
     free(g->sigma);
     free(g->common);
     free(g->walk);
+    free(g->rank_walk);
     free(g);
 }
 
 int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
 {
     share(g, iter);
-    float s = (float)(sp_generator_scale(g, iter) * sp_rank_scale(g->seed, g->p.rank_sd, g->p.rank_corr, rank, iter));
+    double own = 1.0;
+    if (g->p.rank_sd > 0) {
+        sp_rank_walk *w = sp_rank_walks(g->rank_walk, &g->nrank_walk, rank);
+        if (!w)
+            return -1;
+        g->rank_walk = w;
+        own = sp_rank_scale(g->seed, g->p.rank_sd, g->p.rank_corr, rank, iter, &w[rank]);
+    }
+    float s = (float)(sp_generator_scale(g, iter) * own);
     float a = s * g->own;
     uint64_t key = sp_stream_key(g->seed, SP_ST_RANK, (uint64_t)rank, (uint64_t)iter);
     const float *sig = g->sigma, *com = g->common;

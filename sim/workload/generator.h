@@ -26,8 +26,17 @@ int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add);
 double sp_generator_scale(sp_generator *g, int iter);
 /* rank's own scale S_r(iter) (profile.h): exp(sd a - sd^2), a the
  * autoregressive walk of correlation corr whose steps come from (seed,
- * rank), so that E[S_r^2] = 1; 1 for sd 0 */
-double sp_rank_scale(uint64_t seed, double sd, double corr, int rank, int iter);
+ * rank), so that E[S_r^2] = 1; 1 for sd 0.  *w holds the walk where it was
+ * last asked (t = -1: not yet) and moves on from there, so that asking
+ * iteration after iteration costs a step each. */
+typedef struct {
+    int t;
+    double a;
+} sp_rank_walk;
+double sp_rank_scale(uint64_t seed, double sd, double corr, int rank, int iter, sp_rank_walk *w);
+/* w grown to hold rank (new entries not yet walked; *count updated); NULL
+ * when memory runs out (w is kept) */
+sp_rank_walk *sp_rank_walks(sp_rank_walk *w, int *count, int rank);
 
 /* The overall scale's log, ln S(t) = sd * A_t with A_0 = W_0 and
  * A_t = corr * A_{t-1} + sqrt(1 - corr^2) W_t (a stationary autoregressive

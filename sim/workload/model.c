@@ -231,6 +231,8 @@ typedef struct {
 struct sp_model {
     sp_model_ablation ablation;
     sp_profile p;
+    sp_rank_walk *rank_walk; /* each rank's own scale's walk (rank_sd > 0) */
+    int nrank_walk;
     uint64_t seed;
     int P, settle;
     double density;
@@ -829,9 +831,15 @@ static uint64_t count_at(sp_model *m, float thr, double z)
  * times S_r, which holds while S_r persists (rank_corr near 1); the
  * questions about the ranks together (union, reduced values, the global
  * k-th, consume) still see exchangeable ranks. */
-static double rank_factor(const sp_model *m, int rank, int iter)
+static double rank_factor(sp_model *m, int rank, int iter)
 {
-    return m->p.rank_sd > 0 ? sp_rank_scale(m->seed, m->p.rank_sd, m->p.rank_corr, rank, iter) : 1.0;
+    if (!(m->p.rank_sd > 0))
+        return 1.0;
+    sp_rank_walk *w = sp_rank_walks(m->rank_walk, &m->nrank_walk, rank);
+    if (!w)
+        return 1.0; /* out of memory: as if alike (the run is ending anyway) */
+    m->rank_walk = w;
+    return sp_rank_scale(m->seed, m->p.rank_sd, m->p.rank_corr, rank, iter, &w[rank]);
 }
 
 /* a rank's count above its own float threshold thr (f: its rank_factor) */
@@ -1236,6 +1244,7 @@ void sp_model_free(sp_model *m)
     free(m->nz);
     free(m->cells);
     free(m->walk);
+    free(m->rank_walk);
     free(m);
 }
 

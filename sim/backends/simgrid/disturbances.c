@@ -97,7 +97,10 @@ static int target_links(const sp_disturb_opts *o, sg_link_t *all, size_t nl, cha
             pre = o->degrade_links;
         for (size_t i = 0; i < nl; i++) {
             const char *name = sg_link_get_name(all[i]);
-            if (!strncmp(name, "__", 2) || (!every && strncmp(name, pre, strlen(pre)) != 0))
+            /* "all" is the network's links: not a node's NVSwitch intake (nvls_N, which only its
+             * own NVLS pushes cross), so that a seed degrades the same links with or without it */
+            if (!strncmp(name, "__", 2) || (every && !strncmp(name, "nvls_", 5)) ||
+                (!every && strncmp(name, pre, strlen(pre)) != 0))
                 continue;
             link_base(name, b, sizeof b);
             if (!(bases[(*nb)++] = strdup(b)))
@@ -387,8 +390,13 @@ int spg_disturbances_start(sp_shim *sh, const char *platform, char *err, size_t 
             return rc;
     }
     if (sp_disturb_background_on(o)) {
-        size_t nh = sg_host_count();
+        size_t all = sg_host_count(), nh = 0;
         sg_host_t *hl = sg_host_list();
+        /* other jobs' endpoints: the platform's hosts, not a node's NVSwitch
+         * (nvswitch-N: only its own node's GPUs reach it) */
+        for (size_t i = 0; hl && i < all; i++)
+            if (strncmp(sg_host_get_name(hl[i]), "nvswitch-", 9) != 0)
+                hl[nh++] = hl[i];
         if (!hl || nh < 2) {
             free(hl);
             snprintf(err, errlen, nh < 2 ? "--bg-load needs a platform of at least two hosts" : "out of memory");
