@@ -18,7 +18,7 @@ tables) and DIR/map-PLATFORM.png (one heat map per platform, drawn by
 notebooks/plot_scaling.py --map).
 
 usage: bench/crossover_map.py [--sparsim build/sparsim] [--out bench/crossover]
-           [--platforms LIST] [--models LIST] [--ranks LIST] [--jobs N]
+           [--platforms LIST] [--models LIST] [--ranks LIST] [--jobs N] [--no-run]
 """
 import argparse
 import os
@@ -180,6 +180,8 @@ def main():
     ap.add_argument("--models", default="vgg16,lstm,resnet50,bert,gpt2-xl")
     ap.add_argument("--ranks", default="8,16,32,64,128,256")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--no-run", action="store_true",
+                    help="draw the map from the sweep CSVs already in --out, whichever sparsim wrote them; run nothing")
     a = ap.parse_args()
     plats, models = a.platforms.split(","), a.models.split(",")
     for p in plats:
@@ -196,7 +198,14 @@ def main():
         print("crossover_map: --ranks must be a comma list of integers", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
-    sweeps = [(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo) for p in plats for mo in models]
+    if a.no_run:
+        sweeps = [(os.path.join(a.out, "sweep-%s-%s.csv" % (p, mo)), p, mo) for p in plats for mo in models]
+        missing = [s for s, _, _ in sweeps if not os.path.exists(s)]
+        if missing:
+            print("crossover_map: --no-run, and %s is missing" % missing[0], file=sys.stderr)
+            return 2
+    else:
+        sweeps = [(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo) for p in plats for mo in models]
     m = cells(sweeps)
     # the platforms and the models in the order asked for (the models from small to large by default)
     m["_p"], m["_m"] = m.platform.map(plats.index), m.model.map(models.index)
