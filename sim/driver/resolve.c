@@ -392,6 +392,9 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
     sp_plan_apply_preset(p);
     if (sp_resolve_platform(p, e) != 0)
         return -1;
+    const char *choice = !algo && !strcmp(p->algo, "nccl") ? sp_resolve_nccl(p) : NULL;
+    if (choice) /* NCCL's tuner's choice on this platform, P and n (a sweep's run, or a run of one) */
+        snprintf(p->algo, sizeof p->algo, "%s", choice);
     r->algo = algo ? algo : sp_resolve_algorithm(p->algo, e);
     if (!r->algo || node_form_needs_nodes(r->algo, p, e) != 0 || needs_switch(r->algo, p, e) != 0)
         return -1;
