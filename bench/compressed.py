@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""The compressed schemes beside the dense baseline and the top-k schemes
+(the compressed-schemes issue, item 7, for the schemes there are so far).
+
+BERT's gradient (n = 133,547,324) at density 0.01, model payloads, 2
+iterations (their mean: for Ok-Topk an exact recompute and a reuse, its
+steady state over tau' as the crossover map takes it), on the papers' platforms (1gbe, daint) and a
+modern one (dgx-h100), at P = 64 and 256: the dense baseline (the MPI ring
+on flat platforms, the faster of NCCL's ring and tree on nodes), Ok-Topk and gTop-k, the 1-bit
+allreduce (onebit) and the INT4 quantized one (qgz).  Time per iteration of
+the allreduce alone, volume per rank, and the speedup over the dense one.
+The accuracy each scheme costs is not simulated.
+
+usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--markdown FILE]
+"""
+import argparse
+import csv
+import os
+import pathlib
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PLATFORMS = [("1gbe", ["ring"]), ("daint", ["ring"]), ("dgx-h100", ["nccl-ring", "nccl-tree"])]
+SCHEMES = ["oktopk", "gtopk", "onebit", "qgz"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--work", default=os.path.join(ROOT, "runs", "compressed"))
+    ap.add_argument("--ranks", default="64,256")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    sparsim = os.path.join(a.build, "sparsim")
+    os.makedirs(a.work, exist_ok=True)
+    lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in SCHEMES)
+             + " | volume per rank, MB: dense / " + " / ".join(SCHEMES) + " |", "|" + "---|" * (4 + len(SCHEMES))]
+    for plat, dense in PLATFORMS:
+        out = os.path.join(a.work, "sweep-%s.csv" % plat)
+        cmd = [sparsim, "sweep", "--algo", ",".join(dense + SCHEMES), "--ranks", a.ranks, "--platform", plat,
+               "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2", "--out", out]
+        if os.path.exists(out):
+            cmd.append("--resume")
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
+        with open(out) as f:
+            rows = list(csv.DictReader(f))
+        for P in a.ranks.split(","):
+            at = {}
+            for row in rows:
+                if row["ranks"] != P:
+                    continue
+                name = "dense" if row["algo"] in dense else row["algo"]
+                t = float(row["time_per_iter_mean_s"])
+                if name not in at or t < at[name][0]:  # the faster of NCCL's two
+                    at[name] = (t, float(row["volume_bytes"]) / 1e6, row["algo"])
+            if "dense" not in at:
+                continue
+            td = at["dense"][0]
+            cells = ["%.4g, %.2f" % (at[s][0], td / at[s][0]) if s in at else "-" for s in SCHEMES]
+            vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + SCHEMES)
+            lines.append("| %s | %s | %.4g (%s) | %s | %s |" % (plat, P, td, at["dense"][2], " | ".join(cells), vols))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    if a.markdown:
+        pathlib.Path(a.markdown).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
