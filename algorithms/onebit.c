@@ -32,6 +32,7 @@
 #include "algorithm.h"
 #include "blocks.h"
 #include "collectives.h"
+#include "select.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -133,6 +134,8 @@ int sp_onebit(sp_ctx *c, sp_algo_io *io)
     sp_phase(c, "compress");
     for (int j = 0; exact && j < P; j++)
         compress(io->acc + sp_block_off(n, P, j), sp_block_len(n, P, j), o.out + o.out_off[j]);
+    if (exact) /* acc holds the worker residual now: a device's copy of it follows */
+        sp_acc_rewritten(io->acc, n);
     sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)n); /* the norms, then the signs */
 
     sp_phase(c, "reduce-scatter");

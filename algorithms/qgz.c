@@ -34,6 +34,7 @@
 #include "algorithm.h"
 #include "blocks.h"
 #include "collectives.h"
+#include "select.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -309,8 +310,8 @@ int sp_qgz(sp_ctx *c, sp_algo_io *io)
         sp_phase(c, "allgather");
         rc = gather_stage(c, &q, mine, io->result);
     }
-    if (rc == SP_OK && q.exact) /* every entry delivered, quantized: no residual */
-        memset(io->acc, 0, io->n * sizeof *io->acc);
+    if (rc == SP_OK && q.exact) /* every entry delivered, quantized: no residual (a device's copy too) */
+        sp_zero_all(io->acc, io->n);
     free(poff);
     free(part);
     free(mine);

@@ -61,6 +61,10 @@ void sp_consume_delivered(float *acc, const sp_pair *mine, uint64_t m, const sp_
 /* Error feedback: acc[idx] = 0 for the m pairs sel; and acc[0..n) = 0. */
 void sp_zero_at(float *acc, const sp_pair *sel, uint64_t m);
 void sp_zero_all(float *acc, uint64_t n);
+/* acc was rewritten on the host in place (a compressed scheme's error
+ * feedback leaves x - its compressed value): a device's copy (below)
+ * becomes it */
+void sp_acc_rewritten(const float *acc, uint64_t n);
 
 /* Where the kernels above run on a rank's accumulated vector.  By default on
  * the CPU.  A run may hand one vector, `acc` of n floats, to a device that
@@ -75,6 +79,7 @@ typedef struct {
     double (*gaussian_threshold)(void *st, double density);
     void (*zero_at)(void *st, const sp_pair *sel, uint64_t m); /* sel NULL: the copy is lost */
     void (*zero_all)(void *st);
+    void (*set_all)(void *st, const float *acc); /* the host's acc, whole, becomes the copy */
 } sp_select_device;
 /* d == NULL: back to the CPU for every vector */
 void sp_select_device_install(const sp_select_device *d, void *st, const float *acc, uint64_t n);

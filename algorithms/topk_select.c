@@ -290,3 +290,9 @@ void sp_zero_all(float *acc, uint64_t n)
     if (on_device(acc, n))
         dev_ops->zero_all(dev_state);
 }
+
+void sp_acc_rewritten(const float *acc, uint64_t n)
+{
+    if (on_device(acc, n))
+        dev_ops->set_all(dev_state, acc);
+}

@@ -155,7 +155,22 @@ static void dev_zero_all(void *st)
         lose(d, "residual update");
 }
 
-static const sp_select_device table = {dev_topk, dev_threshold, dev_gaussian, dev_zero_at, dev_zero_all};
+/* the host rewrote the vector (onebit's error feedback): it goes up whole */
+static void dev_set_all(void *st, const float *acc)
+{
+    sp_seldev *d = st;
+    if (d->failed)
+        return;
+    double c0, k0, b0, c1, k1, b1;
+    sp_cuda_times(d->g, &c0, &k0, &b0);
+    int rc = sp_cuda_put(d->g, d->dacc, acc, d->n * sizeof *acc);
+    sp_cuda_times(d->g, &c1, &k1, &b1);
+    d->copy_s += c1 - c0;
+    if (rc != 0)
+        lose(d, "copying the rewritten residual to the GPU");
+}
+
+static const sp_select_device table = {dev_topk, dev_threshold, dev_gaussian, dev_zero_at, dev_zero_all, dev_set_all};
 
 int sp_seldev_check(int exact, const char *backend, char *err, size_t errlen)
 {
