@@ -173,6 +173,31 @@ static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int t
     return rc;
 }
 
+int sp_alltoallv(sp_ctx *c, const void *out, const size_t *out_off, const size_t *out_len, void *in,
+                 const size_t *in_off, const size_t *in_len, int bucket, int tag)
+{
+    int P = sp_size(c), me = sp_rank(c), rc = SP_OK;
+    int b = bucket > 0 ? bucket : (P < 4 ? P : 4);
+    const unsigned char *o = out;
+    unsigned char *i = in;
+    if (o && i)
+        memcpy(i + in_off[me], o + out_off[me], out_len[me]);
+    sp_req **q = malloc(2 * (size_t)b * sizeof *q);
+    if (!q)
+        return SP_ERR_MEM;
+    for (int t0 = 1; t0 < P && rc == SP_OK; t0 += b) {
+        int m = 0;
+        for (int t = t0; t < t0 + b && t < P; t++) {
+            int to = (me + t) % P, from = (me - t + P) % P;
+            q[m++] = sp_irecv(c, from, tag, i ? i + in_off[from] : NULL, in_len[from]);
+            q[m++] = sp_isend(c, to, tag, o ? o + out_off[to] : NULL, out_len[to]);
+        }
+        rc = sp_waitall(c, q, m, NULL);
+    }
+    free(q);
+    return rc;
+}
+
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);

@@ -31,6 +31,14 @@ int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, i
  * all pairs at once below 8 ranks, Bruck's ceil(log2 P) rounds from 8 on. */
 int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag);
 
+/* Every rank sends out + out_off[j] (out_len[j] bytes) to rank j and
+ * receives into in + in_off[j] (in_len[j] bytes, known beforehand) from it,
+ * by destination rotation: at step t rank r sends to r + t and receives from
+ * r - t, `bucket` steps in flight at a time (<= 0: min(4, P)).  A rank's own
+ * block is copied, not sent.  out or in NULL: size only. */
+int sp_alltoallv(sp_ctx *c, const void *out, const size_t *out_off, const size_t *out_len, void *in,
+                 const size_t *in_off, const size_t *in_len, int bucket, int tag);
+
 /* Binomial-tree broadcast of `bytes` from `root`. */
 int sp_bcast(sp_ctx *c, void *buf, size_t bytes, int root, int tag);
 

@@ -74,96 +74,61 @@ static void expand(const unsigned char *msg, uint64_t len, float *y, int add)
     }
 }
 
-typedef struct {
-    uint64_t n;
-    int P, r;
-    unsigned char *out; /* the worker's P messages, chunk j at out_off[j] (NULL: size only) */
-    unsigned char *in;  /* the messages of chunk r from every worker, worker i's at i * msg_bytes(len_r) */
-    size_t *out_off, *bytes;
-} onebit;
-
-/* chunk r of every worker to rank r: at step t rank r sends to r + t and
- * receives from r - t, b steps at a time */
-static int reduce_scatter(sp_ctx *c, const onebit *o, int bucket)
-{
-    int P = o->P, r = o->r, rc = SP_OK;
-    size_t mine = o->bytes[r];
-    if (o->in)
-        memcpy(o->in + (size_t)r * mine, o->out + o->out_off[r], mine);
-    sp_req **q = malloc(2 * (size_t)bucket * sizeof *q);
-    if (!q)
-        return SP_ERR_MEM;
-    for (int t0 = 1; t0 < P && rc == SP_OK; t0 += bucket) {
-        int m = 0;
-        for (int t = t0; t < t0 + bucket && t < P; t++) {
-            int to = (r + t) % P, from = (r - t + P) % P;
-            q[m++] = sp_irecv(c, from, TAG_RS, o->in ? o->in + (size_t)from * mine : NULL, mine);
-            q[m++] = sp_isend(c, to, TAG_RS, o->out ? o->out + o->out_off[to] : NULL, o->bytes[to]);
-        }
-        rc = sp_waitall(c, q, m, NULL);
-    }
-    free(q);
-    return rc;
-}
-
 int sp_onebit(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c), r = sp_rank(c), exact = io->acc != NULL, rc = SP_OK;
     uint64_t n = io->n, len = sp_block_len(n, P, r);
-    int bucket = io->opts->bucket > 0 ? io->opts->bucket : (P < 4 ? P : 4);
-    onebit o = {.n = n, .P = P, .r = r};
-    o.out_off = malloc((size_t)P * sizeof *o.out_off);
-    o.bytes = malloc((size_t)P * sizeof *o.bytes);
-    size_t total = 0;
-    for (int j = 0; o.out_off && o.bytes && j < P; j++) {
-        o.out_off[j] = total;
-        o.bytes[j] = msg_bytes(sp_block_len(n, P, j));
-        total += o.bytes[j];
+    /* the worker's P messages (chunk j at out_off[j], bytes[j] long), and the
+     * P messages of chunk r it gets as a server (worker i's at in_off[i]) */
+    size_t *out_off = malloc(4 * (size_t)P * sizeof *out_off), total = 0;
+    size_t *bytes = out_off + P, *in_off = out_off + 2 * P, *in_len = out_off + 3 * P;
+    for (int j = 0; out_off && j < P; j++) {
+        out_off[j] = total;
+        bytes[j] = msg_bytes(sp_block_len(n, P, j));
+        total += bytes[j];
+        in_len[j] = msg_bytes(len);
+        in_off[j] = (size_t)j * in_len[j];
     }
-    unsigned char *mine = malloc(o.bytes ? o.bytes[r] : 1), *all = exact ? malloc(total) : NULL;
+    unsigned char *mine = malloc(msg_bytes(len)), *all = exact ? malloc(total) : NULL;
+    unsigned char *out = exact ? malloc(total) : NULL, *in = exact ? malloc((size_t)P * msg_bytes(len)) : NULL;
     float *err = exact ? sp_rank_state(c, (sp_block_len(n, P, 0) + 1) * sizeof(float)) : NULL;
-    if (exact) {
-        o.out = malloc(total);
-        o.in = malloc((size_t)P * msg_bytes(len));
-    }
-    if (!o.out_off || !o.bytes || !mine || (exact && (!all || !err || !o.out || !o.in))) {
+    if (!out_off || !mine || (exact && (!all || !err || !out || !in))) {
         rc = SP_ERR_MEM;
         goto done;
     }
 
     sp_phase(c, "compress");
     for (int j = 0; exact && j < P; j++)
-        compress(io->acc + sp_block_off(n, P, j), sp_block_len(n, P, j), o.out + o.out_off[j]);
+        compress(io->acc + sp_block_off(n, P, j), sp_block_len(n, P, j), out + out_off[j]);
     if (exact) /* acc holds the worker residual now: a device's copy of it follows */
         sp_acc_rewritten(io->acc, n);
     sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)n); /* the norms, then the signs */
 
-    sp_phase(c, "reduce-scatter");
-    if ((rc = reduce_scatter(c, &o, bucket)) != SP_OK)
+    sp_phase(c, "reduce-scatter"); /* chunk j of every worker to rank j */
+    if ((rc = sp_alltoallv(c, out, out_off, bytes, in, in_off, in_len, io->opts->bucket, TAG_RS)) != SP_OK)
         goto done;
 
     sp_phase(c, "server");
     if (exact) {
         float *s = err; /* s = the sum of the workers' chunks + the server residual, compressed in place */
         for (int i = 0; i < P; i++)
-            expand(o.in + (size_t)i * o.bytes[r], len, s, 1);
+            expand(in + in_off[i], len, s, 1);
         compress(s, len, mine);
     }
     sp_compute(c, SP_K_DENSE_SUM, (double)P * (double)len);
     sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)len);
 
     sp_phase(c, "allgather");
-    if ((rc = sp_allgatherv(c, exact ? mine : NULL, o.bytes, all, TAG_AG)) != SP_OK)
+    if ((rc = sp_allgatherv(c, exact ? mine : NULL, bytes, all, TAG_AG)) != SP_OK)
         goto done;
     for (int j = 0; exact && j < P; j++)
-        expand(all + o.out_off[j], sp_block_len(n, P, j), io->result + sp_block_off(n, P, j), 0);
+        expand(all + out_off[j], sp_block_len(n, P, j), io->result + sp_block_off(n, P, j), 0);
     sp_compute(c, SP_K_COPY, 4.0 * (double)n);
 
 done:
-    free(o.out_off);
-    free(o.bytes);
-    free(o.out);
-    free(o.in);
+    free(out_off);
+    free(out);
+    free(in);
     free(mine);
     free(all);
     return rc;

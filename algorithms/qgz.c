@@ -96,27 +96,58 @@ static void dequantize(const qgz *q, const unsigned char *msg, uint64_t len, flo
     }
 }
 
-/* an all-to-all of byte blocks in the current group by destination
- * rotation: out + out_off[p] (out_len[p] bytes) to peer p, in + in_off[p]
- * from it; one's own block is not sent */
-static int alltoall(sp_ctx *c, const qgz *q, const unsigned char *out, const size_t *out_off, const size_t *out_len,
-                    unsigned char *in, const size_t *in_off, const size_t *in_len, int tag)
+/* one all-to-all of quantized blocks among `count` peers: peer p's block
+ * out at ooff[p] (olen[p] bytes) and in at ioff[p] (ilen[p] bytes); the
+ * buffers only with exact data */
+typedef struct {
+    int count;
+    size_t *ooff, *olen, *ioff, *ilen;
+    unsigned char *out, *in;
+} xchg;
+
+static void xchg_free(xchg *x)
 {
-    int n = sp_size(c), me = sp_rank(c), rc = SP_OK;
-    int b = q->bucket > 0 ? q->bucket : (n < 4 ? n : 4);
-    sp_req **rq = malloc(2 * (size_t)b * sizeof *rq);
-    if (!rq)
+    free(x->ooff);
+    free(x->out);
+    free(x->in);
+}
+
+/* the layouts, all lengths 0 (the caller fills olen and ilen, then xchg_place) */
+static int xchg_init(xchg *x, int count)
+{
+    memset(x, 0, sizeof *x);
+    x->count = count;
+    if (!(x->ooff = calloc(4 * (size_t)count, sizeof *x->ooff)))
         return SP_ERR_MEM;
-    for (int t0 = 1; t0 < n && rc == SP_OK; t0 += b) {
-        int m = 0;
-        for (int t = t0; t < t0 + b && t < n; t++) {
-            int to = (me + t) % n, from = (me - t + n) % n;
-            rq[m++] = sp_irecv(c, from, tag, in ? in + in_off[from] : NULL, in_len[from]);
-            rq[m++] = sp_isend(c, to, tag, out ? out + out_off[to] : NULL, out_len[to]);
-        }
-        rc = sp_waitall(c, rq, m, NULL);
+    x->olen = x->ooff + count;
+    x->ioff = x->ooff + 2 * count;
+    x->ilen = x->ooff + 3 * count;
+    return SP_OK;
+}
+
+/* offsets from the lengths, and the buffers */
+static int xchg_place(xchg *x, int exact)
+{
+    size_t ot = 0, it = 0;
+    for (int p = 0; p < x->count; p++) {
+        x->ooff[p] = ot;
+        x->ioff[p] = it;
+        ot += x->olen[p];
+        it += x->ilen[p];
     }
-    free(rq);
+    if (exact && (!(x->out = malloc(ot ? ot : 1)) || !(x->in = malloc(it ? it : 1))))
+        return SP_ERR_MEM;
+    return SP_OK;
+}
+
+/* the exchange among the group (first, stride, count) */
+static int xchg_run(sp_ctx *c, const qgz *q, const xchg *x, int first, int stride, int tag)
+{
+    int rc = sp_group_enter(c, first, stride, x->count);
+    if (rc != SP_OK)
+        return rc;
+    rc = sp_alltoallv(c, x->out, x->ooff, x->olen, x->in, x->ioff, x->ilen, q->bucket, tag);
+    sp_group_leave(c);
     return rc;
 }
 
@@ -125,58 +156,33 @@ static int alltoall(sp_ctx *c, const qgz *q, const unsigned char *out, const siz
  * gets the node's sum of the shards of rail j */
 static int node_stage(sp_ctx *c, const qgz *q, const float *x, float *part, const uint64_t *poff)
 {
-    int G = q->G, N = q->N, rc = SP_OK;
-    size_t *ooff = calloc((size_t)G, sizeof *ooff), *olen = calloc((size_t)G, sizeof *olen);
-    size_t *ioff = calloc((size_t)G, sizeof *ioff), *ilen = calloc((size_t)G, sizeof *ilen);
-    unsigned char *out = NULL, *in = NULL;
-    if (!ooff || !olen || !ioff || !ilen) {
-        rc = SP_ERR_MEM;
-        goto done;
-    }
-    size_t ot = 0, it = 0;
-    for (int l = 0; l < G; l++) {
-        ooff[l] = ot;
-        ioff[l] = it;
+    int G = q->G, N = q->N;
+    xchg e;
+    int rc = xchg_init(&e, G);
+    for (int l = 0; rc == SP_OK && l < G; l++)
         for (int m = 0; m < N; m++) {
-            olen[l] += qbytes(q, shard_len(q, m * G + l));
-            ilen[l] += qbytes(q, shard_len(q, m * G + q->j));
+            e.olen[l] += qbytes(q, shard_len(q, m * G + l));
+            e.ilen[l] += qbytes(q, shard_len(q, m * G + q->j));
         }
-        ot += olen[l];
-        it += ilen[l];
-    }
-    if (q->exact && (!(out = malloc(ot ? ot : 1)) || !(in = malloc(it ? it : 1)))) {
-        rc = SP_ERR_MEM;
-        goto done;
-    }
-    for (int l = 0; q->exact && l < G; l++)
-        for (size_t m = 0, at = ooff[l]; m < (size_t)N; m++) {
+    if (rc == SP_OK)
+        rc = xchg_place(&e, q->exact);
+    for (int l = 0; rc == SP_OK && q->exact && l < G; l++)
+        for (size_t m = 0, at = e.ooff[l]; m < (size_t)N; m++) {
             int s = (int)m * G + l;
-            quantize(q, x + shard_off(q, s), shard_len(q, s), out + at);
+            quantize(q, x + shard_off(q, s), shard_len(q, s), e.out + at);
             at += qbytes(q, shard_len(q, s));
         }
     sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)q->n);
-    if (q->exact)
-        memcpy(in + ioff[q->j], out + ooff[q->j], olen[q->j]);
-    if ((rc = sp_group_enter(c, q->a * G, 1, G)) != SP_OK)
-        goto done;
-    rc = alltoall(c, q, out, ooff, olen, in, ioff, ilen, TAG_INTRA);
-    sp_group_leave(c);
-    for (int l = 0; rc == SP_OK && q->exact && l < G; l++) {
-        size_t at = ioff[l];
-        for (int m = 0; m < N; m++) {
-            uint64_t len = shard_len(q, m * G + q->j);
-            dequantize(q, in + at, len, part + poff[m], l > 0);
+    if (rc == SP_OK)
+        rc = xchg_run(c, q, &e, q->a * G, 1, TAG_INTRA);
+    for (int l = 0; rc == SP_OK && q->exact && l < G; l++)
+        for (size_t m = 0, at = e.ioff[l]; m < (size_t)N; m++) {
+            uint64_t len = shard_len(q, (int)m * G + q->j);
+            dequantize(q, e.in + at, len, part + poff[m], l > 0);
             at += qbytes(q, len);
         }
-    }
     sp_compute(c, SP_K_DENSE_SUM, (double)G * (double)(poff[N]));
-done:
-    free(ooff);
-    free(olen);
-    free(ioff);
-    free(ilen);
-    free(out);
-    free(in);
+    xchg_free(&e);
     return rc;
 }
 
@@ -184,47 +190,25 @@ done:
  * (m, j); *mine gets the sum over the nodes of this rank's own shard */
 static int rail_stage(sp_ctx *c, const qgz *q, const float *part, const uint64_t *poff, float *mine)
 {
-    int N = q->N, G = q->G, rc = SP_OK;
-    size_t *ooff = calloc((size_t)N, sizeof *ooff), *olen = calloc((size_t)N, sizeof *olen);
-    size_t *ioff = calloc((size_t)N, sizeof *ioff), *ilen = calloc((size_t)N, sizeof *ilen);
-    unsigned char *out = NULL, *in = NULL;
+    int N = q->N, G = q->G;
     uint64_t len = shard_len(q, q->a * G + q->j);
-    if (!ooff || !olen || !ioff || !ilen) {
-        rc = SP_ERR_MEM;
-        goto done;
+    xchg e;
+    int rc = xchg_init(&e, N);
+    for (int m = 0; rc == SP_OK && m < N; m++) {
+        e.olen[m] = qbytes(q, shard_len(q, m * G + q->j));
+        e.ilen[m] = qbytes(q, len);
     }
-    size_t ot = 0, it = 0;
-    for (int m = 0; m < N; m++) {
-        ooff[m] = ot;
-        olen[m] = qbytes(q, shard_len(q, m * G + q->j));
-        ot += olen[m];
-        ioff[m] = it;
-        ilen[m] = qbytes(q, len);
-        it += ilen[m];
-    }
-    if (q->exact && (!(out = malloc(ot ? ot : 1)) || !(in = malloc(it ? it : 1)))) {
-        rc = SP_ERR_MEM;
-        goto done;
-    }
-    for (int m = 0; q->exact && m < N; m++)
-        quantize(q, part + poff[m], shard_len(q, m * G + q->j), out + ooff[m]);
-    sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)poff[N]);
-    if (q->exact)
-        memcpy(in + ioff[q->a], out + ooff[q->a], olen[q->a]);
-    if ((rc = sp_group_enter(c, q->j, G, N)) != SP_OK)
-        goto done;
-    rc = alltoall(c, q, out, ooff, olen, in, ioff, ilen, TAG_INTER);
-    sp_group_leave(c);
+    if (rc == SP_OK)
+        rc = xchg_place(&e, q->exact);
     for (int m = 0; rc == SP_OK && q->exact && m < N; m++)
-        dequantize(q, in + ioff[m], len, mine, m > 0);
+        quantize(q, part + poff[m], shard_len(q, m * G + q->j), e.out + e.ooff[m]);
+    sp_compute(c, SP_K_THRESHOLD, 2.0 * (double)poff[N]);
+    if (rc == SP_OK)
+        rc = xchg_run(c, q, &e, q->j, G, TAG_INTER);
+    for (int m = 0; rc == SP_OK && q->exact && m < N; m++)
+        dequantize(q, e.in + e.ioff[m], len, mine, m > 0);
     sp_compute(c, SP_K_DENSE_SUM, (double)N * (double)len);
-done:
-    free(ooff);
-    free(olen);
-    free(ioff);
-    free(ilen);
-    free(out);
-    free(in);
+    xchg_free(&e);
     return rc;
 }
 

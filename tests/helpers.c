@@ -134,6 +134,13 @@ void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density)
     p->payload = SP_PAYLOAD_EXACT;
 }
 
+void t_wire_only(sp_plan *p)
+{
+    char err[256];
+    cr_assert_eq(sp_plan_set(p, "device", "none", err, sizeof err), 0, "%s", err);
+    p->payload = SP_PAYLOAD_SIZE;
+}
+
 sp_report t_run_ok(const sp_plan *p)
 {
     sp_report rep;

@@ -61,6 +61,8 @@ void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density);
 
 /* Runs the plan in this process and fails the test if the run fails. */
 sp_report t_run_ok(const sp_plan *p);
+/* p on the wire alone: no device (the platform's would price kernels), size-only payloads */
+void t_wire_only(sp_plan *p);
 
 /* Sum over iterations and ranks of the synthetic gradients of plan p, and
  * of their magnitudes (mag may be NULL).  The caller frees. */

@@ -115,18 +115,9 @@ static sp_report size_run(int P, uint64_t n, int payload)
 {
     sp_plan p;
     t_plan(&p, "onebit", P, n, 0.01);
-    char err[200];
-    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
+    t_wire_only(&p);
     p.payload = payload;
     return t_run_ok(&p);
-}
-
-static uint64_t iter_volume(const sp_report *rep)
-{
-    uint64_t v = 0;
-    for (int ph = 0; ph < rep->nphases; ph++)
-        v += rep->iters[0].phase_volume[ph];
-    return v;
 }
 
 /* P = 8, n = 2^20: chunks of 2^17 entries, a message of 4 + 2^14 bytes; the
@@ -141,7 +132,7 @@ Test(onebit, time_and_volume_exact_by_hand)
     double got = rep.iters[0].t_end - rep.iters[0].t_start;
     cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
     cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
-    cr_assert_eq(iter_volume(&rep), (uint64_t)(2 * 7 * m));
+    cr_assert_eq(sp_report_iter_volume(&rep, 0), (uint64_t)(2 * 7 * m));
     sp_bound bd;
     cr_assert_eq(sp_bound_volume("onebit", 8, 1u << 20, 0, &bd), 0);
     cr_assert_float_eq(bd.words * 4, 2 * 7 * m, 1e-9);
@@ -282,15 +273,13 @@ Test(qgz, two_nodes_time_exact_by_hand)
     sp_plan p;
     t_plan(&p, "qgz", 16, 16 * 1024, 0.01);
     snprintf(p.platform, sizeof p.platform, "dgx-h100:2");
-    char err[200];
-    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
-    p.payload = SP_PAYLOAD_SIZE;
+    t_wire_only(&p);
     sp_report rep = t_run_ok(&p);
     double m = 528, ai = 50e-9, bi = 1 / 450e9, ax = 1130e-9, bx = 1 / 50e9;
     double want = (2 + 3) * ai + 2 * 7 * 2 * m * bi + (1 + 1) * ax + 2 * 1 * m * bx;
     double got = rep.iters[0].t_end - rep.iters[0].t_start;
     cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
     cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
-    cr_assert_eq(iter_volume(&rep), (uint64_t)(2 * 15 * m));
+    cr_assert_eq(sp_report_iter_volume(&rep, 0), (uint64_t)(2 * 15 * m));
     sp_report_free(&rep);
 }

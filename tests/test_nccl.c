@@ -71,6 +71,20 @@ Test(shapes, rings_visit_every_rank_and_cross_on_one_rail)
 
 /* ---- exact results ----------------------------------------------------------- */
 
+/* the last iteration's result is the sum of the last iteration's gradients;
+ * a dense algorithm leaves no residual, so result_sum is the sum of all of
+ * them */
+static void assert_dense_sum(const sp_plan *p, const sp_report *rep, const char *what)
+{
+    cr_assert_not_null(rep->result);
+    double *mag, *sum = t_gradient_sum(p, &mag);
+    for (uint64_t i = 0; i < p->n; i++)
+        cr_assert(fabs(rep->result_sum[i] - sum[i]) <= 1e-5 * mag[i] + 1e-6, "%s: entry %llu: %.9g, want %.9g", what,
+                  (unsigned long long)i, rep->result_sum[i], sum[i]);
+    free(sum);
+    free(mag);
+}
+
 struct nccl_case {
     char algo[12];
     int P, G, channels;
@@ -97,16 +111,9 @@ ParameterizedTest(struct nccl_case *c, nccl, exact_equals_reference)
     p.opts.nccl_chunk = c->chunk;
     p.iters = 2;
     sp_report rep = t_run_ok(&p);
-    cr_assert_not_null(rep.result);
-    double *mag, *sum = t_gradient_sum(&p, &mag);
-    /* the last iteration's result is the sum of the last iteration's
-     * gradients; a dense algorithm leaves no residual, so result_sum is the
-     * sum of all of them */
-    for (uint64_t i = 0; i < p.n; i++)
-        cr_assert(fabs(rep.result_sum[i] - sum[i]) <= 1e-5 * mag[i] + 1e-6, "%s P=%d G=%d: entry %llu: %.9g, want %.9g",
-                  c->algo, c->P, c->G, (unsigned long long)i, rep.result_sum[i], sum[i]);
-    free(sum);
-    free(mag);
+    char what[64];
+    snprintf(what, sizeof what, "%s P=%d G=%d", c->algo, c->P, c->G);
+    assert_dense_sum(&p, &rep, what);
     sp_report_free(&rep);
 }
 
@@ -249,11 +256,8 @@ ParameterizedTest(struct tree_time *t, nccl, tree_volume_and_time)
     if (t->platform[0]) {
         sp_plan p;
         t_plan(&p, c->algo, c->P, t->n, 0.01);
-        char err[256];
         snprintf(p.platform, sizeof p.platform, "%s", t->platform);
-        /* the platform's own device (h100) would price the reductions */
-        cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
-        p.payload = SP_PAYLOAD_SIZE;
+        t_wire_only(&p); /* the platform's own device (h100) would price the reductions */
         p.gpus_per_node = c->G;
         p.opts.nccl_channels = c->channels;
         p.opts.nccl_chunk = c->chunk;
@@ -391,13 +395,9 @@ ParameterizedTest(struct nvls_case *c, nvls, exact_equals_reference)
     p.opts.nccl_chunk = c->chunk;
     p.iters = 2;
     sp_report rep = t_run_ok(&p);
-    cr_assert_not_null(rep.result);
-    double *mag, *sum = t_gradient_sum(&p, &mag);
-    for (uint64_t i = 0; i < p.n; i++)
-        cr_assert(fabs(rep.result_sum[i] - sum[i]) <= 1e-5 * mag[i] + 1e-6, "%s P=%d: entry %llu: %.9g, want %.9g",
-                  c->platform, c->P, (unsigned long long)i, rep.result_sum[i], sum[i]);
-    free(sum);
-    free(mag);
+    char what[64];
+    snprintf(what, sizeof what, "%s P=%d", c->platform, c->P);
+    assert_dense_sum(&p, &rep, what);
     sp_report_free(&rep);
 }
 
@@ -407,20 +407,9 @@ static sp_report nvls_run(const char *platform, int P, uint64_t n, uint64_t chun
     sp_plan p;
     t_plan(&p, "nccl-nvls", P, n, 0.01);
     snprintf(p.platform, sizeof p.platform, "%s", platform);
-    char err[200];
-    /* the platform's own device (h100) would price the ring's reductions */
-    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
-    p.payload = SP_PAYLOAD_SIZE;
+    t_wire_only(&p);
     p.opts.nccl_chunk = chunk;
     return t_run_ok(&p);
-}
-
-static uint64_t iter_volume(const sp_report *rep)
-{
-    uint64_t v = 0;
-    for (int ph = 0; ph < rep->nphases; ph++)
-        v += rep->iters[0].phase_volume[ph];
-    return v;
 }
 
 /* dgx-h100:1, n = 1M floats: shards of 128Ki floats = 512 KiB, one chunk
@@ -439,7 +428,7 @@ Test(nvls, one_node_time_exact)
     cr_assert_float_eq(got, want, want * 1e-9, "simulated %.12g, by hand %.12g", got, want);
     cr_assert_float_eq(rep.predicted_s, want, want * 1e-9);
     /* every GPU pushes n floats and its shard; receives its sum and the n multicast */
-    cr_assert_eq(iter_volume(&rep), 4 * ((1u << 20) + (1u << 17)));
+    cr_assert_eq(sp_report_iter_volume(&rep, 0), 4 * ((1u << 20) + (1u << 17)));
     sp_report_free(&rep);
 }
 
@@ -452,7 +441,7 @@ Test(nvls, two_nodes_time_and_volume_exact)
     double got = rep.iters[0].t_end - rep.iters[0].t_start;
     cr_assert_float_eq(got, rep.predicted_s, rep.predicted_s * 1e-9, "simulated %.12g, form %.12g", got,
                        rep.predicted_s);
-    cr_assert_eq(iter_volume(&rep), 4 * (2 * n + 2 * (n / 8 / 2)));
+    cr_assert_eq(sp_report_iter_volume(&rep, 0), 4 * (2 * n + 2 * (n / 8 / 2)));
     sp_report_free(&rep);
 }
 

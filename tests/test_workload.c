@@ -307,6 +307,14 @@ Test(workload, profile_recovers_the_generator)
 
 /* ---- a rank's own gradient scale (profile rank_sd, rank_corr) ----------------- */
 
+/* runs the command, which must succeed, and reads the JSON it wrote */
+static cJSON *run_for_json(const char *const *args, const char *json)
+{
+    t_proc p = run_expect(args, 0);
+    t_proc_free(&p);
+    return read_json(json);
+}
+
 /* profile fits a planted per-rank scale back within 10% (P = 8, 48
  * iterations: ln RMS about the iteration's mean over ranks) */
 Test(workload, profile_recovers_the_ranks_scale)
@@ -314,18 +322,14 @@ Test(workload, profile_recovers_the_ranks_scale)
     const char *dir = t_tmpdir();
     const char *a[] = {"profile", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "48",
                        "--grad-rank-sd", "0.99", "--grad-rank-corr", "0.8", "--out", t_path(dir, "p.json"), NULL};
-    t_proc p = run_expect(a, 0);
-    t_proc_free(&p);
-    cJSON *j = read_json(t_path(dir, "p.json"));
+    cJSON *j = run_for_json(a, t_path(dir, "p.json"));
     IN(num(j, "rank_sd"), 0.99 * 0.9, 0.99 * 1.1);
     IN(num(j, "rank_corr"), 0.8 * 0.9, 0.8 * 1.1);
     cJSON_Delete(j);
     /* without one, the fit finds none to speak of */
     const char *b[] = {"profile", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "16",
                        "--out", t_path(dir, "q.json"), NULL};
-    p = run_expect(b, 0);
-    t_proc_free(&p);
-    j = read_json(t_path(dir, "q.json"));
+    j = run_for_json(b, t_path(dir, "q.json"));
     IN(num(j, "rank_sd"), 0, 0.05);
     cJSON_Delete(j);
 }
@@ -396,9 +400,7 @@ Test(workload, stats_measure_the_ranks_scale)
     const char *dir = t_tmpdir();
     const char *a[] = {"workload-stats", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "24",
                        "--grad-rank-sd", "0.99", "--grad-rank-corr", "0.8", "--json", t_path(dir, "s.json"), NULL};
-    t_proc p = run_expect(a, 0);
-    t_proc_free(&p);
-    cJSON *j = read_json(t_path(dir, "s.json"));
+    cJSON *j = run_for_json(a, t_path(dir, "s.json"));
     IN(num(j, "rank_log_sd"), 0.85, 1.1);
     IN(num(j, "rank_max_over_min"), 5, 40);
     IN(num(j, "rank_log_corr"), 0.6, 0.95);

@@ -85,10 +85,9 @@ int sp_platform_link_classes(const char *name, double *intra_alpha, double *intr
                              double *inter_beta);
 
 /* The in-switch reduction of the platform's nodes (NVLink SHARP, sp_fabric's
- * nvls_bw): the bytes/s a node's switch takes in, and in *port_bw and
- * *port_lat (either may be NULL) a GPU's port to it; 0 where the nodes'
- * switch does not reduce (alps, flat platforms, files). */
-double sp_platform_nvls(const char *name, double *port_bw, double *port_lat);
+ * nvls_bw): the bytes/s a node's switch takes in; 0 where the nodes' switch
+ * does not reduce (alps, flat platforms, files). */
+double sp_platform_nvls(const char *name);
 
 /* Resolves `name` (a built-in row's, or a file) for P ranks.  Returns -1 with
  * a one-line message on error. */

@@ -555,15 +555,11 @@ int sp_platform_link_classes(const char *name, double *intra_alpha, double *intr
     return 0;
 }
 
-double sp_platform_nvls(const char *name, double *port_bw, double *port_lat)
+double sp_platform_nvls(const char *name)
 {
     const sp_platform_row *r = sp_platform_find(name);
     if (!r || !r->fabric || r->fabric->kind != SP_FABRIC_LEAF_SPINE || !(r->fabric->nvls_bw > 0))
         return 0.0;
-    if (port_bw)
-        *port_bw = r->fabric->gpu_bw;
-    if (port_lat)
-        *port_lat = r->fabric->gpu_lat;
     return r->fabric->nvls_bw;
 }
 

@@ -161,7 +161,7 @@ static int needs_switch(const sp_algorithm *a, const sp_plan *p, sp_error *e)
     if (strcmp(sp_backend_name(), "simgrid") != 0)
         return sp_error_set(e, SP_STATUS_USAGE, "--algo %s is simulated: the %s backend has no switch to reduce in",
                             a->name, sp_backend_name());
-    if (!(sp_platform_nvls(p->platform, NULL, NULL) > 0))
+    if (!(sp_platform_nvls(p->platform) > 0))
         return sp_error_set(e, SP_STATUS_USAGE,
                             "--algo %s needs nodes whose NVSwitch reduces (NVLink SHARP): dgx-h100, dgx-h200, dgx-b200 "
                             "or roce, not %s",
@@ -202,7 +202,7 @@ const char *sp_resolve_nccl(const sp_plan *p)
     sp_link_classes l = {0};
     if (sp_platform_link_classes(p->platform, &l.intra_alpha, &l.intra_beta, &l.inter_alpha, &l.inter_beta) != 0)
         return NULL;
-    l.nvls_bw = strcmp(sp_backend_name(), "simgrid") == 0 ? sp_platform_nvls(p->platform, NULL, NULL) : 0.0;
+    l.nvls_bw = strcmp(sp_backend_name(), "simgrid") == 0 ? sp_platform_nvls(p->platform) : 0.0;
     return sp_nccl_choose(p->ranks, g, p->n, &l);
 }
 

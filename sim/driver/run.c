@@ -330,7 +330,7 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     sp_link_classes lc = {rep->alpha, rep->beta, rep->alpha, rep->beta, 1, 0};
     if (sp_platform_link_classes(plan->platform, &lc.intra_alpha, &lc.intra_beta, &lc.inter_alpha, &lc.inter_beta) == 0)
         lc.one_port = 0;
-    lc.nvls_bw = sp_platform_nvls(plan->platform, NULL, NULL);
+    lc.nvls_bw = sp_platform_nvls(plan->platform);
     if (f && f->seconds2)
         rep->predicted_s = sp_facts_predict_nodes(f, plan->ranks, plan->n, rep->k, &nd, &lc);
 }

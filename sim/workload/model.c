@@ -870,31 +870,29 @@ static double op_kth(void *state, int rank, int iter, uint64_t k)
     if (k == 0 || (double)k >= m->nz_total || !(t > 0) || !isfinite(t))
         return t;
     double z = z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0);
-#define count_at(m, thr, z) count_rank(m, thr, rf, z) /* this rank's counts, in the search below */
     double lo = t, hi = t;
-    for (int i = 0; i < 60 && count_at(m, (float)lo, z) < k; i++) /* a threshold with k or more above it */
+    for (int i = 0; i < 60 && count_rank(m, (float)lo, rf, z) < k; i++) /* a threshold with k or more above it */
         lo /= 1.05;
-    for (int i = 0; i < 60 && count_at(m, (float)hi, z) >= k; i++) /* and one with fewer */
+    for (int i = 0; i < 60 && count_rank(m, (float)hi, rf, z) >= k; i++) /* and one with fewer */
         hi *= 1.05;
-    if (count_at(m, (float)lo, z) < k || count_at(m, (float)hi, z) >= k)
+    if (count_rank(m, (float)lo, rf, z) < k || count_rank(m, (float)hi, rf, z) >= k)
         return t;
     for (int i = 0; i < 80 && (float)lo != (float)hi; i++) {
         double mid = 0.5 * (lo + hi);
-        if (count_at(m, (float)mid, z) >= k)
+        if (count_rank(m, (float)mid, rf, z) >= k)
             lo = mid;
         else
             hi = mid;
     }
     /* the largest float threshold that still leaves k or more above it */
     float f = (float)lo;
-    for (int i = 0; i < 1000 && f > 0 && count_at(m, f, z) < k; i++)
+    for (int i = 0; i < 1000 && f > 0 && count_rank(m, f, rf, z) < k; i++)
         f = nextafterf(f, 0.0f);
     float up = nextafterf(f, INFINITY);
-    for (int i = 0; i < 1000 && count_at(m, up, z) >= k; i++) {
+    for (int i = 0; i < 1000 && count_rank(m, up, rf, z) >= k; i++) {
         f = up;
         up = nextafterf(f, INFINITY);
     }
-#undef count_at
     return (double)f;
 }
 

@@ -359,21 +359,20 @@ static double send_overhead(const sp_ctx *c, size_t bytes)
     return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
 }
 
-static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
+/* a send's envelope (the data captured) and request, filled as far as every
+ * send fills them: to `peer` (a rank, or SP_SWITCH) under `tag`; NULL, with
+ * nothing kept, when memory runs out */
+static sp_req *new_send(sp_ctx *c, int peer, int tag, const void *buf, size_t bytes, double t_post, envelope **out)
 {
     spg_rank *s = spg_rank_of(c);
-    double o = send_overhead(c, bytes);
-    if (o > 0) {
-        sg_actor_sleep_for(o);
-        if (t_post > 0 || c->shim->want_times)
-            t_post = simgrid_get_clock(); /* it leaves when the host is done with it */
-    }
     size_t datasz = buf ? bytes : 0;
     if (act_reserve(s) != 0)
         return NULL;
     envelope *e = datasz ? malloc(sizeof *e + datasz) : pool_alloc(&spg_ranks.free_env, sizeof *e);
     if (!e)
         return NULL;
+    if (datasz)
+        memset(e, 0, sizeof *e); /* pool_alloc's are zeroed already */
     e->pooled = datasz == 0;
     sp_req *r = pool_alloc(&s->free_req, sizeof *r);
     if (!r) {
@@ -386,17 +385,32 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     e->phase = c->phase;
     e->bytes = bytes;
     e->t_post = t_post;
-    e->t_done = 0;
     e->has_data = buf != NULL;
-    e->next = NULL;
-    if (c->shim->disturb)
-        e->path = sp_disturb_path_out(c->shim->disturb, c);
     if (datasz)
         memcpy(e->data, buf, datasz);
     r->is_send = 1;
-    r->peer = dst;
+    r->peer = peer;
     r->tag = tag;
     r->result = (long long)bytes;
+    *out = e;
+    return r;
+}
+
+static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
+{
+    spg_rank *s = spg_rank_of(c);
+    double o = send_overhead(c, bytes);
+    if (o > 0) {
+        sg_actor_sleep_for(o);
+        if (t_post > 0 || c->shim->want_times)
+            t_post = simgrid_get_clock(); /* it leaves when the host is done with it */
+    }
+    envelope *e;
+    sp_req *r = new_send(c, dst, tag, buf, bytes, t_post, &e);
+    if (!r)
+        return NULL;
+    if (c->shim->disturb)
+        e->path = sp_disturb_path_out(c->shim->disturb, c);
     if (spg_unshared.below > 0 && (double)bytes < spg_unshared.below && spg_postbox_may_bypass(s, dst)) {
         if (spg_postbox_post(c, dst, e) != 0) {
             spg_envelope_free(e);
@@ -416,31 +430,12 @@ static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
 static sp_req *sg_switch_push(sp_ctx *c, int tag, const void *buf, size_t bytes, int pushes, int to, double t_post)
 {
     spg_rank *s = spg_rank_of(c);
-    if (!spg_switches_on() || act_reserve(s) != 0)
+    envelope *e;
+    sp_req *r = spg_switches_on() ? new_send(c, SP_SWITCH, tag, buf, bytes, t_post, &e) : NULL;
+    if (!r)
         return NULL;
-    size_t datasz = buf ? bytes : 0;
-    envelope *e = malloc(sizeof *e + datasz);
-    sp_req *r = e ? pool_alloc(&s->free_req, sizeof *r) : NULL;
-    if (!r) {
-        free(e);
-        return NULL;
-    }
-    memset(e, 0, sizeof *e);
-    e->src = c->rank;
-    e->tag = tag;
-    e->iter = c->iter;
-    e->phase = c->phase;
-    e->bytes = bytes;
-    e->t_post = t_post;
-    e->has_data = buf != NULL;
     e->sw_pushes = pushes;
     e->sw_to = to;
-    if (datasz)
-        memcpy(e->data, buf, datasz);
-    r->is_send = 1;
-    r->peer = SP_SWITCH;
-    r->tag = tag;
-    r->result = (long long)bytes;
     r->push = e;
     s->pushes++;
     /* a flow of 0 bytes between two hosts never ends in SimGrid 3.32: one byte instead (2 ps on NVLink) */
@@ -607,7 +602,7 @@ static void free_rank_state(spg_rank *s)
 {
     for (size_t i = 0; i < s->nact; i++) /* pushes to the switch still under way when the run failed */
         if (!s->act_is_get[i] && ((sp_req *)s->act_owner[i])->push) {
-            free(((sp_req *)s->act_owner[i])->push);
+            spg_envelope_free(((sp_req *)s->act_owner[i])->push);
             ((sp_req *)s->act_owner[i])->push = NULL;
         }
     while (s->unexp_head) {
