@@ -12,7 +12,8 @@
  * Communication: an allgather of the counts, then an allgatherv of the
  * (int32, float32) pairs: about 2k(P-1) words per rank (Li & Hoefler,
  * PPoPP 2022, Table 1).  Residual: selected entries are consumed.
- * Reports "selected", "threshold" and "adjust_rounds" (sp_stat).  The data
+ * Reports "selected", "threshold", "adjust_rounds", "first_in_band" and
+ * "ended_in_band" (sp_stat; 0 or 1 per rank).  The data
  * is looked at through sparse_set.h only: exact vectors or a model workload.
  */
 #include "algorithm.h"
@@ -25,8 +26,15 @@
 #define TAG_COUNTS 400
 #define TAG_PAIRS 401
 
-/* the threshold after the variant's adjustment loop; *rounds = counts done */
-static float adjust(sp_ctx *c, sp_algo_io *io, uint64_t k, float thr, int oktopk, int *rounds)
+/* is count m inside the variant's band around k */
+static int in_band(double m, double kd, int oktopk)
+{
+    return oktopk ? m >= 3.0 * kd / 4.0 && m <= 5.0 * kd / 4.0 : m >= 2.0 * kd / 3.0 && m <= 4.0 * kd / 3.0;
+}
+
+/* the threshold after the variant's adjustment loop; *rounds = counts done,
+ * *first = the first estimate's count */
+static float adjust(sp_ctx *c, sp_algo_io *io, uint64_t k, float thr, int oktopk, int *rounds, uint64_t *first)
 {
     double kd = (double)k, n = (double)io->n;
     *rounds = 0;
@@ -34,7 +42,8 @@ static float adjust(sp_ctx *c, sp_algo_io *io, uint64_t k, float thr, int oktopk
         for (int pass = 0; pass < 3; pass++) {
             uint64_t m = sp_count_above(c, io, thr);
             sp_compute(c, SP_K_THRESHOLD, n);
-            (*rounds)++;
+            if (!(*rounds)++)
+                *first = m;
             if (pass == 2 || ((double)m >= 2.0 * kd / 3.0 && (double)m <= 4.0 * kd / 3.0))
                 break;
             thr = (double)m < 2.0 * kd / 3.0 ? thr * 0.5f : thr * 1.5f;
@@ -44,6 +53,7 @@ static float adjust(sp_ctx *c, sp_algo_io *io, uint64_t k, float thr, int oktopk
     uint64_t m = sp_count_above(c, io, thr);
     sp_compute(c, SP_K_THRESHOLD, n);
     *rounds = 1;
+    *first = m;
     if ((double)m < 3.0 * kd / 4.0) {
         for (int i = 0; i < 20 && (double)m < 3.0 * kd / 4.0; i++) {
             thr /= 1.02f;
@@ -77,8 +87,9 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     sp_phase(c, "select");
     float thr = sp_gaussian_estimate(c, io, (double)k / (double)n);
     sp_compute(c, SP_K_DENSE_SUM, 2.0 * (double)n); /* mean and deviation: two passes */
-    int rounds;
-    thr = adjust(c, io, k, thr, io->opts->gaussian_oktopk, &rounds);
+    int rounds, okv = io->opts->gaussian_oktopk;
+    uint64_t first = 0;
+    thr = adjust(c, io, k, thr, okv, &rounds, &first);
     if ((rc = sp_set_above(c, io, thr, &sel)) != SP_OK)
         goto out;
     sp_compute(c, SP_K_THRESHOLD, (double)n);
@@ -86,6 +97,10 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     sp_stat(c, "selected", (double)sel.count);
     sp_stat(c, "threshold", thr);
     sp_stat(c, "adjust_rounds", rounds);
+    /* over the ranks, their means are the shares whose first estimate was in
+     * the band, and whose selection ended in it */
+    sp_stat(c, "first_in_band", in_band((double)first, (double)k, okv));
+    sp_stat(c, "ended_in_band", in_band((double)sel.count, (double)k, okv));
 
     sp_phase(c, "counts");
     uint64_t total;

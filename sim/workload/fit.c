@@ -7,10 +7,10 @@
  *    `scale_corr` (its correlation from one iteration to the next);
  *  - a rank's own scale: ln RMS of each rank's gradient less its
  *    iteration's mean over ranks gives `rank_sd` and `rank_corr` the same way;
- *  - per-coordinate scale: sigma_i is the RMS of the normalised g[t, r, i]
- *    over ranks and iterations; per layer, log10 sigma_i over the non-zero
- *    entries gives `log10_scale` (median) and `log10_spread` fitted on the
- *    upper half, (q99 - q50) / 2.326, where the top-k selections live (the
+ *  - per-coordinate scale: sigma_i is the RMS of g[t, r, i] over ranks and
+ *    iterations, each rank's gradient divided by its own RMS (rank_inv);
+ *    per layer, log10 sigma_i over the non-zero entries gives `log10_scale`
+ *    (median) and `log10_spread` fitted on the upper half, (q99 - q50) / 2.326, where the top-k selections live (the
  *    notes on real gradients fit it so).  A layer larger than n / bins is
  *    cut into equal pieces, each fitted alone: large entries need not spread
  *    evenly over a large tensor (an embedding's rows of frequent tokens);
@@ -200,6 +200,19 @@ static int note_rank1(fit_state *f)
     return 0;
 }
 
+/* 1 / the RMS of rank r's gradient at iteration it (0 for a gradient of
+ * zeros).  The per-coordinate scales and the noise are fitted on each rank's
+ * gradient over its own RMS: what makes one rank's gradient larger than
+ * another's is the rank's own scale (rank_sd), and normalising by the
+ * iteration's RMS instead would count it again, as a wider spread of the
+ * coordinates' scales and as heavy tails of the noise (the largest rank's
+ * entries standing out against the others'). */
+static double rank_inv(const fit_state *f, int it, int r)
+{
+    double l = f->lrank[(size_t)it * f->P + r];
+    return l > -600 ? exp(-l) : 0;
+}
+
 /* the first pass: per iteration its RMS, then per rank the normalised
  * squares, the zeros per piece, and the cosines and top-k sets of ranks 0
  * and 1.  0, or -1 with a message */
@@ -225,7 +238,7 @@ static int first_pass(fit_state *f)
         for (int r = 0; r < f->P; r++) {
             if (src->fill(src, it, r, g, 0, f->err, f->errlen) != 0)
                 return -1;
-            double inv = rms > 0 ? 1.0 / rms : 0;
+            double inv = rank_inv(f, it, r);
             for (uint64_t i = 0; i < n; i++) {
                 double x = g[i] * inv;
                 f->ss[i] += x * x;
@@ -379,8 +392,10 @@ static int fit_noise(fit_state *f, sp_profile *out)
     const double IP = (double)f->I * f->P;
     double z4 = 0, z3c = 0, z4c = 0, zn = 0;
     for (int it = 0; it < f->I; it++) {
-        double inv = exp(-f->lnorm[it]);
         for (int r = 0; r < f->P; r++) {
+            double inv = rank_inv(f, it, r);
+            if (inv == 0)
+                continue;
             if (src->fill(src, it, r, f->g, 0, f->err, f->errlen) != 0)
                 return -1;
             for (uint64_t i = 0; i < f->n; i++) {

@@ -37,7 +37,8 @@
  *    over layers, then over the ranges that cut a layer.
  *  - A rank's own scale S_r(t) (profile rank_sd, rank_corr): one rank's
  *    counts, k-th value, spread and selection are the population's at its
- *    threshold over S_r(t) (rank_factor below).
+ *    threshold over the part of S_r that persists, with this iteration's
+ *    gradient scaled by the rest (rank_view below).
  * Threshold-dependent quantities are tabulated per iteration in 1% cells of
  * the threshold, computed when first asked for, and interpolated.
  */
@@ -228,6 +229,15 @@ typedef struct {
     int nx, xnext;
 } cell_t;
 
+/* the tails of one threshold cell as one rank sees them (rank_view) */
+#define NRCELL 4096
+#define GB_STEP 0.05 /* a bucket of the fresh gradient's factor spans 5% of it */
+typedef struct {
+    int64_t cell;
+    int gb; /* 0: the slot is empty (bucket 0 is the population's own cells) */
+    double tail[NC];
+} rcell_t;
+
 struct sp_model {
     sp_model_ablation ablation;
     sp_profile p;
@@ -262,6 +272,18 @@ struct sp_model {
     int warmup;                       /* run iterations below it are dense (skipped ones too) */
     cell_t *cells;                    /* NCELL, for state_t */
     int ncells_used;
+    /* one rank's view (rank_view): the bucket of its fresh gradient's factor
+     * (0: the population's), the population's S(t) while it is on, and the
+     * tails of the buckets asked for in state_t */
+    int gb;
+    double gamma_base;
+    rcell_t *rcells; /* NRCELL, open addressing on (cell, bucket) */
+    double sum_count, sum_ratio_global; /* ranks of their own scale: counts taken, global over local thresholds */
+    int n_count;
+    double *share;           /* [t]: the residual's share of the accumulated energy (rank_view) */
+    int nshare, capshare;
+    struct rank_view *views; /* per rank: its view at views[r].iter */
+    int nviews;
     double gk_thr, gk_val;
     uint64_t gk_K;
     int gk_t;
@@ -302,7 +324,7 @@ static inline double own_sd(const sp_model *m, int s, int u)
 
 /* ---- threshold cells -------------------------------------------------------- */
 
-static void cell_tail(const sp_model *m, cell_t *c, double t)
+static void tail_fill(const sp_model *m, double t, double *out)
 {
     for (int s = 0; s < NC; s++) {
         double tail = 0;
@@ -321,8 +343,30 @@ static void cell_tail(const sp_model *m, cell_t *c, double t)
                     tail += m->comp_w[u] * m->m_w[k] * tk;
                 }
             }
-        c->tail[s] = tail;
+        out[s] = tail;
     }
+}
+
+static void cell_tail(const sp_model *m, cell_t *c, double t) { tail_fill(m, t, c->tail); }
+
+/* the tails of cell ci in the bucket of the rank view that is on */
+static const double *rcell_get(sp_model *m, int64_t ci)
+{
+    uint64_t h = ((uint64_t)ci * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(int64_t)m->gb * 0xC2B2AE3D27D4EB4Full);
+    rcell_t *slot = NULL;
+    for (int i = 0; i < 8; i++) {
+        rcell_t *r = &m->rcells[(h + (uint64_t)i) % NRCELL];
+        if (r->gb == m->gb && r->cell == ci)
+            return r->tail;
+        if (!slot && r->gb == 0)
+            slot = r;
+    }
+    if (!slot) /* the neighbourhood is full: take the first slot over */
+        slot = &m->rcells[h % NRCELL];
+    slot->cell = ci;
+    slot->gb = m->gb;
+    tail_fill(m, exp(CELL * (double)ci), slot->tail);
+    return slot->tail;
 }
 
 /* given node k and common value z: acc = r + gamma (sqrt(mean) m + sqrt(c) z)
@@ -413,6 +457,15 @@ static void tails_at(sp_model *m, double t, double *tail)
             tail[s] = 1;
         return;
     }
+    if (m->gb != 0 && m->rcells) {
+        double x = log(t > 1e-300 ? t : 1e-300) / CELL;
+        int64_t ci = (int64_t)floor(x);
+        f = x - (double)ci;
+        const double *lo = rcell_get(m, ci), *hi = rcell_get(m, ci + 1);
+        for (int s = 0; s < NC; s++)
+            tail[s] = (1 - f) * lo[s] + f * hi[s];
+        return;
+    }
     cells_around(m, t, 0, &a, &b, &f);
     for (int s = 0; s < NC; s++)
         tail[s] = (1 - f) * a->tail[s] + f * b->tail[s];
@@ -424,6 +477,9 @@ static void reset_cells(sp_model *m)
 {
     m->ncells_used = 0;
     m->gk_t = -1;
+    if (m->rcells)
+        for (int i = 0; i < NRCELL; i++)
+            m->rcells[i].gb = 0;
 }
 
 static void set_iteration(sp_model *m, int t)
@@ -606,14 +662,126 @@ static void step(sp_model *m, int mode, double t, double y)
     }
 }
 
+/* A rank's own scale S_r(t) (profile rank_sd, rank_corr; generator.h)
+ * scales the gradient it adds at t, while its residual holds what earlier
+ * gradients left: R_r(t)^2, the residual's energy over the population's,
+ * follows R(t + 1)^2 = w(t) R(t)^2 + (1 - w(t)) S_r(t)^2, w(t) the residual's
+ * share of the population's accumulated energy at t (note_share; the share
+ * that a cut at a threshold keeps is taken as the same for every rank, and
+ * cancels).  So a rank's accumulated vector is taken as R times the
+ * population's with the fresh gradient times G = S_r(t) / R: a question of
+ * the rank at threshold t is the population's at t / R with its gradient
+ * scaled by G (rank_on).  A scale that persists (rank_corr near 1) gives
+ * R = S_r and G = 1, the population scaled; one that does not (the traces:
+ * bench/README.md section 22) leaves in R a mean of the rank's recent
+ * scales that the largest of them dominate, and a rank whose batch gave a small gradient selects mostly from
+ * a residual that the thresholds before have cut.  G is taken in buckets of
+ * GB_STEP of its logarithm, whose tails are kept apart from the population's
+ * cells (rcell_get).  The questions about the ranks together (union, reduced
+ * values, the global k-th) still see exchangeable ranks. */
+typedef struct rank_view {
+    int iter; /* the iteration it is for (-1: none yet) */
+    double R;
+    int gb;   /* round(ln G / GB_STEP) */
+    int t2;   /* R2 is R(t2)^2 */
+    double R2;
+} rank_view;
+
+/* w(t), for t = 0 .. nshare - 1 (m->share) */
+static void note_share(sp_model *m);
+
+static const rank_view *view_of(sp_model *m, int rank, int iter)
+{
+    static const rank_view none = {0, 1.0, 0, 0, 1.0};
+    if (!(m->p.rank_sd > 0) || rank < 0 || iter < 0)
+        return &none;
+    if (rank >= m->nviews) {
+        int nv = rank + 1 > 2 * m->nviews ? rank + 1 : 2 * m->nviews;
+        rank_view *v = realloc(m->views, (size_t)nv * sizeof *v);
+        if (!v)
+            return &none; /* out of memory: as if alike (the run is ending anyway) */
+        for (int i = m->nviews; i < nv; i++)
+            v[i] = (rank_view){-1, 1.0, 0, 0, 1.0};
+        m->views = v;
+        m->nviews = nv;
+    }
+    rank_view *v = &m->views[rank];
+    if (v->iter == iter)
+        return v;
+    sp_rank_walk *w = sp_rank_walks(m->rank_walk, &m->nrank_walk, rank);
+    if (!w)
+        return &none;
+    m->rank_walk = w;
+    double sd = m->p.rank_sd, rho = m->p.rank_corr;
+    if (iter < v->t2) { /* asked back in time: from the start again */
+        v->t2 = 0;
+        v->R2 = 1.0;
+    }
+    for (; v->t2 < iter && v->t2 < m->nshare; v->t2++) {
+        double S = sp_rank_scale(m->seed, sd, rho, rank, v->t2, &w[rank]), sh = m->share[v->t2];
+        v->R2 = sh * v->R2 + (1 - sh) * S * S;
+    }
+    double S = sp_rank_scale(m->seed, sd, rho, rank, iter, &w[rank]);
+    v->iter = iter;
+    v->R = sqrt(v->R2 > 1e-300 ? v->R2 : 1e-300);
+    v->gb = m->rcells ? (int)lround(log(S / v->R) / GB_STEP) : 0; /* no room for own tails: the population's */
+    return v;
+}
+
+/* the rank's fresh gradient scale on (the model's state must have moved to
+ * the iteration first: advance_to) */
+static void rank_on(sp_model *m, const rank_view *v)
+{
+    m->gb = v->gb;
+    m->gamma_base = m->gamma_scale;
+    if (v->gb)
+        m->gamma_scale *= exp(GB_STEP * v->gb);
+}
+
+static void rank_off(sp_model *m)
+{
+    m->gamma_scale = m->gamma_base;
+    m->gb = 0;
+}
+
 static double expected_count(sp_model *m, double thr);
 static double kth_value(sp_model *m, double k);
+
+/* w(state_t): the residual's energy over the residual's and this
+ * iteration's gradient's together, for the ranks' own residuals (rank_view) */
+static void note_share(sp_model *m)
+{
+    if (!m->rcells || m->state_t < 0 || m->state_t != m->nshare)
+        return;
+    double er = 0, eg = 0;
+    for (int s2 = 0; s2 < NC; s2++) {
+        if (m->Ns[s2] <= 0)
+            continue;
+        double r = 0, g = m->sigma[s2] * m->gamma_scale;
+        for (int k = 0; k < m->nm; k++)
+            for (int j = 0; j < NS; j++)
+                r += m->m_w[k] * m->psi[s2][k][j] * sv[j] * sv[j];
+        er += m->Ns[s2] * m->sigma[s2] * m->sigma[s2] * r;
+        eg += m->Ns[s2] * g * g;
+    }
+    if (m->nshare == m->capshare) {
+        int nc = m->capshare ? 2 * m->capshare : 64;
+        double *x = realloc(m->share, (size_t)nc * sizeof *x);
+        if (!x)
+            return;
+        m->share = x;
+        m->capshare = nc;
+    }
+    m->share[m->nshare++] = er + eg > 0 ? er / (er + eg) : 0;
+}
 
 /* the state of run iteration t: the iterations between move on with the
  * rule the ranks used.  Iterations the run skips (--iters-at) keep the last
  * simulated one's selection: thresholds that select the same expected count
  * from the residual as it is then (an algorithm's feedback holds its count
- * near a target), the global threshold in the same ratio to the local one. */
+ * near a target), the global threshold in the same ratio to the local one.
+ * Ranks of their own scale (rank_view) have thresholds in units that differ:
+ * the population then takes as many entries as they took on average. */
 static void advance_to(sp_model *m, int t)
 {
     while (m->state_t < t) {
@@ -627,7 +795,14 @@ static void advance_to(sp_model *m, int t)
             mode = m->n_global ? 2 : 1;
             thr = m->sum_thr / nr;
             y = m->n_global ? m->sum_thr_global / nr : -1;
-            m->last_count = expected_count(m, thr);
+            if (m->n_count) { /* ranks of their own scale: as many as they took on average */
+                m->last_count = m->sum_count / m->n_count;
+                thr = kth_value(m, m->last_count);
+                if (m->n_global)
+                    y = thr * m->sum_ratio_global / m->n_global;
+            } else {
+                m->last_count = expected_count(m, thr);
+            }
         } else if (m->state_t < m->warmup) {
             mode = 3;
             thr = y = 0;
@@ -645,12 +820,14 @@ static void advance_to(sp_model *m, int t)
                 y = thr > 0 ? y * t2 / thr : t2;
             thr = t2;
         }
+        note_share(m);
         step(m, mode, thr, y);
         m->last_mode = mode;
         m->last_thr = thr;
         m->last_thr_global = y;
         m->sum_thr = m->sum_thr_global = 0;
-        m->n_local = m->n_global = m->n_dense = 0;
+        m->n_local = m->n_global = m->n_dense = m->n_count = 0;
+        m->sum_count = m->sum_ratio_global = 0;
         set_iteration(m, m->state_t + 1);
     }
 }
@@ -825,24 +1002,7 @@ static uint64_t count_at(sp_model *m, float thr, double z)
     return draw_count(expected_count(m, (double)thr), m->nz_total, z);
 }
 
-/* rank's own scale S_r(iter) (profile.h): the questions of one rank are
- * answered as the population's at a threshold divided by it.  That takes a
- * rank's accumulated vector, residual included, to be the population's
- * times S_r, which holds while S_r persists (rank_corr near 1); the
- * questions about the ranks together (union, reduced values, the global
- * k-th, consume) still see exchangeable ranks. */
-static double rank_factor(sp_model *m, int rank, int iter)
-{
-    if (!(m->p.rank_sd > 0))
-        return 1.0;
-    sp_rank_walk *w = sp_rank_walks(m->rank_walk, &m->nrank_walk, rank);
-    if (!w)
-        return 1.0; /* out of memory: as if alike (the run is ending anyway) */
-    m->rank_walk = w;
-    return sp_rank_scale(m->seed, m->p.rank_sd, m->p.rank_corr, rank, iter, &w[rank]);
-}
-
-/* a rank's count above its own float threshold thr (f: its rank_factor) */
+/* a rank's count above its own float threshold thr (f: its view's R) */
 static uint64_t count_rank(sp_model *m, float thr, double f, double z)
 {
     return count_at(m, f == 1.0 ? thr : (float)((double)thr / f), z);
@@ -852,7 +1012,11 @@ static uint64_t op_count_above(void *state, int rank, int iter, double thr)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    return count_rank(m, (float)thr, rank_factor(m, rank, iter), z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
+    const rank_view *v = view_of(m, rank, iter);
+    rank_on(m, v);
+    uint64_t c = count_rank(m, (float)thr, v->R, z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0));
+    rank_off(m);
+    return c;
 }
 
 /* this rank's k-th largest magnitude: the threshold above which its count
@@ -862,11 +1026,9 @@ static uint64_t op_count_above(void *state, int rank, int iter, double thr)
  * ranks hold k each and thresholds that differ; the last region of Ok-Topk's
  * repartition (quantiles at multiples of floor(k / P)) depends on the
  * count being k (bench/README.md section 7). */
-static double op_kth(void *state, int rank, int iter, uint64_t k)
+static double kth_rank(sp_model *m, int rank, int iter, uint64_t k, double rf)
 {
-    sp_model *m = state;
-    advance_to(m, iter);
-    double rf = rank_factor(m, rank, iter), t = kth_value(m, (double)k) * rf;
+    double t = kth_value(m, (double)k) * rf;
     if (k == 0 || (double)k >= m->nz_total || !(t > 0) || !isfinite(t))
         return t;
     double z = z_of(m, SP_ST_MODEL_COUNT, rank, iter, 0);
@@ -896,10 +1058,23 @@ static double op_kth(void *state, int rank, int iter, uint64_t k)
     return (double)f;
 }
 
+static double op_kth(void *state, int rank, int iter, uint64_t k)
+{
+    sp_model *m = state;
+    advance_to(m, iter);
+    const rank_view *v = view_of(m, rank, iter);
+    rank_on(m, v);
+    double t = kth_rank(m, rank, iter, k, v->R);
+    rank_off(m);
+    return t;
+}
+
 static double op_std(void *state, int rank, int iter)
 {
     sp_model *m = state;
     advance_to(m, iter);
+    const rank_view *rv = view_of(m, rank, iter);
+    rank_on(m, rv);
     double v = 0;
     for (int s = 0; s < NC; s++) {
         double g = m->sigma[s] * m->gamma_scale, e = 0, var = g * g * (1 - m->p.mean);
@@ -910,7 +1085,8 @@ static double op_std(void *state, int rank, int iter)
             }
         v += m->Ns[s] * e;
     }
-    return sqrt(v / (double)m->p.n) * rank_factor(m, rank, iter);
+    rank_off(m);
+    return sqrt(v / (double)m->p.n) * rv->R;
 }
 
 static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint64_t count)
@@ -925,7 +1101,10 @@ static sp_model_set *op_select(void *state, int rank, int iter, double thr, uint
         return NULL;
     }
     set->L = m->L;
-    tails_at(m, thr / rank_factor(m, rank, iter), tail);
+    const rank_view *v = view_of(m, rank, iter);
+    rank_on(m, v);
+    tails_at(m, thr / v->R, tail);
+    rank_off(m);
     for (int l = 0; l < m->L; l++) {
         w[l] = 0;
         for (int s = 0; s < NC; s++)
@@ -1091,8 +1270,17 @@ static void op_consume(void *state, int rank, int iter, double thr, double thr_g
 {
     sp_model *m = state;
     advance_to(m, iter);
+    const rank_view *v = view_of(m, rank, iter);
+    if (thr > 0 && m->rcells) { /* ranks of their own: the population takes as many as they do */
+        rank_on(m, v);
+        m->sum_count += expected_count(m, thr / v->R);
+        rank_off(m);
+        m->n_count++;
+        if (thr_global >= 0)
+            m->sum_ratio_global += thr_global / thr;
+    }
     if (thr > 0) /* the population's chain moves with the rank's threshold in its own units */
-        thr /= rank_factor(m, rank, iter);
+        thr /= v->R;
     if (thr < 0) {
         m->n_dense++;
     } else if (thr_global < 0) {
@@ -1186,6 +1374,8 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->nls = calloc((size_t)m->L * NC, sizeof *m->nls);
     m->nz = calloc((size_t)m->L, sizeof *m->nz);
     m->cells = calloc(NCELL, sizeof *m->cells);
+    if (p->rank_sd > 0) /* without it every rank answers as the population: no own tails */
+        m->rcells = calloc(NRCELL, sizeof *m->rcells);
     if (!m->nls || !m->nz || !m->cells) {
         snprintf(err, errlen, "out of memory for the model of %d layers", m->L);
         sp_model_free(m);
@@ -1241,6 +1431,9 @@ void sp_model_free(sp_model *m)
     free(m->nls);
     free(m->nz);
     free(m->cells);
+    free(m->rcells);
+    free(m->views);
+    free(m->share);
     free(m->walk);
     free(m->rank_walk);
     free(m);
