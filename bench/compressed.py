@@ -7,7 +7,11 @@ iterations (their mean: for Ok-Topk an exact recompute and a reuse, its
 steady state over tau' as the crossover map takes it), on the papers' platforms (1gbe, daint) and a
 modern one (dgx-h100), at P = 64 and 256: the dense baseline (the MPI ring
 on flat platforms, the faster of NCCL's ring and tree on nodes), Ok-Topk and gTop-k, the 1-bit
-allreduce (onebit) and the INT4 quantized one (qgz).  Time per iteration of
+allreduce (onebit), the INT4 quantized one (qgz) and PowerSGD at rank 4
+(powersgd: its two allreduces on the MPI ring on the flat platforms, the
+faster of NCCL's ring and tree on DGX nodes; BERT's tensors as matrices by
+the bias beside each weight, the embeddings most nearly square, as
+sim/driver/layers.c says).  Time per iteration of
 the allreduce alone, volume per rank, and the speedup over the dense one.
 The accuracy each scheme costs is not simulated.
 
@@ -23,7 +27,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PLATFORMS = [("1gbe", ["ring"]), ("daint", ["ring"]), ("dgx-h100", ["nccl-ring", "nccl-tree"])]
-SCHEMES = ["oktopk", "gtopk", "onebit", "qgz"]
+SCHEMES = ["oktopk", "gtopk", "onebit", "qgz", "powersgd"]
 
 
 def main():
@@ -38,16 +42,21 @@ def main():
     lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in SCHEMES)
              + " | volume per rank, MB: dense / " + " / ".join(SCHEMES) + " |", "|" + "---|" * (4 + len(SCHEMES))]
     for plat, dense in PLATFORMS:
-        out = os.path.join(a.work, "sweep-%s.csv" % plat)
-        cmd = [sparsim, "sweep", "--algo", ",".join(dense + SCHEMES), "--ranks", a.ranks, "--platform", plat,
-               "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2", "--out", out]
-        if os.path.exists(out):
-            cmd.append("--resume")
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
-        with open(out) as f:
-            rows = list(csv.DictReader(f))
+        rows = []
+        # PowerSGD's allreduces on each of the platform's dense algorithms (the first with the others)
+        for i, inner in enumerate(dense):
+            out = os.path.join(a.work, "sweep-%s.csv" % plat if i == 0 else "sweep-%s-powersgd-%s.csv" % (plat, inner))
+            algos = dense + SCHEMES if i == 0 else ["powersgd"]
+            cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
+                   "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2",
+                   "--powersgd-allreduce", inner, "--out", out]
+            if os.path.exists(out):
+                cmd.append("--resume")
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if r.returncode != 0:
+                sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
+            with open(out) as f:
+                rows += [row for row in csv.DictReader(f) if i == 0 or row["algo"] == "powersgd"]
         for P in a.ranks.split(","):
             at = {}
             for row in rows:
@@ -55,7 +64,7 @@ def main():
                     continue
                 name = "dense" if row["algo"] in dense else row["algo"]
                 t = float(row["time_per_iter_mean_s"])
-                if name not in at or t < at[name][0]:  # the faster of NCCL's two
+                if name not in at or t < at[name][0]:  # the faster of NCCL's two (also under PowerSGD)
                     at[name] = (t, float(row["volume_bytes"]) / 1e6, row["algo"])
             if "dense" not in at:
                 continue
