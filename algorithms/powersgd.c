@@ -6,16 +6,18 @@
  * Every tensor of the gradient is a matrix M of rows x cols (the driver
  * resolves the shapes: sim/driver/layers.c); acc holds M, this rank's
  * gradient plus its residual (error feedback, the paper's Algorithm 2).  A
- * tensor is compressed at rank r when r(rows + cols) < rows cols, as the
- * authors' implementation decides; the others (vectors, small matrices) go
- * dense.  Per iteration, with Q (cols x r) the previous iteration's (warm
+ * tensor is compressed at rank r when r(rows + cols) < rows cols, as
+ * PyTorch's PowerSGD hook decides (the paper's own code compresses every
+ * tensor of two or more dimensions); the others (vectors, small matrices)
+ * go dense.  Per iteration, with Q (cols x r) the previous iteration's (warm
  * start; the first from a normal stream keyed by the seed and the tensor,
  * the same on every rank):
  *   1. P = M Q for every compressed tensor, packed into one buffer with the
  *      dense tensors' values; one allreduce of it (P summed over ranks)
  *   2. P orthonormalised column by column (Gram-Schmidt, each column
  *      normalised, then removed from the columns after it); a column of
- *      norm 0 stays 0 (a choice: the paper does not meet the case)
+ *      norm 0 stays 0 (a choice: the authors' code divides by the norm
+ *      plus 1e-8, which differs only for columns of norm near 0)
  *   3. Q = M^T P, packed; one allreduce of it (Q summed)
  *   4. the result is P Q^T with the summed Q: the sum over ranks of each
  *      rank's approximation, as algorithm.h's result is the sum (the paper
