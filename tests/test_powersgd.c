@@ -251,6 +251,30 @@ Test(powersgd, shaped_time_exact_by_hand)
     sp_report_free(&rep);
 }
 
+/* the messages do not depend on the data: exact, size-only and model payloads
+ * of the generic workload's 16 layers (most nearly square) send the ring's
+ * messages for m1 + m2 floats, the bound's (a device pricing the products) */
+static void same_messages(int payload)
+{
+    sp_plan p;
+    t_plan(&p, "powersgd", 5, 30000, 0.01);
+    char err[256];
+    cr_assert_eq(sp_plan_set(&p, "device", "h100", err, sizeof err), 0, "%s", err);
+    p.iters = 2;
+    p.payload = payload;
+    sp_report r = t_run_ok(&p);
+    double m = r.bound.words * 5 / (2.0 * 4); /* the ring's 2m(P-1)/P words */
+    cr_assert_gt(m, 1000);
+    cr_assert_lt(m, 30000, "fewer floats than the gradient");
+    cr_assert_eq(r.total_msgs, 2 * 2 * (2 * 4 * 5), "two ring allreduces of 2(P-1) steps, two iterations");
+    cr_assert_float_eq((double)r.total_bytes, 2 * 4.0 * 2 * 4 * m, 1e-6, "each float P-1 times each way");
+    sp_report_free(&r);
+}
+
+Test(powersgd, exact_payload_messages) { same_messages(SP_PAYLOAD_EXACT); }
+Test(powersgd, size_only_payload_messages) { same_messages(SP_PAYLOAD_SIZE); }
+Test(powersgd, model_payload_messages) { same_messages(SP_PAYLOAD_MODEL); }
+
 /* ---- the tensors' shapes without a recorded shape -------------------------- */
 
 Test(powersgd, shapes_from_names_kinds_and_squares)
