@@ -39,6 +39,10 @@ typedef struct {
     /* quantized reduce-scatter and allgather (qgz.c) */
     int quant_bits;       /* 4 or 8 */
     int quant_block;      /* entries that share one scale */
+    /* PowerSGD (powersgd.c) */
+    int powersgd_rank;      /* r, the rank of the approximation */
+    int powersgd_allreduce; /* its dense allreduce: an index of sp_powersgd_allreduce_name */
+    uint64_t seed;          /* the run's seed (not an option of its own: --seed) */
 } sp_algo_opts;
 
 /* Ok-Topk's presets: the authors' settings per model (Li & Hoefler, PPoPP 2022,
@@ -54,12 +58,23 @@ typedef struct {
 const sp_oktopk_preset *sp_oktopk_preset_find(const char *name, int *index);
 const sp_oktopk_preset *sp_oktopk_preset_at(int index);
 
+/* One tensor of the flattened gradient as a matrix: rows x (size / rows);
+ * rows 0 for a vector (a bias, a norm's scale).  The driver resolves the
+ * shapes (sim/driver/layers.c says from what). */
+typedef struct {
+    uint64_t offset, size, rows;
+} sp_algo_layer;
+
 typedef struct {
     uint64_t n; /* gradient length */
     uint64_t k; /* entries a top-k algorithm selects per rank */
     float *acc;
     float *result;
     const sp_algo_opts *opts; /* never NULL */
+    /* the tensors, covering [0, n) in order (NULL: the whole vector as one
+     * tensor of unknown shape); only PowerSGD reads them */
+    const sp_algo_layer *layers;
+    int nlayers;
 } sp_algo_io;
 
 /* What an algorithm is, for every command that compares: a dense allreduce
@@ -121,6 +136,7 @@ int sp_nccl_tree(sp_ctx *c, sp_algo_io *io);
 int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
 int sp_onebit(sp_ctx *c, sp_algo_io *io);
 int sp_qgz(sp_ctx *c, sp_algo_io *io);
+int sp_powersgd(sp_ctx *c, sp_algo_io *io);
 
 /* qgz's message of `len` entries at `bits` a code and one 4-byte scale a
  * block of `block` entries (algorithms/qgz.c; analysis/bounds.c prices it) */
@@ -128,5 +144,27 @@ static inline uint64_t sp_qgz_bytes(uint64_t len, int bits, int block)
 {
     return 4 * ((len + (uint64_t)block - 1) / (uint64_t)block) + (len * (uint64_t)bits + 7) / 8;
 }
+
+/* ---- PowerSGD's sizes (powersgd.c runs them; analysis/bounds.c prices them) ----
+ * A tensor of rows x cols is compressed at rank r when r(rows + cols) <
+ * rows cols (the reference implementation's rule), else sent dense.  The
+ * sizes do not depend on the data. */
+typedef struct {
+    uint64_t p;        /* floats of the P factors: r rows over the compressed tensors */
+    uint64_t q;        /* floats of the Q factors: r cols over them */
+    uint64_t dense;    /* floats of the tensors sent dense */
+    uint64_t matrices; /* compressed tensors */
+} sp_powersgd_sizes;
+
+/* The rows of the most nearly square factorisation of `size`: its largest
+ * divisor <= sqrt(size) (1 for a prime: a vector) */
+uint64_t sp_most_square_rows(uint64_t size);
+/* The sizes over `layers` (NULL: one tensor of n, most nearly square) */
+void sp_powersgd_sizes_of(const sp_algo_layer *layers, int nlayers, uint64_t n, int r, sp_powersgd_sizes *out);
+/* The dense allreduces PowerSGD runs on, by index (NULL past the last) */
+const char *sp_powersgd_allreduce_name(int index);
+/* The first Q's entry i of compressed tensor `matrix`: a standard normal of
+ * a stream keyed by (seed, matrix), the same on every rank */
+float sp_powersgd_q0(uint64_t seed, uint64_t matrix, uint64_t i);
 
 #endif

@@ -37,6 +37,16 @@ static double onebit_extra(int P, uint64_t n, uint64_t k)
     return (double)P * (0.375 * (double)n + 12.0 * (double)P) + 4.0 * (double)n;
 }
 
+static double powersgd_extra(int P, uint64_t n, uint64_t k)
+{
+    (void)k;
+    /* the two buffers out and their sums (the factors and the dense tensors
+     * are fewer than n floats: a tensor is compressed only where its factors
+     * are smaller than it), the warm start's Q (<= n), a column of doubles
+     * (<= 2n), and the dense allreduce's own (NCCL's tree, the largest: 3n) */
+    return (double)P * (4.0 * 2.0 * (double)n + 4.0 * (double)n + 8.0 * (double)n + 12.0 * (double)n);
+}
+
 static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
 {
     (void)k;
@@ -132,6 +142,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 1,
      .model_ok = 1,
      .exact_extra_bytes = dense_extra},
+    {.name = "powersgd",
+     .summary = "PowerSGD: each tensor a rank-r product P Q^T by one power iteration, allreduces of P and of Q, "
+                "error feedback",
+     .run = sp_powersgd,
+     .cls = SP_ALGO_COMPRESSED,
+     .size_only_ok = 1,
+     .model_ok = 1,
+     .exact_extra_bytes = powersgd_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such

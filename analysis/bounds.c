@@ -40,6 +40,11 @@ static sp_shape shape_of(int P, uint64_t n, uint64_t k)
     s.chunk_bytes = SP_NCCL_DEFAULT_CHUNK;
     s.quant_bits = 4;
     s.quant_block = 256;
+    sp_powersgd_sizes ps; /* without the run's tensors: n as one, most nearly square, rank 4, the ring */
+    sp_powersgd_sizes_of(NULL, 0, n, 4, &ps);
+    s.lowrank_m1 = (double)(ps.p + ps.dense);
+    s.lowrank_m2 = (double)ps.q;
+    s.lowrank_inner = "ring";
     return s;
 }
 
@@ -220,6 +225,56 @@ static double qgz_seconds(const sp_shape *s, double alpha, double beta)
     return qgz_seconds2(s, &l);
 }
 
+/* powersgd.c: two allreduces on a dense algorithm, of m1 = r sum rows +
+ * (the tensors sent dense) floats and of m2 = r sum cols (Vogels et al.,
+ * NeurIPS 2019, Algorithm 1); each costs what that algorithm's row says for
+ * its size (m2 = 0: no tensor compressed, no second allreduce) */
+static const sp_algo_facts *lowrank_inner(const sp_shape *s);
+
+static double lowrank_sum(const sp_shape *s, double (*one)(const sp_algo_facts *f, const sp_shape *x, const void *arg),
+                          const void *arg)
+{
+    const sp_algo_facts *f = lowrank_inner(s);
+    double t = 0, m[2] = {s->lowrank_m1, s->lowrank_m2};
+    for (int i = 0; f && i < 2; i++)
+        if (m[i] > 0) {
+            sp_shape x = *s;
+            x.n = m[i];
+            t += one(f, &x, arg);
+        }
+    return t;
+}
+
+static double lowrank_one_words(const sp_algo_facts *f, const sp_shape *x, const void *arg)
+{
+    (void)arg;
+    double fl = 0;
+    return f->words(x, &fl);
+}
+
+static double powersgd_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    return lowrank_sum(s, lowrank_one_words, NULL);
+}
+
+static double lowrank_one_seconds2(const sp_algo_facts *f, const sp_shape *x, const void *arg)
+{
+    const sp_link_classes *l = arg;
+    return f->seconds2 ? f->seconds2(x, l) : f->seconds(x, l->inter_alpha, l->inter_beta);
+}
+
+static double powersgd_seconds2(const sp_shape *s, const sp_link_classes *l)
+{
+    return lowrank_sum(s, lowrank_one_seconds2, l);
+}
+
+static double powersgd_seconds(const sp_shape *s, double alpha, double beta)
+{
+    sp_link_classes l = {alpha, beta, alpha, beta, 1, 0};
+    return powersgd_seconds2(s, &l);
+}
+
 static const sp_algo_facts facts[] = {
     {.name = "ring",
      .formula = "2n(P-1)/P",
@@ -342,7 +397,25 @@ static const sp_algo_facts facts[] = {
      .seconds = qgz_seconds,
      .seconds2 = qgz_seconds2,
      .consumes = DENSE_CONSUMES " (quantized: what the codes lose is lost, as in ZeRO++)"},
+    {.name = "powersgd",
+     .formula = "the dense algorithm's volume of m1 plus that of m2 (the ring: 2(m1 + m2)(P-1)/P), m1 = r sum rows + "
+                "(the tensors sent dense), m2 = r sum cols over the tensors compressed (r(rows + cols) < rows cols)",
+     .source = "Vogels, Karimireddy & Jaggi, PowerSGD, NeurIPS 2019, Algorithm 1 (an allreduce of the P factors, "
+               "one of the Q factors)",
+     .words = powersgd_words,
+     .time_formula = "the dense algorithm's time for m1 floats plus its time for m2 (the ring: 2(P-1)(2 alpha + "
+                     "4(ceil(m1/P) + ceil(m2/P)) beta))",
+     .time_source = "Vogels et al., NeurIPS 2019; the dense algorithm's own row",
+     .seconds = powersgd_seconds,
+     .seconds2 = powersgd_seconds2,
+     .consumes = "nothing whole: the residual keeps M - P Q^T / W of every compressed tensor, what the rank's "
+                 "share of the approximation left (error feedback); the tensors sent dense leave it whole"},
 };
+
+static const sp_algo_facts *lowrank_inner(const sp_shape *s)
+{
+    return sp_algo_facts_find(s->lowrank_inner ? s->lowrank_inner : "ring");
+}
 
 /* The rows of the registry's switch_rows (algorithms that need a reducing
  * switch), apart from the table above as they are from "all". */
@@ -459,6 +532,12 @@ static sp_shape shape_on(int P, uint64_t n, uint64_t k, const sp_nodes *nd)
         s.quant_block = nd->quant_block;
     if (nd)
         s.bucket = nd->bucket;
+    if (nd && nd->lowrank_m1) {
+        s.lowrank_m1 = (double)nd->lowrank_m1;
+        s.lowrank_m2 = (double)nd->lowrank_m2;
+    }
+    if (nd && nd->lowrank_inner)
+        s.lowrank_inner = nd->lowrank_inner;
     return s;
 }
 

@@ -38,6 +38,10 @@ typedef struct {
     double chunk_bytes;
     /* qgz: bits a code and entries a scale; onebit, qgz: steps per bucket of their rotation (0: min(4, peers)) */
     int quant_bits, quant_block, bucket;
+    /* powersgd: its two allreduces' floats (the P factors with the tensors
+     * sent dense, the Q factors) and the dense algorithm they run on */
+    double lowrank_m1, lowrank_m2;
+    const char *lowrank_inner;
 } sp_shape;
 
 /* Two classes of routes where ranks sit on nodes: between GPUs of one node
@@ -64,6 +68,11 @@ typedef struct {
     uint64_t chunk_bytes;
     int quant_bits, quant_block; /* qgz's (0: its defaults, 4 and 256) */
     int bucket;                  /* --bucket (0: min(4, peers)) */
+    /* powersgd's two allreduces of the run's tensors (sp_powersgd_sizes_of)
+     * and its dense algorithm; m1 0: one tensor of n, most nearly square,
+     * at rank 4 on the ring */
+    uint64_t lowrank_m1, lowrank_m2;
+    const char *lowrank_inner;
 } sp_nodes;
 
 /* One algorithm's facts (the rows are in bounds.c). */

@@ -7,11 +7,19 @@ iterations (their mean: for Ok-Topk an exact recompute and a reuse, its
 steady state over tau' as the crossover map takes it), on the papers' platforms (1gbe, daint) and a
 modern one (dgx-h100), at P = 64 and 256: the dense baseline (the MPI ring
 on flat platforms, the faster of NCCL's ring and tree on nodes), Ok-Topk and gTop-k, the 1-bit
-allreduce (onebit) and the INT4 quantized one (qgz).  Time per iteration of
+allreduce (onebit), the INT4 quantized one (qgz) and PowerSGD at rank 4
+(powersgd: its two allreduces on the faster of the MPI ring and
+Rabenseifner's on the flat platforms, of NCCL's ring and tree on DGX nodes;
+BERT's tensors as matrices by the bias beside each weight, the embeddings
+most nearly square, as sim/driver/layers.c says).  Local kernels priced by
+p102 on 1gbe, p100 on daint, h100 on dgx-h100.  Time per iteration of
 the allreduce alone, volume per rank, and the speedup over the dense one.
 The accuracy each scheme costs is not simulated.
 
-usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--markdown FILE]
+--no-devices prices no local kernel (device none everywhere): the
+communication alone.
+
+usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-devices] [--markdown FILE]
 """
 import argparse
 import csv
@@ -22,8 +30,14 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PLATFORMS = [("1gbe", ["ring"]), ("daint", ["ring"]), ("dgx-h100", ["nccl-ring", "nccl-tree"])]
-SCHEMES = ["oktopk", "gtopk", "onebit", "qgz"]
+# platform, its dense baseline(s), the device that prices local kernels, and
+# the dense allreduces PowerSGD's factors try (the fastest kept): on the flat
+# platforms MPI's ring and Rabenseifner's, which an MPI library would choose
+# for PowerSGD's small vectors; on DGX nodes NCCL's two
+PLATFORMS = [("1gbe", ["ring"], "p102", ["ring", "rabenseifner"]),
+             ("daint", ["ring"], "p100", ["ring", "rabenseifner"]),
+             ("dgx-h100", ["nccl-ring", "nccl-tree"], "h100", ["nccl-ring", "nccl-tree"])]
+SCHEMES = ["oktopk", "gtopk", "onebit", "qgz", "powersgd"]
 
 
 def main():
@@ -31,23 +45,29 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "compressed"))
     ap.add_argument("--ranks", default="64,256")
+    ap.add_argument("--no-devices", action="store_true", help="device none on every platform")
     ap.add_argument("--markdown")
     a = ap.parse_args()
     sparsim = os.path.join(a.build, "sparsim")
     os.makedirs(a.work, exist_ok=True)
     lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in SCHEMES)
              + " | volume per rank, MB: dense / " + " / ".join(SCHEMES) + " |", "|" + "---|" * (4 + len(SCHEMES))]
-    for plat, dense in PLATFORMS:
-        out = os.path.join(a.work, "sweep-%s.csv" % plat)
-        cmd = [sparsim, "sweep", "--algo", ",".join(dense + SCHEMES), "--ranks", a.ranks, "--platform", plat,
-               "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2", "--out", out]
-        if os.path.exists(out):
-            cmd.append("--resume")
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
-        with open(out) as f:
-            rows = list(csv.DictReader(f))
+    for plat, dense, device, inners in PLATFORMS:
+        rows = []
+        # PowerSGD's allreduces on each of its dense algorithms (the first with the others)
+        for i, inner in enumerate(inners):
+            out = os.path.join(a.work, "sweep-%s.csv" % plat if i == 0 else "sweep-%s-powersgd-%s.csv" % (plat, inner))
+            algos = dense + SCHEMES if i == 0 else ["powersgd"]
+            cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
+                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2",
+                   "--powersgd-allreduce", inner, "--out", out]
+            if os.path.exists(out):
+                cmd.append("--resume")
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if r.returncode != 0:
+                sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
+            with open(out) as f:
+                rows += [dict(row, inner=inner) for row in csv.DictReader(f) if i == 0 or row["algo"] == "powersgd"]
         for P in a.ranks.split(","):
             at = {}
             for row in rows:
@@ -55,12 +75,13 @@ def main():
                     continue
                 name = "dense" if row["algo"] in dense else row["algo"]
                 t = float(row["time_per_iter_mean_s"])
-                if name not in at or t < at[name][0]:  # the faster of NCCL's two
-                    at[name] = (t, float(row["volume_bytes"]) / 1e6, row["algo"])
+                if name not in at or t < at[name][0]:  # the faster of NCCL's two; PowerSGD's fastest inner
+                    at[name] = (t, float(row["volume_bytes"]) / 1e6, row["inner"] if name == "powersgd" else row["algo"])
             if "dense" not in at:
                 continue
             td = at["dense"][0]
-            cells = ["%.4g, %.2f" % (at[s][0], td / at[s][0]) if s in at else "-" for s in SCHEMES]
+            cells = ["%.4g, %.2f%s" % (at[s][0], td / at[s][0], " (%s)" % at[s][2] if s == "powersgd" else "")
+                     if s in at else "-" for s in SCHEMES]
             vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + SCHEMES)
             lines.append("| %s | %s | %.4g (%s) | %s | %s |" % (plat, P, td, at["dense"][2], " | ".join(cells), vols))
     text = "\n".join(lines) + "\n"

@@ -28,7 +28,8 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 # the launcher: Open MPI's mpirun, or the one the environment names (a bundle
 # of it, bench/device/)
 MPIRUN = os.environ.get("SPARSIM_MPIRUN", "mpirun")
-ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "onebit", "qgz"]
+ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "onebit", "qgz",
+         "powersgd"]
 failures = []
 _checks = [0]
 

@@ -54,9 +54,16 @@ try:
                 check(os.path.exists(os.path.join(out, "summary.json")), "%s P=%d: no summary.json" % (algo, P))
 
     # every algorithm: same result bits and same messages as the simulator
+    # a folder of its own: its layers.json gives PowerSGD the tensors' shapes
+    # (a 40 x 100 matrix and a vector; the other algorithms ignore them)
+    shaped = os.path.join(tmp, "shaped")
+    os.makedirs(shaped)
+    with open(os.path.join(shaped, "layers.json"), "w") as f:
+        json.dump({"layers": [{"name": "w", "size": 4000, "shape": [40, 100]},
+                              {"name": "b", "size": 99, "shape": [99]}]}, f)
     for P in (3, 4):
         g = rng.standard_normal((2, P, 4099)).astype(np.float32)
-        gf = os.path.join(tmp, "gi%d.npy" % P)
+        gf = os.path.join(shaped, "gi%d.npy" % P)
         write_npy(gf, g)
         for algo in ALGOS:
             a = os.path.join(tmp, "m-%s-%d" % (algo, P))

@@ -86,7 +86,7 @@ Test(facts, two_class_forms_reduce_to_one_class)
         with++;
         double flat = sp_facts_predict(&f[j], 8, 800, 8, 1e-6, 1e-9);
         cr_assert_float_eq(sp_facts_predict_nodes(&f[j], 8, 800, 8, NULL, &one), flat, 1e-15, "%s", f[j].name);
-        sp_nodes nd = {4, 0, 0, 0, 0, 0};
+        sp_nodes nd = {.G = 4};
         cr_assert_gt(sp_facts_predict_nodes(&f[j], 8, 800, 8, &nd, &one), 0, "%s", f[j].name);
     }
     cr_assert_geq(with, 2, "nccl-ring and nccl-tree know nodes");

@@ -54,6 +54,11 @@ double sp_device_copy_time(const sp_device *d, double bytes);
 /* Seconds for kernel `k` over `size` units. */
 double sp_device_time(const sp_device *d, sp_device_kernel k, double size);
 
+/* Seconds of a kernel of `flops` operations streaming `bytes` (a matrix
+ * product, sp_compute_flops): launch + max(flops / train_flops, bytes /
+ * mem_bw); a profile without train_flops prices the bytes alone. */
+double sp_device_flops_time(const sp_device *d, double flops, double bytes);
+
 /* Writes a profile as the JSON that sp_device_load reads. */
 int sp_device_write_json(FILE *f, const char *name, const char *description, double launch, double mem_bw,
                          double topk_coeff, double scatter_bw, double send_o, double recv_o);

@@ -292,6 +292,15 @@ double sp_device_copy_time(const sp_device *d, double bytes)
     return d->copy_lat + bytes / d->copy_bw;
 }
 
+double sp_device_flops_time(const sp_device *d, double flops, double bytes)
+{
+    if (!d || d->mem_bw <= 0 || (flops <= 0 && bytes <= 0))
+        return 0.0;
+    double tf = d->train_flops > 0 && flops > 0 ? flops / d->train_flops : 0.0;
+    double tb = bytes > 0 ? bytes / d->mem_bw : 0.0;
+    return d->launch + (tf > tb ? tf : tb);
+}
+
 double sp_device_time(const sp_device *d, sp_device_kernel k, double size)
 {
     if (!d || d->mem_bw <= 0 || size <= 0)

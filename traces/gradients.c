@@ -77,6 +77,33 @@ static void trace_close(sp_grad_source *s)
     free(s);
 }
 
+/* a layer's "shape" (optional): its dimensions, whose product is its size;
+ * rows is the first of two or more (a conv weight (out, in, kh, kw) is out
+ * x in kh kw, as PowerSGD reshapes it), 0 for one dimension */
+static int read_shape(const cJSON *l, sp_layer *ly)
+{
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(l, "shape"), *d;
+    if (!shape)
+        return 0;
+    if (!cJSON_IsArray(shape))
+        return -1;
+    double prod = 1, first = 0;
+    int dims = 0;
+    cJSON_ArrayForEach(d, shape)
+    {
+        if (!cJSON_IsNumber(d) || !(d->valuedouble >= 1) || d->valuedouble != floor(d->valuedouble))
+            return -1;
+        prod *= d->valuedouble;
+        if (dims++ == 0)
+            first = d->valuedouble;
+    }
+    if (dims == 0 ? ly->size != 1 : prod != (double)ly->size)
+        return -1;
+    ly->shaped = 1;
+    ly->rows = dims >= 2 ? (uint64_t)first : 0;
+    return 0;
+}
+
 /* layers.json beside the data: the layer table (covering [0, n) in order)
  * and the recorded iteration numbers; absent is fine, wrong is an error */
 static int read_layers(sp_grad_source *s, const char *json_path, char *err, size_t errlen)
@@ -119,6 +146,11 @@ static int read_layers(sp_grad_source *s, const char *json_path, char *err, size
             snprintf(ly->name, sizeof ly->name, "%s", name);
             ly->offset = at;
             ly->size = (uint64_t)size;
+            if (read_shape(l, ly) != 0) {
+                snprintf(err, errlen, "%s: layer %d (%s): \"shape\" must be a list of positive integers whose "
+                         "product is its size %llu", json_path, s->nlayers - 1, name, (unsigned long long)ly->size);
+                goto out;
+            }
             at += ly->size;
         }
         if (at != s->n) {

@@ -16,6 +16,11 @@
 typedef struct {
     char name[96];
     uint64_t offset, size;
+    /* the tensor's shape where layers.json gives one: its first dimension
+     * (rows of the tensor as a matrix, size / rows columns); 0 for one of a
+     * single dimension or where no shape is given (shaped says which) */
+    uint64_t rows;
+    int shaped;
 } sp_layer;
 
 typedef struct sp_grad_source sp_grad_source;

@@ -41,6 +41,9 @@ static const sp_opt_choice train_choices[] = {{"none", 0},     {"vgg16", 1},    
                                               {"resnet20", 4}, {"alexnet", 5},  {"resnet50", 6}, {"lstm-ptb", 7},
                                               {"gpt2-xl", 8},  {NULL, 0}};
 static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0}};
+/* the indices sp_powersgd_allreduce_name reads (algorithms/powersgd.c) */
+static const sp_opt_choice psgd_allreduce_choices[] = {{"ring", 0},      {"recdoubling", 1}, {"rabenseifner", 2},
+                                                       {"nccl-ring", 3}, {"nccl-tree", 4},   {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -187,6 +190,14 @@ static const sp_opt run_options[] = {
      .dflt = "256", .metavar = "E", .range = "an integer in 1..16M",
      .help = "qgz: entries that share one scale (block-wise quantization; 256 is a chosen figure, ZeRO++ publishes "
              "none we could check)"},
+    {.name = "powersgd-rank", .type = SP_OT_INT, .group = "algorithms", F(opts.powersgd_rank), .min = 1, .max = 256,
+     .dflt = "4", .metavar = "R", .range = "an integer in 1..256",
+     .help = "powersgd: rank of each tensor's approximation P Q^T (4 is a chosen default; the PowerSGD paper trains "
+             "with ranks 1 to 4); a tensor of rows x cols is sent dense unless R(rows + cols) < rows cols"},
+    {.name = "powersgd-allreduce", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.powersgd_allreduce),
+     .dflt = "ring", .choices = psgd_allreduce_choices, .metavar = "ALGO",
+     .help = "powersgd: the dense allreduce that sums its P and Q factors (and the tensors sent dense): ring, "
+             "recdoubling, rabenseifner, nccl-ring or nccl-tree"},
     {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
      .choices = preset_choices,
      .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "
@@ -598,6 +609,7 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
         o.tau_prime = pre->tau_prime;
     if (o.balance < 0)
         o.balance = pre->balance;
+    o.seed = p->seed; /* PowerSGD's first Q */
     return o;
 }
 

@@ -9,6 +9,7 @@
  */
 #include "resolve.h"
 #include "select_device.h"
+#include "layers.h"
 #include "training.h"
 #include "algorithms/nccl_topo.h"
 #include "algorithms/node_aware.h"
@@ -415,6 +416,9 @@ static int resolve_data(sp_resolved *r, sp_resolve_depth depth, sp_error *e)
     sp_plan *p = &r->plan;
     if (p->grad_file[0] ? open_trace(r, e) != 0 : build_profile(r, e) != 0)
         return -1;
+    if (sp_layers_build(p->grad_file[0] ? r->source : NULL, r->have_profile ? &r->profile : NULL, p->n, &r->layers,
+                        &r->nlayers) != 0)
+        return sp_error_set(e, SP_STATUS_FAILED, "out of memory");
     if (depth == SP_RESOLVE_RUN && (sp_disturb_any(&p->disturb) || p->disturb.compute > 0) && strcmp(sp_backend_name(), "simgrid") != 0)
         return sp_error_set(e, SP_STATUS_USAGE,
                             "disturbances and --compute are simulated: the %s backend runs real processes",
@@ -550,6 +554,7 @@ void sp_resolved_free(sp_resolved *r)
     for (int j = 0; j < r->nrail_models; j++)
         sp_model_free(r->rail_models[j]);
     free(r->rail_models);
+    free(r->layers);
     if (r->have_profile)
         sp_profile_free(&r->profile);
     memset(r, 0, sizeof *r);

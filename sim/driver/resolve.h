@@ -36,6 +36,8 @@ typedef struct {
     sp_profile profile;
     double memory;            /* bytes this process needs for the run */
     double limit;             /* bytes this process may still take (-1: unknown) */
+    sp_algo_layer *layers;    /* the tensors as matrices (sim/driver/layers.c) */
+    int nlayers;
     /* SP_RESOLVE_RUN only */
     sp_grad_source *source;   /* the gradients: the trace, or the generator where values are needed; or NULL */
     struct sp_model *model;  /* the model of a model workload (sparse algorithms), or NULL */

@@ -190,7 +190,7 @@ static void rank_main(sp_ctx *c, void *arg)
             sp_phase(c, "compute");
             sp_shim_compute_seconds(c, p->disturb.compute);
         }
-        sp_algo_io io = {n, rep->k, acc, result, &rs->res->opts};
+        sp_algo_io io = {n, rep->k, acc, result, &rs->res->opts, rs->res->layers, rs->res->nlayers};
         /* dense warm-up, as the reference codes do before sparsifying */
         int warm = rep->iters[it].dense_warmup;
         int rc = warm ? sp_ring_allreduce(c, &io) : rs->res->algo->run(c, &io);
@@ -316,7 +316,13 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     sp_node_bound nb; /* node-aware forms: inside the nodes and between them (no alpha-beta time) */
     /* the NCCL rows know the nodes and their own settings; the others ignore them */
     sp_nodes nd = {plan->gpus_per_node, plan->opts.nccl_channels, plan->opts.nccl_chunk, plan->opts.quant_bits,
-                   plan->opts.quant_block, plan->opts.bucket};
+                   plan->opts.quant_block, plan->opts.bucket, 0, 0, NULL};
+    /* PowerSGD's two allreduces, from the run's tensors */
+    sp_powersgd_sizes ps;
+    sp_powersgd_sizes_of(res->layers, res->nlayers, plan->n, res->opts.powersgd_rank, &ps);
+    nd.lowrank_m1 = ps.p + ps.dense;
+    nd.lowrank_m2 = ps.q;
+    nd.lowrank_inner = sp_powersgd_allreduce_name(res->opts.powersgd_allreduce);
     if (sp_facts_bound_nodes(f, plan->ranks, plan->n, rep->k, &nd, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};

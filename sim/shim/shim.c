@@ -149,6 +149,15 @@ void sp_compute(sp_ctx *c, sp_kernel k, double size)
         c->be->advance(c, t);
 }
 
+void sp_compute_flops(sp_ctx *c, double flops, double bytes)
+{
+    double t = sp_device_flops_time(c->shim->dev, flops, bytes);
+    if (t > 0 && c->shim->disturb)
+        t = sp_disturb_compute(c->shim->disturb, c, t);
+    if (t > 0)
+        c->be->advance(c, t);
+}
+
 void sp_shim_compute_seconds(sp_ctx *c, double seconds)
 {
     double t = seconds;

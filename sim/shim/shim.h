@@ -104,6 +104,12 @@ int sp_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes);
  * the caller has already run it and this only charges nothing. */
 void sp_compute(sp_ctx *c, sp_kernel k, double size);
 
+/* A local kernel of `flops` floating-point operations that streams `bytes`
+ * of memory (a matrix product): on simulated backends the device profile's
+ * launch plus the longer of flops over its sustained FLOP/s and bytes over
+ * its memory bandwidth (a roofline); nothing on real backends, as above. */
+void sp_compute_flops(sp_ctx *c, double flops, double bytes);
+
 /* Current time of this rank in seconds (simulated or measured). */
 double sp_now(const sp_ctx *c);
 
