@@ -8,6 +8,8 @@
 #include "analysis/bounds.h"
 #include "sim/driver/layers.h"
 #include "sim/driver/run.h"
+#include "sim/workload/fit.h"
+#include "traces/gradients.h"
 #include "traces/npy.h"
 
 #include <criterion/criterion.h>
@@ -303,6 +305,52 @@ Test(powersgd, shapes_from_names_kinds_and_squares)
     free(t);
     cr_assert_eq(sp_most_square_rows(1u << 20), 1024);
     cr_assert_eq(sp_most_square_rows(12), 3);
+}
+
+/* a profile fitted to the trace keeps its tensors' shapes: with the fit
+ * cutting every tensor larger than n / 16 into pieces ("wide.weight[j]"),
+ * the profile's table gives the trace's tensors back, each with its rows
+ * (the model's PowerSGD then compresses as the exact run does), and
+ * loses them once scaled to another n */
+Test(powersgd, fitted_profile_keeps_the_shapes)
+{
+    const char *dir = t_tmpdir();
+    free(write_trace(dir, 2, 3));
+    char err[256];
+    sp_grad_source *src = sp_trace_open(t_path(dir, "g.npy"), err, sizeof err);
+    cr_assert(src, "%s", err);
+    sp_profile prof;
+    cr_assert_eq(sp_profile_fit(src, 0, 0.05, 16, &prof, err, sizeof err), 0, "%s", err);
+    cr_assert_gt(prof.nlayers, (int)NT, "the fit cut the large tensors into pieces");
+    sp_algo_layer *t;
+    int nl;
+    cr_assert_eq(sp_layers_build(NULL, &prof, 0, &t, &nl), 0);
+    cr_assert_eq(nl, (int)NT);
+    uint64_t off = 0;
+    for (size_t i = 0; i < NT; i++) {
+        cr_assert_eq(t[i].offset, off, "%s", tensors[i].name);
+        cr_assert_eq(t[i].size, tensors[i].size, "%s", tensors[i].name);
+        cr_assert_eq(t[i].rows, tensors[i].rows, "%s: %llu rows", tensors[i].name, (unsigned long long)t[i].rows);
+        off += tensors[i].size;
+    }
+    free(t);
+    /* through the profile's JSON and back */
+    FILE *f = fopen(t_path(dir, "p.json"), "w");
+    cr_assert(f && sp_profile_write(&prof, f) == 0);
+    fclose(f);
+    sp_profile back;
+    cr_assert_eq(sp_profile_get(t_path(dir, "p.json"), 0, 0, NULL, &back, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sp_layers_build(NULL, &back, 0, &t, &nl), 0);
+    cr_assert_eq(nl, (int)NT);
+    cr_assert_eq(t[4].rows, 5, "wide.weight's 5 x 40 kept");
+    free(t);
+    /* another n: the shapes no longer hold */
+    cr_assert_eq(sp_profile_scale_to(&back, 2 * TN, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < back.nlayers; i++)
+        cr_assert_eq(back.layers[i].shaped, 0);
+    sp_profile_free(&back);
+    sp_profile_free(&prof);
+    src->close(src);
 }
 
 /* ---- bad input --------------------------------------------------------------- */

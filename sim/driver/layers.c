@@ -19,8 +19,11 @@
  *     vector).  It is the cheapest shape for PowerSGD (r(rows + cols) is
  *     smallest), so it flatters its volume where the true shape is long and
  *     thin: BERT's word embedding (30522 x 768) becomes 4608 x 5087.
- * A profile scaled to another n keeps its layers' names but not their
- * sizes, so rule 2 rarely holds there and rule 3 decides.
+ * A profile fitted to a trace (sparsim profile) cuts large tensors into
+ * pieces "name[j]": they are one tensor again here, with the trace's shape
+ * where the profile kept it (its layers' "rows").  A profile scaled to
+ * another n keeps its layers' names but not their sizes or shapes, so rule
+ * 2 rarely holds there and rule 3 decides.
  */
 #include "layers.h"
 
@@ -63,6 +66,22 @@ static uint64_t rows_of(int i, const char *const *names, const char *const *kind
     return r > 1 ? r : 0;
 }
 
+/* the length of the tensor's name in a piece's name "tensor[j]", or 0
+ * when it is not one */
+static size_t piece_base(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 4 || name[n - 1] != ']')
+        return 0;
+    const char *b = strrchr(name, '[');
+    if (!b || b == name || b[1] == ']')
+        return 0;
+    for (const char *c = b + 1; c < name + n - 1; c++)
+        if (*c < '0' || *c > '9')
+            return 0;
+    return (size_t)(b - name);
+}
+
 static int fill(sp_algo_layer *out, int nl, const char *const *names, const char *const *kinds, const uint64_t *offs,
                 const uint64_t *sizes, const sp_layer *shaped)
 {
@@ -83,9 +102,10 @@ int sp_layers_build(const sp_grad_source *src, const sp_profile *prof, uint64_t 
     const char **names = calloc((size_t)L, sizeof *names), **kinds = calloc((size_t)L, sizeof *kinds);
     uint64_t *offs = calloc((size_t)L, sizeof *offs), *sizes = calloc((size_t)L, sizeof *sizes);
     int rc = -1;
+    sp_layer *own = NULL;
+    const sp_layer *shaped = NULL;
     if (!t || !names || !kinds || !offs || !sizes)
         goto done;
-    const sp_layer *shaped = NULL;
     if (src && src->layers) {
         for (int i = 0; i < L; i++) {
             names[i] = src->layers[i].name;
@@ -95,12 +115,29 @@ int sp_layers_build(const sp_grad_source *src, const sp_profile *prof, uint64_t 
         }
         shaped = src->layers;
     } else if (!src && prof && prof->nlayers > 0) {
+        /* a fitted profile cuts large tensors into pieces "name[j]": one
+         * tensor again, with the trace's shape where the fit kept it */
+        if (!(own = calloc((size_t)L, sizeof *own)))
+            goto done;
+        int T = 0;
         for (int i = 0; i < L; i++) {
-            names[i] = prof->layers[i].name;
-            kinds[i] = prof->layers[i].kind;
-            offs[i] = prof->layers[i].offset;
-            sizes[i] = prof->layers[i].size;
+            const sp_profile_layer *ly = &prof->layers[i];
+            size_t base = piece_base(ly->name);
+            if (T > 0 && base && piece_base(names[T - 1]) == base && !strncmp(names[T - 1], ly->name, base) &&
+                offs[T - 1] + sizes[T - 1] == ly->offset) {
+                sizes[T - 1] += ly->size;
+                continue;
+            }
+            names[T] = ly->name;
+            kinds[T] = ly->kind;
+            offs[T] = ly->offset;
+            sizes[T] = ly->size;
+            own[T].rows = ly->rows;
+            own[T].shaped = ly->shaped;
+            T++;
         }
+        L = T;
+        shaped = own;
     } else { /* no table: the whole vector as one tensor */
         names[0] = "";
         kinds[0] = NULL;
@@ -112,6 +149,7 @@ int sp_layers_build(const sp_grad_source *src, const sp_profile *prof, uint64_t 
     t = NULL;
     rc = 0;
 done:
+    free(own);
     free(t);
     free(names);
     free(kinds);

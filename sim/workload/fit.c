@@ -94,6 +94,8 @@ static int pieces_of(const sp_grad_source *src, int bins, sp_layer *pieces)
                     snprintf(pc->name, sizeof pc->name, "%s", src->layers ? src->layers[l].name : "all");
                 pc->offset = a;
                 pc->size = b - a;
+                pc->rows = src->layers ? src->layers[l].rows : 0; /* the whole tensor's, for layers.c */
+                pc->shaped = src->layers ? src->layers[l].shaped : 0;
             }
             count++;
         }
@@ -273,6 +275,8 @@ static int fit_layers(const fit_state *f, sp_profile *out)
         snprintf(ly->name, sizeof ly->name, "%s", f->pieces[l].name);
         ly->offset = off;
         ly->size = sz;
+        ly->rows = f->pieces[l].rows;
+        ly->shaped = f->pieces[l].shaped;
         ly->zeros = f->lz[l] / IP;
         if (ly->zeros >= 1)
             ly->zeros = 0.999;

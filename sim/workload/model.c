@@ -722,9 +722,12 @@ static const rank_view *view_of(sp_model *m, int rank, int iter)
         v->R2 = sh * v->R2 + (1 - sh) * S * S;
     }
     double S = sp_rank_scale(m->seed, sd, rho, rank, iter, &w[rank]);
+    double R = sqrt(v->R2 > 1e-300 ? v->R2 : 1e-300), lg = log(S / R);
     v->iter = iter;
-    v->R = sqrt(v->R2 > 1e-300 ? v->R2 : 1e-300);
-    v->gb = m->rcells ? (int)lround(log(S / v->R) / GB_STEP) : 0; /* no room for own tails: the population's */
+    v->gb = m->rcells ? (int)lround(lg / GB_STEP) : 0; /* no room for own tails: the population's */
+    /* what the bucket leaves of G goes into R: the whole vector scaled by
+     * it, exact for a cold residual */
+    v->R = R * exp(lg - GB_STEP * v->gb);
     return v;
 }
 

@@ -261,6 +261,8 @@ int sp_profile_scale_to(sp_profile *p, uint64_t n, char *err, size_t errlen)
             end = n - (uint64_t)(L - 1 - i);
         p->layers[i].offset = at;
         p->layers[i].size = end - at;
+        p->layers[i].shaped = 0; /* another n: the tensors' shapes no longer hold */
+        p->layers[i].rows = 0;
         at = end;
     }
     p->nlayers = L;
@@ -481,6 +483,16 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
         }
         ly->size = (uint64_t)size;
         ly->zeros = zeros;
+        const cJSON *rw = cJSON_GetObjectItemCaseSensitive(l, "rows");
+        if (rw) {
+            if (!cJSON_IsNumber(rw) || !(rw->valuedouble >= 0) || rw->valuedouble != floor(rw->valuedouble) ||
+                rw->valuedouble > 2147483647.0) {
+                snprintf(err, errlen, "%s: %s\"rows\" must be a whole number >= 0", origin, where);
+                goto out;
+            }
+            ly->rows = (uint64_t)rw->valuedouble;
+            ly->shaped = 1;
+        }
         ly->offset = at;
         at += ly->size;
         const cJSON *ln = cJSON_GetObjectItemCaseSensitive(l, "name"), *lk = cJSON_GetObjectItemCaseSensitive(l, "kind");
@@ -528,6 +540,8 @@ int sp_profile_write(const sp_profile *p, FILE *f)
         cJSON_AddNumberToObject(x, "log10_scale", l->log10_scale);
         cJSON_AddNumberToObject(x, "log10_spread", l->log10_spread);
         cJSON_AddNumberToObject(x, "zeros", l->zeros);
+        if (l->shaped)
+            cJSON_AddNumberToObject(x, "rows", (double)l->rows);
         cJSON_AddItemToArray(ls, x);
     }
     char *text = cJSON_Print(o);

@@ -47,6 +47,12 @@ typedef struct {
     double log10_scale;   /* median of log10 sigma over the layer */
     double log10_spread;  /* standard deviation of log10 sigma within the layer (>= 0) */
     double zeros;         /* fraction of entries that are exactly zero, in [0, 1) */
+    /* the tensor this layer is (or is a piece of: "name[j]"), as a matrix
+     * of rows x (tensor size / rows); 0 rows: a vector.  Only where the
+     * profile was fitted to a trace that gave shapes (shaped), and only
+     * while n is the fitted one (sp_profile_scale_to drops it) */
+    uint64_t rows;
+    int shaped;
 } sp_profile_layer;
 
 typedef struct sp_profile_s {
