@@ -42,6 +42,10 @@ typedef struct {
     /* PowerSGD (powersgd.c) */
     int powersgd_rank;      /* r, the rank of the approximation */
     int powersgd_allreduce; /* its dense allreduce: an index of sp_powersgd_allreduce_name */
+    /* ZEN-style hashed synchronisation (zen.c) */
+    int zen_form;           /* 0 balanced (every rank an owner), 1 central (zen_owners owners) */
+    int zen_owners;         /* the central form's owners; 0 = ceil(sqrt(P)) */
+    double zen_bitmap_at;   /* a block of c entries over a share of s travels as a bitmap when c >= this x s */
     uint64_t seed;          /* the run's seed (not an option of its own: --seed) */
 } sp_algo_opts;
 
@@ -137,6 +141,17 @@ int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
 int sp_onebit(sp_ctx *c, sp_algo_io *io);
 int sp_qgz(sp_ctx *c, sp_algo_io *io);
 int sp_powersgd(sp_ctx *c, sp_algo_io *io);
+int sp_zen(sp_ctx *c, sp_algo_io *io);
+
+/* ---- ZEN's hash and encodings (zen.c runs them; tests and bounds read them) ----
+ * The owners a run of form (0 balanced, 1 central) has among P ranks; the
+ * owner of index i among m owners; the indices owner o holds; the bytes of
+ * a block of cnt entries of a share of `share` indices (a bitmap plus values
+ * when cnt >= at x share, else pairs). */
+int sp_zen_owners(int P, int form, int owners);
+int sp_zen_owner_of(uint64_t n, int m, uint64_t i);
+uint64_t sp_zen_share(uint64_t n, int m, int o);
+uint64_t sp_zen_block_bytes(uint64_t cnt, uint64_t share, double at);
 
 /* qgz's message of `len` entries at `bits` a code and one 4-byte scale a
  * block of `block` entries (algorithms/qgz.c; analysis/bounds.c prices it) */

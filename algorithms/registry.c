@@ -47,6 +47,15 @@ static double powersgd_extra(int P, uint64_t n, uint64_t k)
     return (double)P * (4.0 * 2.0 * (double)n + 4.0 * (double)n + 8.0 * (double)n + 12.0 * (double)n);
 }
 
+static double zen_extra(int P, uint64_t n, uint64_t k)
+{
+    /* a rank's selection twice and its push out (8k bytes each); the owners'
+     * sums (5 bytes an index of a share, n in all); a rank's received pushes
+     * and its gathered pull, each at most min(Pk, n) pairs */
+    double m = (double)P * (double)k < (double)n ? (double)P * (double)k : (double)n;
+    return (double)P * (24.0 * (double)k + 16.0 * m) + 5.0 * (double)n;
+}
+
 static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
 {
     (void)k;
@@ -150,6 +159,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 1,
      .model_ok = 1,
      .exact_extra_bytes = powersgd_extra},
+    {.name = "zen",
+     .summary = "ZEN-style hashed synchronisation: hashed balanced owners, push of pairs or bitmaps, one-shot sum "
+                "at the owner, pull",
+     .run = sp_zen,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = zen_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such

@@ -103,6 +103,17 @@ static double oktopk_words(const sp_shape *s, double *floor_words)
     return 6.0 * s->k * (s->P - 1) / s->P;
 }
 
+/* Wang et al., ZEN, OSDI 2025 (push to hashed owners, pull of their sums):
+ * a push of at most k pairs, the pull of at most min(Pk, n) reduced entries
+ * as pairs (bitmaps, at the default rule, are never larger); the balanced
+ * form, whose owners receive about as much as a rank pushes */
+static double zen_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    double u = s->P * s->k < s->n ? s->P * s->k : s->n;
+    return 2.0 * s->k + 2.0 * u;
+}
+
 /* ---- alpha-beta predictions (one message of L bytes: alpha + L beta) ------ */
 
 /* 2(P-1) steps of one block; the largest block paces each step */
@@ -146,6 +157,19 @@ static double oktopk_seconds(const sp_shape *s, double alpha, double beta)
 static double topkdsa_seconds(const sp_shape *s, double alpha, double beta)
 {
     return (s->P + 2.0 * s->ceil_log2_P) * alpha + 4.0 * 4.0 * s->k * (s->P - 1) / s->P * beta;
+}
+
+/* ZEN's balanced form with disjoint selections (the sparse end): counts
+ * (ceil(log2 P) rounds), the push by rotation in buckets of min(4, P)
+ * (ceil((P-1)/b) rounds of 8k/P bytes per peer), the owners' counts and an
+ * allgatherv of Pk reduced pairs (ceil(log2 P) rounds each) */
+static double zen_seconds(const sp_shape *s, double alpha, double beta)
+{
+    double b = s->bucket > 0 ? s->bucket : s->P < 4 ? s->P : 4;
+    double rounds = s->P > 1 ? ceil((s->P - 1) / b) : 0;
+    double u = s->P * s->k < s->n ? s->P * s->k : s->n;
+    return (3.0 * s->ceil_log2_P + rounds) * alpha + 8.0 * s->k * (s->P - 1) / s->P * beta +
+           8.0 * u * (s->P - 1) / s->P * beta;
 }
 
 /* counts, then about k pairs per rank, both by Bruck's allgather */
@@ -410,6 +434,18 @@ static const sp_algo_facts facts[] = {
      .seconds2 = powersgd_seconds2,
      .consumes = "nothing whole: the residual keeps M - P Q^T / W of every compressed tensor, what the rank's "
                  "share of the approximation left (error feedback); the tensors sent dense leave it whole"},
+    {.name = "zen",
+     .formula = "2k + 2 min(Pk, n): a push of at most k pairs, the pull of the owners' sums (at most min(Pk, n) "
+                "entries; bitmaps, at the default rule, are never larger than pairs)",
+     .source = "Wang et al., ZEN, OSDI 2025 (hashed owners, push and pull, hash-bitmap encoding)",
+     .words = zen_words,
+     .time_formula = "(3 ceil(log2 P) + ceil((P-1)/b)) alpha + 8k(P-1)/P beta + 8 min(Pk, n)(P-1)/P beta, b = --bucket "
+                     "or min(4,P) (disjoint selections, the balanced form: counts, the push by rotation, the owners' "
+                     "counts and sums by Bruck's allgather)",
+     .time_source = "Wang et al., OSDI 2025; Bruck et al., IEEE TPDS 8(11) 1997; the alpha-beta model as Thakur, "
+                    "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
+     .seconds = zen_seconds,
+     .consumes = "its own exact top-k, all of which enter the result"},
 };
 
 static const sp_algo_facts *lowrank_inner(const sp_shape *s)

@@ -44,6 +44,7 @@ static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0
 /* the indices sp_powersgd_allreduce_name reads (algorithms/powersgd.c) */
 static const sp_opt_choice psgd_allreduce_choices[] = {{"ring", 0},      {"recdoubling", 1}, {"rabenseifner", 2},
                                                        {"nccl-ring", 3}, {"nccl-tree", 4},   {NULL, 0}};
+static const sp_opt_choice zen_form_choices[] = {{"balanced", 0}, {"central", 1}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -198,6 +199,19 @@ static const sp_opt run_options[] = {
      .dflt = "ring", .choices = psgd_allreduce_choices, .metavar = "ALGO",
      .help = "powersgd: the dense allreduce that sums its P and Q factors (and the tensors sent dense): ring, "
              "recdoubling, rabenseifner, nccl-ring or nccl-tree"},
+    {.name = "zen-form", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.zen_form), .dflt = "balanced",
+     .choices = zen_form_choices,
+     .help = "zen: balanced (every rank owns a hashed share of the indices) or central (--zen-owners owners take "
+             "the shares, a two-tier hierarchy)"},
+    {.name = "zen-owners", .type = SP_OT_INT, .group = "algorithms", F(opts.zen_owners), .min = 0, .max = MAXI,
+     .dflt = "0", .metavar = "M", .range = "a non-negative integer (0: ceil(sqrt(P)))",
+     .help = "zen, central form: the owners (ranks floor(o P / M)); 0 is ceil(sqrt(P)), a chosen figure; more than "
+             "P is P"},
+    {.name = "zen-bitmap-at", .type = SP_OT_DOUBLE, .group = "algorithms", F(opts.zen_bitmap_at), .min = 0,
+     .max = 2, .dflt = "0.03125", .metavar = "F", .range = "a number in [0, 2]",
+     .help = "zen: a block of c entries for an owner of s indices travels as a bitmap of s bits plus the values when "
+             "c >= F s, else as pairs; 1/32 (chosen) is where the two sizes meet, above 1 never",
+     .dflt_help = "1/32"},
     {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
      .choices = preset_choices,
      .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "
