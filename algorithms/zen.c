@@ -216,213 +216,231 @@ static int push_central(sp_ctx *c, const unsigned char *out, const size_t *out_o
     return rc;
 }
 
-int sp_zen(sp_ctx *c, sp_algo_io *io)
+/* what one rank's iteration holds from step to step */
+typedef struct {
+    sp_ctx *c;
+    sp_algo_io *io;
+    int P, r, m, me, exact;
+    double at;
+    zhash h;
+    sp_set sel;
+    int *rank_owner;                        /* the owner a rank is, or -1 */
+    uint64_t *scnt, *rcnt, *nnz, *ocnt;     /* sent to / received from each rank, owners' sums, mine per owner */
+    size_t *out_off, *out_len, *in_off, *in_len;
+    sp_pair *sorted;                        /* exact: my selection grouped by owner */
+    unsigned char *out, *in, *packed, *gathered;
+    uint64_t my_share, recv_total, recv_max, mine, total;
+    zsum sum;
+} zrun;
+
+/* how many of my entries each owner gets, and my push encoded (model: an
+ * even split, the remainder to the owners after mine in rotation) */
+static int hash_and_encode(zrun *z)
 {
-    int P = sp_size(c), r = sp_rank(c);
-    uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
-    int exact = sp_data_exact(io);
-    double at = io->opts->zen_bitmap_at;
-    int m = sp_zen_owners(P, io->opts->zen_form, io->opts->zen_owners);
-    zhash h = {n, (uint64_t)m};
-    sp_set sel = {0};
-    int *rank_owner = malloc((size_t)P * sizeof *rank_owner);
-    uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
-    uint64_t *nnz = calloc((size_t)P, sizeof *nnz), *ocnt = calloc((size_t)m, sizeof *ocnt);
-    size_t *out_off = calloc((size_t)P, sizeof(size_t)), *out_len = calloc((size_t)P, sizeof(size_t));
-    size_t *in_off = calloc((size_t)P, sizeof(size_t)), *in_len = calloc((size_t)P, sizeof(size_t));
-    sp_pair *sorted = NULL;
-    unsigned char *out = NULL, *in = NULL, *packed = NULL, *gathered = NULL;
-    zsum sum = {&h, NULL, NULL};
-    int rc = SP_OK;
-    if (!rank_owner || !scnt || !rcnt || !nnz || !ocnt || !out_off || !out_len || !in_off || !in_len) {
-        rc = SP_ERR_MEM;
-        goto out;
-    }
-    for (int j = 0; j < P; j++)
-        rank_owner[j] = -1;
-    for (int o = 0; o < m; o++)
-        rank_owner[owner_rank(o, P, m)] = o;
-    int me = rank_owner[r];
-    uint64_t my_share = me >= 0 ? sp_zen_share(n, m, me) : 0;
-    sp_stat(c, "owners", m);
-
-    sp_phase(c, "select");
-    if ((rc = sp_set_topk(c, io, k, &sel)) != SP_OK)
-        goto out;
-    sp_compute(c, SP_K_TOPK, (double)n);
-    sp_set_consume(c, io, &sel);
-
-    /* the hash: how many of my entries each owner gets (model: an even
-     * split, the remainder to the owners after mine in rotation) */
-    sp_phase(c, "hash");
-    if (exact) {
-        for (uint64_t j = 0; j < sel.count; j++)
-            ocnt[owner_of(&h, (uint64_t)sel.pairs[j].idx)]++;
-        sorted = malloc((sel.count ? sel.count : 1) * sizeof *sorted);
+    int m = z->m, P = z->P;
+    uint64_t n = z->h.n;
+    if (z->exact) {
+        for (uint64_t j = 0; j < z->sel.count; j++)
+            z->ocnt[owner_of(&z->h, (uint64_t)z->sel.pairs[j].idx)]++;
+        z->sorted = malloc((z->sel.count ? z->sel.count : 1) * sizeof *z->sorted);
         uint64_t *at_o = calloc((size_t)m + 1, sizeof *at_o);
-        if (!sorted || !at_o) {
+        if (!z->sorted || !at_o) {
             free(at_o);
-            rc = SP_ERR_MEM;
-            goto out;
+            return SP_ERR_MEM;
         }
         for (int o = 0; o < m; o++)
-            at_o[o + 1] = at_o[o] + ocnt[o];
-        for (uint64_t j = 0; j < sel.count; j++) /* stable: index order kept within an owner */
-            sorted[at_o[owner_of(&h, (uint64_t)sel.pairs[j].idx)]++] = sel.pairs[j];
+            at_o[o + 1] = at_o[o] + z->ocnt[o];
+        for (uint64_t j = 0; j < z->sel.count; j++) /* stable: index order kept within an owner */
+            z->sorted[at_o[owner_of(&z->h, (uint64_t)z->sel.pairs[j].idx)]++] = z->sel.pairs[j];
         free(at_o);
     } else {
-        uint64_t q = sel.count / (uint64_t)m, rem = sel.count % (uint64_t)m;
+        uint64_t q = z->sel.count / (uint64_t)m, rem = z->sel.count % (uint64_t)m;
         for (int o = 0; o < m; o++)
-            ocnt[o] = q + ((uint64_t)((o - r % m + m) % m) < rem ? 1 : 0);
+            z->ocnt[o] = q + ((uint64_t)((o - z->r % m + m) % m) < rem ? 1 : 0);
     }
-    sp_compute(c, SP_K_THRESHOLD, (double)sel.count);
+    sp_compute(z->c, SP_K_THRESHOLD, (double)z->sel.count);
     size_t total_out = 0;
+    int push_bm = 0;
     for (int o = 0; o < m; o++) {
         int d = owner_rank(o, P, m);
-        scnt[d] = ocnt[o];
-        out_off[d] = total_out;
-        out_len[d] = (size_t)sp_zen_block_bytes(ocnt[o], sp_zen_share(n, m, o), at);
-        total_out += out_len[d];
+        uint64_t sh = sp_zen_share(n, m, o);
+        z->scnt[d] = z->ocnt[o];
+        z->out_off[d] = total_out;
+        z->out_len[d] = (size_t)sp_zen_block_bytes(z->ocnt[o], sh, z->at);
+        total_out += z->out_len[d];
+        push_bm += z->ocnt[o] && use_bitmap(z->ocnt[o], sh, z->at) && d != z->r;
     }
-    int push_bm = 0;
-    for (int o = 0; o < m; o++)
-        push_bm += ocnt[o] && use_bitmap(ocnt[o], sp_zen_share(n, m, o), at) && owner_rank(o, P, m) != r;
-    sp_stat(c, "push_bitmaps", push_bm);
-    if (exact) {
-        out = malloc(total_out ? total_out : 1);
-        if (!out) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        uint64_t from = 0;
-        for (int o = 0; o < m; o++) {
-            encode(&h, sorted + from, ocnt[o], sp_zen_share(n, m, o), at, out + out_off[owner_rank(o, P, m)]);
-            from += ocnt[o];
-        }
+    sp_stat(z->c, "push_bitmaps", push_bm);
+    if (!z->exact)
+        return SP_OK;
+    if (!(z->out = malloc(total_out ? total_out : 1)))
+        return SP_ERR_MEM;
+    uint64_t from = 0;
+    for (int o = 0; o < m; o++) {
+        encode(&z->h, z->sorted + from, z->ocnt[o], sp_zen_share(n, m, o), z->at, z->out + z->out_off[owner_rank(o, P, m)]);
+        from += z->ocnt[o];
     }
+    return SP_OK;
+}
 
-    sp_phase(c, "counts");
-    if ((rc = sp_alltoall_counts(c, scnt, rcnt, TAG_COUNTS)) != SP_OK)
-        goto out;
-
-    sp_phase(c, "push");
-    size_t total_in = 0;
-    uint64_t recv_total = 0, recv_max = 0;
-    for (int j = 0; j < P; j++) {
-        in_off[j] = total_in;
-        in_len[j] = me >= 0 ? (size_t)sp_zen_block_bytes(rcnt[j], my_share, at) : 0;
-        total_in += in_len[j];
-        recv_total += me >= 0 ? rcnt[j] : 0;
-        if (me >= 0 && rcnt[j] > recv_max)
-            recv_max = rcnt[j];
-    }
-    if (exact) {
-        in = malloc(total_in ? total_in : 1);
-        if (!in) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-    }
-    if (m == P)
-        rc = sp_alltoallv(c, out, out_off, out_len, in, in_off, in_len, io->opts->bucket, TAG_PUSH);
-    else
-        rc = push_central(c, out, out_off, out_len, in, in_off, in_len, rank_owner);
+/* counts, then every rank's blocks to their owners */
+static int push(zrun *z)
+{
+    sp_phase(z->c, "counts");
+    int rc = sp_alltoall_counts(z->c, z->scnt, z->rcnt, TAG_COUNTS);
     if (rc)
-        goto out;
-
-    /* the owner's one-shot sum */
-    sp_phase(c, "reduce");
-    uint64_t mine = 0;
-    if (me >= 0) {
-        if (exact) {
-            sum.vals = calloc(my_share ? my_share : 1, sizeof(float));
-            sum.touched = calloc(my_share ? my_share : 1, 1);
-            if (!sum.vals || !sum.touched) {
-                rc = SP_ERR_MEM;
-                goto out;
-            }
-            for (int j = 0; j < P; j++)
-                decode(&h, (uint64_t)me, in + in_off[j], rcnt[j], my_share, at, sum_add, &sum);
-            for (uint64_t pos = 0; pos < my_share; pos++)
-                mine += sum.touched[pos];
-        } else {
-            uint64_t u = sp_model_union(c, sel.thr, 0, (int64_t)n, 0, n) / (uint64_t)m;
-            uint64_t most = recv_total < my_share ? recv_total : my_share;
-            mine = u < recv_max ? recv_max : u > most ? most : u;
-        }
-        sp_compute(c, SP_K_SCATTER_ADD, (double)recv_total);
+        return rc;
+    sp_phase(z->c, "push");
+    size_t total_in = 0;
+    for (int j = 0; z->me >= 0 && j < z->P; j++) {
+        z->in_off[j] = total_in;
+        z->in_len[j] = (size_t)sp_zen_block_bytes(z->rcnt[j], z->my_share, z->at);
+        total_in += z->in_len[j];
+        z->recv_total += z->rcnt[j];
+        if (z->rcnt[j] > z->recv_max)
+            z->recv_max = z->rcnt[j];
     }
-    sp_stat(c, "reduced_nnz", (double)mine);
+    if (z->exact && !(z->in = malloc(total_in ? total_in : 1)))
+        return SP_ERR_MEM;
+    if (z->m == z->P)
+        return sp_alltoallv(z->c, z->out, z->out_off, z->out_len, z->in, z->in_off, z->in_len, z->io->opts->bucket,
+                            TAG_PUSH);
+    return push_central(z->c, z->out, z->out_off, z->out_len, z->in, z->in_off, z->in_len, z->rank_owner);
+}
 
-    sp_phase(c, "counts");
-    uint64_t total;
-    if ((rc = sp_allgather_count(c, mine, nnz, &total, TAG_NNZ)) != SP_OK)
-        goto out;
+/* the owner's one-shot sum (model: 1/m of the ranks' union over [0, n)) */
+static int reduce(zrun *z)
+{
+    sp_phase(z->c, "reduce");
+    if (z->me >= 0) {
+        if (z->exact) {
+            z->sum.vals = calloc(z->my_share ? z->my_share : 1, sizeof(float));
+            z->sum.touched = calloc(z->my_share ? z->my_share : 1, 1);
+            if (!z->sum.vals || !z->sum.touched)
+                return SP_ERR_MEM;
+            for (int j = 0; j < z->P; j++)
+                decode(&z->h, (uint64_t)z->me, z->in + z->in_off[j], z->rcnt[j], z->my_share, z->at, sum_add, &z->sum);
+            for (uint64_t pos = 0; pos < z->my_share; pos++)
+                z->mine += z->sum.touched[pos];
+        } else {
+            uint64_t n = z->h.n;
+            uint64_t u = sp_model_union(z->c, z->sel.thr, 0, (int64_t)n, 0, n) / (uint64_t)z->m;
+            uint64_t most = z->recv_total < z->my_share ? z->recv_total : z->my_share;
+            z->mine = u < z->recv_max ? z->recv_max : u > most ? most : u;
+        }
+        sp_compute(z->c, SP_K_SCATTER_ADD, (double)z->recv_total);
+    }
+    sp_stat(z->c, "reduced_nnz", (double)z->mine);
+    return SP_OK;
+}
 
-    sp_phase(c, "pull");
-    size_t *bytes = out_len; /* reused: each rank's block of the allgatherv */
+/* the owner's sum as index-sorted pairs, encoded into z->packed */
+static int pack_mine(zrun *z, size_t bytes)
+{
+    z->packed = malloc(bytes ? bytes : 1);
+    sp_pair *mp = malloc((z->mine ? z->mine : 1) * sizeof *mp);
+    if (!z->packed || !mp) {
+        free(mp);
+        return SP_ERR_MEM;
+    }
+    uint64_t w = 0;
+    for (uint64_t pos = 0; z->me >= 0 && pos < z->my_share; pos++)
+        if (z->sum.touched[pos]) {
+            mp[w].idx = (int32_t)index_at(&z->h, (uint64_t)z->me, pos);
+            mp[w].val = z->sum.vals[pos];
+            w++;
+        }
+    encode(&z->h, mp, z->mine, z->my_share, z->at, z->packed);
+    free(mp);
+    return SP_OK;
+}
+
+/* the owners' counts, then every owner's sum to every rank */
+static int pull(zrun *z)
+{
+    sp_phase(z->c, "counts");
+    int rc = sp_allgather_count(z->c, z->mine, z->nnz, &z->total, TAG_NNZ);
+    if (rc)
+        return rc;
+    sp_phase(z->c, "pull");
+    uint64_t n = z->h.n;
+    size_t *bytes = z->out_len; /* reused: each rank's block of the allgatherv */
     size_t all = 0;
     int pull_bm = 0;
-    for (int j = 0; j < P; j++) {
-        uint64_t sh = rank_owner[j] >= 0 ? sp_zen_share(n, m, rank_owner[j]) : 0;
-        bytes[j] = (size_t)sp_zen_block_bytes(nnz[j], sh, at);
-        pull_bm += nnz[j] && use_bitmap(nnz[j], sh, at);
+    for (int j = 0; j < z->P; j++) {
+        uint64_t sh = z->rank_owner[j] >= 0 ? sp_zen_share(n, z->m, z->rank_owner[j]) : 0;
+        bytes[j] = (size_t)sp_zen_block_bytes(z->nnz[j], sh, z->at);
+        pull_bm += z->nnz[j] && use_bitmap(z->nnz[j], sh, z->at);
         all += bytes[j];
     }
-    sp_stat(c, "pull_bitmaps", pull_bm);
-    if (exact) {
-        packed = malloc(bytes[r] ? bytes[r] : 1);
-        gathered = malloc(all ? all : 1);
-        if (!packed || !gathered) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        sp_pair *mp = malloc((mine ? mine : 1) * sizeof *mp);
-        if (!mp) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        uint64_t w = 0;
-        for (uint64_t pos = 0; me >= 0 && pos < my_share; pos++)
-            if (sum.touched[pos]) {
-                mp[w].idx = (int32_t)index_at(&h, (uint64_t)me, pos);
-                mp[w].val = sum.vals[pos];
-                w++;
-            }
-        encode(&h, mp, mine, my_share, at, packed);
-        free(mp);
-    }
-    if ((rc = sp_allgatherv(c, packed, bytes, gathered, TAG_PULL)) != SP_OK)
-        goto out;
-    sp_phase(c, "update");
-    if (exact) {
-        memset(io->result, 0, n * sizeof(float));
+    sp_stat(z->c, "pull_bitmaps", pull_bm);
+    if (z->exact && ((rc = pack_mine(z, bytes[z->r])) != SP_OK || !(z->gathered = malloc(all ? all : 1))))
+        return rc ? rc : SP_ERR_MEM;
+    if ((rc = sp_allgatherv(z->c, z->packed, bytes, z->gathered, TAG_PULL)) != SP_OK)
+        return rc;
+    sp_phase(z->c, "update");
+    if (z->exact) {
+        memset(z->io->result, 0, n * sizeof(float));
         size_t off = 0;
-        for (int j = 0; j < P; j++) {
-            if (rank_owner[j] >= 0)
-                decode(&h, (uint64_t)rank_owner[j], gathered + off, nnz[j], sp_zen_share(n, m, rank_owner[j]), at,
-                       result_put, io->result);
+        for (int j = 0; j < z->P; j++) {
+            int o = z->rank_owner[j];
+            if (o >= 0)
+                decode(&z->h, (uint64_t)o, z->gathered + off, z->nnz[j], sp_zen_share(n, z->m, o), z->at, result_put,
+                       z->io->result);
             off += bytes[j];
         }
     }
-    sp_compute(c, SP_K_SCATTER_ADD, (double)total);
+    sp_compute(z->c, SP_K_SCATTER_ADD, (double)z->total);
+    return SP_OK;
+}
+
+static void zrun_free(zrun *z)
+{
+    sp_set_free(&z->sel);
+    void *p[] = {z->rank_owner, z->scnt, z->rcnt, z->nnz, z->ocnt, z->out_off, z->out_len, z->in_off, z->in_len,
+                 z->sorted, z->out, z->in, z->packed, z->gathered, z->sum.vals, z->sum.touched};
+    for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+        free(p[i]);
+}
+
+int sp_zen(sp_ctx *c, sp_algo_io *io)
+{
+    zrun z = {.c = c, .io = io, .P = sp_size(c), .r = sp_rank(c), .exact = sp_data_exact(io),
+              .at = io->opts->zen_bitmap_at};
+    int P = z.P;
+    uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
+    z.m = sp_zen_owners(P, io->opts->zen_form, io->opts->zen_owners);
+    z.h = (zhash){n, (uint64_t)z.m};
+    z.sum.h = &z.h;
+    z.rank_owner = malloc((size_t)P * sizeof *z.rank_owner);
+    z.scnt = calloc((size_t)P, sizeof *z.scnt);
+    z.rcnt = calloc((size_t)P, sizeof *z.rcnt);
+    z.nnz = calloc((size_t)P, sizeof *z.nnz);
+    z.ocnt = calloc((size_t)z.m, sizeof *z.ocnt);
+    z.out_off = calloc((size_t)P, sizeof(size_t));
+    z.out_len = calloc((size_t)P, sizeof(size_t));
+    z.in_off = calloc((size_t)P, sizeof(size_t));
+    z.in_len = calloc((size_t)P, sizeof(size_t));
+    int rc = SP_ERR_MEM;
+    if (!z.rank_owner || !z.scnt || !z.rcnt || !z.nnz || !z.ocnt || !z.out_off || !z.out_len || !z.in_off || !z.in_len)
+        goto out;
+    for (int j = 0; j < P; j++)
+        z.rank_owner[j] = -1;
+    for (int o = 0; o < z.m; o++)
+        z.rank_owner[owner_rank(o, P, z.m)] = o;
+    z.me = z.rank_owner[z.r];
+    z.my_share = z.me >= 0 ? sp_zen_share(n, z.m, z.me) : 0;
+    sp_stat(c, "owners", z.m);
+
+    sp_phase(c, "select");
+    if ((rc = sp_set_topk(c, io, k, &z.sel)) != SP_OK)
+        goto out;
+    sp_compute(c, SP_K_TOPK, (double)n);
+    sp_set_consume(c, io, &z.sel);
+    sp_phase(c, "hash");
+    if ((rc = hash_and_encode(&z)) == SP_OK && (rc = push(&z)) == SP_OK && (rc = reduce(&z)) == SP_OK)
+        rc = pull(&z);
 out:
-    sp_set_free(&sel);
-    free(rank_owner);
-    free(scnt);
-    free(rcnt);
-    free(nnz);
-    free(ocnt);
-    free(out_off);
-    free(out_len);
-    free(in_off);
-    free(in_len);
-    free(sorted);
-    free(out);
-    free(in);
-    free(packed);
-    free(gathered);
-    free(sum.vals);
-    free(sum.touched);
+    zrun_free(&z);
     return rc;
 }
