@@ -279,6 +279,70 @@ ParameterizedTest(struct zcase *c, zen, a_model_moves_what_exact_data_moves)
     }
 }
 
+/* ---- node-aware forms ------------------------------------------------------ */
+
+/* a run's last result, from a child (SimGrid starts once per process) */
+static float *result_of(const sp_plan *p)
+{
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        sp_report rep;
+        sp_error e;
+        int ok = sp_run(p, &rep, &e) == 0 && rep.result;
+        ssize_t w = write(fd[1], &ok, sizeof ok);
+        for (uint64_t at = 0; ok && w > 0 && at < p->n; at += 1024) {
+            size_t len = (p->n - at < 1024 ? p->n - at : 1024) * sizeof(float);
+            w = write(fd[1], rep.result + at, len) == (ssize_t)len;
+        }
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    int ok = 0;
+    cr_assert_eq(read(fd[0], &ok, sizeof ok), (ssize_t)sizeof ok);
+    cr_assert(ok, "%s: the run failed", p->algo);
+    float *r = malloc(p->n * sizeof *r);
+    size_t want = p->n * sizeof *r, got = 0;
+    while (got < want) {
+        ssize_t k = read(fd[0], (char *)r + got, want - got);
+        cr_assert_gt(k, 0);
+        got += (size_t)k;
+    }
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    return r;
+}
+
+/* rail:zen and leader:zen deliver what rail:topkdsa and leader:topkdsa do
+ * (both forms sum a node's gradients, then X delivers every selected
+ * entry among the nodes; TopkDSA's forms are checked in test_node_aware) */
+Test(zen, node_aware_forms_deliver_what_topkdsa_forms_do)
+{
+    const char *forms[][2] = {{"rail:zen", "rail:topkdsa"}, {"leader:zen", "leader:topkdsa"}};
+    for (int f = 0; f < 2; f++) {
+        sp_plan p;
+        t_plan(&p, forms[f][0], 12, 6000, 0.02);
+        p.gpus_per_node = 4;
+        p.iters = 2;
+        p.seed = 11;
+        float *a = result_of(&p);
+        snprintf(p.algo, sizeof p.algo, "%s", forms[f][1]);
+        float *b = result_of(&p);
+        int nonzero = 0;
+        for (uint64_t i = 0; i < p.n; i++) {
+            cr_assert(fabsf(a[i] - b[i]) <= 1e-5f * (fabsf(b[i]) + 1e-3f), "%s: result[%llu] %.9g, %s %.9g", forms[f][0],
+                      (unsigned long long)i, a[i], forms[f][1], b[i]);
+            nonzero += a[i] != 0;
+        }
+        cr_assert_gt(nonzero, 0);
+        free(a);
+        free(b);
+    }
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 Test(zen, bad_options_are_refused)
