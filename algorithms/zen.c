@@ -25,11 +25,12 @@
  *    stride-m pattern (a matrix column) does not land on one owner.  Position
  *    i / m in the owner's share is its bit in the bitmap.
  *  - The bitmap-versus-pairs rule (--zen-bitmap-at F): a block of c entries
- *    for an owner whose share has s indices travels as a bitmap (ceil(s/8)
- *    bytes) plus c values when c >= F s, else as c (index, value) pairs.  The
- *    default F = 1/32 is where the two sizes meet (s/8 + 4c = 8c), so the
- *    smaller encoding is always chosen.  It applies to the push (a rank's block
- *    for one owner) and the pull (an owner's reduced set) alike.
+ *    for an owner whose share has s indices travels as a bitmap of s bits
+ *    (ceil(s/32) 4-byte words: every block keeps 4-byte alignment) plus the
+ *    c values when c >= F s, else as c (index, value) pairs.  The default
+ *    F = 1/32 is where the two sizes meet (s/8 + 4c = 8c, up to the last
+ *    word), so the smaller encoding is chosen.  It applies to the push (a
+ *    rank's block for one owner) and the pull (an owner's reduced set) alike.
  *  - The centralised form's shape (--zen-form central, --zen-owners M): M
  *    owners, ranks floor(o P / M) for o < M, take the hashed shares; every
  *    rank pushes to them, they reduce, every rank pulls; M = 0 means
@@ -118,7 +119,7 @@ uint64_t sp_zen_block_bytes(uint64_t cnt, uint64_t share, double at)
 {
     if (!cnt)
         return 0;
-    return use_bitmap(cnt, share, at) ? (share + 7) / 8 + 4 * cnt : 8 * cnt;
+    return use_bitmap(cnt, share, at) ? 4 * ((share + 31) / 32) + 4 * cnt : 8 * cnt;
 }
 
 /* encodes cnt index-sorted pairs of owner o into buf */
@@ -130,7 +131,7 @@ static void encode(const zhash *h, const sp_pair *p, uint64_t cnt, uint64_t shar
         memcpy(buf, p, cnt * sizeof *p);
         return;
     }
-    size_t bm = (size_t)((share + 7) / 8);
+    size_t bm = (size_t)(4 * ((share + 31) / 32));
     memset(buf, 0, bm);
     float *vals = (float *)(buf + bm);
     for (uint64_t j = 0; j < cnt; j++) {
@@ -148,12 +149,14 @@ static void decode(const zhash *h, uint64_t o, const unsigned char *buf, uint64_
     if (!cnt)
         return;
     if (!use_bitmap(cnt, share, at)) {
-        const sp_pair *p = (const sp_pair *)buf;
-        for (uint64_t j = 0; j < cnt; j++)
-            add((uint64_t)p[j].idx, p[j].val, arg);
+        for (uint64_t j = 0; j < cnt; j++) {
+            sp_pair q;
+            memcpy(&q, buf + j * sizeof q, sizeof q);
+            add((uint64_t)q.idx, q.val, arg);
+        }
         return;
     }
-    size_t bm = (size_t)((share + 7) / 8);
+    size_t bm = (size_t)(4 * ((share + 31) / 32));
     const unsigned char *vals = buf + bm;
     uint64_t j = 0;
     for (uint64_t pos = 0; pos < share && j < cnt; pos++)
