@@ -42,6 +42,10 @@ typedef struct {
     /* PowerSGD (powersgd.c) */
     int powersgd_rank;      /* r, the rank of the approximation */
     int powersgd_allreduce; /* its dense allreduce: an index of sp_powersgd_allreduce_name */
+    /* SparDL (spardl.c) */
+    int spardl_teams;       /* d: teams of P/d ranks (d divides P) */
+    int spardl_residual;    /* 0 collect (every dropped partial sum stays where dropped), 1 the authors' code */
+    double spardl_share;    /* h / k_b, the part of a block a team's holder sends across teams; 0: 1/d */
     uint64_t seed;          /* the run's seed (not an option of its own: --seed) */
 } sp_algo_opts;
 
@@ -137,6 +141,7 @@ int sp_nccl_nvls(sp_ctx *c, sp_algo_io *io);
 int sp_onebit(sp_ctx *c, sp_algo_io *io);
 int sp_qgz(sp_ctx *c, sp_algo_io *io);
 int sp_powersgd(sp_ctx *c, sp_algo_io *io);
+int sp_spardl(sp_ctx *c, sp_algo_io *io);
 
 /* qgz's message of `len` entries at `bits` a code and one 4-byte scale a
  * block of `block` entries (algorithms/qgz.c; analysis/bounds.c prices it) */

@@ -47,6 +47,13 @@ static double powersgd_extra(int P, uint64_t n, uint64_t k)
     return (double)P * (4.0 * 2.0 * (double)n + 4.0 * (double)n + 8.0 * (double)n + 12.0 * (double)n);
 }
 
+static double spardl_extra(int P, uint64_t n, uint64_t k)
+{
+    /* a rank's partial sums (n floats), its blocks in and out, the merges
+     * (at most k pairs each) and the gathered result (at most k pairs) */
+    return (double)P * (4.0 * (double)n + 6.0 * 8.0 * (double)k);
+}
+
 static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
 {
     (void)k;
@@ -150,6 +157,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 1,
      .model_ok = 1,
      .exact_extra_bytes = powersgd_extra},
+    {.name = "spardl",
+     .summary = "SparDL: block-wise sparse reduce-scatter keeping k/P a block, teams with Bruck allgathers, global "
+                "residual collection",
+     .run = sp_spardl,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = spardl_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such

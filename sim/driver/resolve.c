@@ -401,6 +401,9 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
         return -1;
     if (payload_allows(r->algo, p->payload, e) != 0)
         return -1;
+    if (!strcmp(r->algo->name, "spardl") && p->ranks % p->opts.spardl_teams)
+        return sp_error_set(e, SP_STATUS_USAGE, "--spardl-teams %d does not divide --ranks %d into whole teams",
+                            p->opts.spardl_teams, p->ranks);
     r->opts = sp_plan_algo_opts(p);
     char err[600];
     r->dev = sp_device_find(p->device);
