@@ -13,7 +13,7 @@ sit or the overlap of the ranks' selections (the check must then fail).
 
 usage: bench/model_vs_exact.py [--build build] [--n 1M] [--ranks 8,32,128] [--iters 100]
        [--algos gaussiank,topkdsa,oktopk] [--platform 1gbe] [--network cm02] [--workload generic]
-       [--ablation none] [--tolerance 0.10] [--markdown FILE]
+       [--ablation none] [--tolerance 0.10] [--markdown FILE] [--extra "--spardl-teams 4"]
 Exit status 0 when every ratio is within the tolerance, 1 otherwise.
 """
 import argparse
@@ -30,6 +30,7 @@ def run(sparsim, mode, algo, P, a, out):
     cmd = [sparsim, "run", "--algo", algo, "--ranks", str(P), "--n", a.n, "--iters", str(a.iters),
            "--payload", mode, "--network", a.network, "--platform", a.platform, "--workload", a.workload,
            "--seed", str(a.seed), "--out", out, "--quiet", "--no-csv", "--no-trace"]
+    cmd += a.extra.split()
     if mode == "model" and a.ablation != "none":
         cmd += ["--model-ablation", a.ablation]
     t = time.time()
@@ -64,6 +65,7 @@ def main():
     ap.add_argument("--ablation", default="none", choices=["none", "uniform", "disjoint"])
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--extra", default="", help="more flags of sparsim run for every run (e.g. --spardl-teams 4)")
     a = ap.parse_args()
     sparsim = os.path.join(a.build, "sparsim")
     tmp = tempfile.mkdtemp(prefix="sparsim-model-")
