@@ -235,6 +235,7 @@ NODE_FORMS(gtopk)
 NODE_FORMS(gaussiank)
 NODE_FORMS(topkdsa)
 NODE_FORMS(oktopk)
+NODE_FORMS(spardl)
 
 typedef struct {
     const char *inner;
@@ -244,7 +245,7 @@ typedef struct {
 
 #define NODE_ROW(x) {#x, {NULL, rail_##x, leader_##x}, extra_##x}
 static const node_form_runs node_runs[] = {NODE_ROW(topka), NODE_ROW(gtopk), NODE_ROW(gaussiank), NODE_ROW(topkdsa),
-                                           NODE_ROW(oktopk)};
+                                           NODE_ROW(oktopk), NODE_ROW(spardl)};
 #define NODE_FORMS_N (sizeof node_runs / sizeof node_runs[0])
 
 static sp_algorithm node_rows[NODE_FORMS_N][3];

@@ -39,6 +39,9 @@
  *     entry wherever the index is not in the global result, and where it is,
  *     the partial sum it dropped there (0 where it forwarded it).  Also
  *     mass-preserving.
+ * With d = 1 it enters no group of its own, so that the node-aware forms
+ * (rail:spardl, leader:spardl) run it inside theirs; groups do not nest, so
+ * those forms take d = 1 only (sim/driver/resolve.c says so).
  * Volume (d = 1): 2k_b(W-1) words in the reduce-scatter and 2h(W-1) in the
  * allgather, 4k(P-1)/P in all when W divides k (analysis/bounds.c).  Pairs
  * travel as one message of 8-byte (index, value) entries a block, where the
@@ -163,7 +166,7 @@ int sp_spardl(sp_ctx *c, sp_algo_io *io)
 
     /* 1. Spar-Reduce-Scatter inside the team */
     sp_phase(c, "reduce-scatter");
-    if ((rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
+    if (d > 1 && (rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
         goto out;
     int steps = srs_steps(W, gap, off);
     for (int s = 0; s < steps; s++) {
@@ -182,7 +185,8 @@ int sp_spardl(sp_ctx *c, sp_algo_io *io)
             w[rbuf[j].idx] += rbuf[j].val;
         sp_compute(c, SP_K_SCATTER_ADD, (double)rcnt);
     }
-    sp_group_leave(c);
+    if (d > 1)
+        sp_group_leave(c);
     if (rc != SP_OK)
         goto out;
 
@@ -242,7 +246,7 @@ int sp_spardl(sp_ctx *c, sp_algo_io *io)
 
     /* 4. the team's allgather of its W blocks */
     sp_phase(c, "allgather");
-    if ((rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
+    if (d > 1 && (rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
         goto out;
     uint64_t total = 0;
     if (d == 1) {
@@ -255,7 +259,8 @@ int sp_spardl(sp_ctx *c, sp_algo_io *io)
     for (int j = 0; j < W; j++)
         bytes[j] = cnt[j] * sizeof(sp_pair);
     rc = sp_allgatherv(c, exact ? fin : NULL, bytes, exact ? gathered : NULL, TAG_AG);
-    sp_group_leave(c);
+    if (d > 1)
+        sp_group_leave(c);
     if (rc != SP_OK)
         goto out;
 

@@ -338,4 +338,8 @@ Test(spardl, bad_options_refused)
     t_refused(a2, "--spardl-share");
     const char *a3[] = {"run", "--algo", "spardl", "--spardl-residual", "keep", "--quiet", NULL};
     t_refused(a3, "--spardl-residual");
+    /* the node-aware forms run it inside their groups, which do not nest */
+    const char *a4[] = {"run", "--algo", "rail:spardl", "--platform", "dgx-h100:2", "--ranks", "16",
+                        "--spardl-teams", "2", "--quiet", NULL};
+    t_refused(a4, "--spardl-teams");
 }
