@@ -122,180 +122,232 @@ static int exchange(sp_ctx *c, int dst, int src, int tag, const void *sbuf, size
     return rc;
 }
 
+/* one rank's state through the four steps */
+typedef struct {
+    sp_ctx *c;
+    sp_algo_io *io;
+    int d, W, t, q, exact;
+    uint64_t n, kb, h, hq, cap, qoff, qlen;
+    float *w; /* exact: this rank's partial sums, block by block */
+    sp_pair *sbuf, *rbuf, *sag, *m1, *m2, *gathered;
+    sp_pair *fin;  /* exact: the block's final entries (mcnt) */
+    uint64_t mcnt;
+} spardl_rank;
+
+/* 1. the Spar-Reduce-Scatter inside the team (d = 1: no group of its own) */
+static int reduce_scatter(spardl_rank *s)
+{
+    sp_ctx *c = s->c;
+    int W = s->W, q = s->q, rc = SP_OK;
+    int *gap = malloc((size_t)W * sizeof *gap), *off = malloc((size_t)W * sizeof *off);
+    if (!gap || !off) {
+        free(gap);
+        free(off);
+        return SP_ERR_MEM;
+    }
+    sp_phase(c, "reduce-scatter");
+    if (s->d > 1 && (rc = sp_group_enter(c, s->t * W, 1, W)) != SP_OK)
+        goto out;
+    int steps = srs_steps(W, gap, off);
+    for (int i = 0; i < steps && rc == SP_OK; i++) {
+        int blk = (q + gap[i] + off[i]) % W, rblk = (q + off[i]) % W;
+        uint64_t blen = sp_block_len(s->n, W, blk);
+        uint64_t scnt = min_u64(s->kb, blen), rcnt = min_u64(s->kb, sp_block_len(s->n, W, rblk));
+        if (s->exact && (rc = take_top(s->w, sp_block_off(s->n, W, blk), blen, scnt, s->sbuf)) != SP_OK)
+            break;
+        sp_compute(c, SP_K_TOPK, (double)blen);
+        rc = exchange(c, (q + gap[i]) % W, (q - gap[i] + W) % W, TAG_RS, s->exact ? s->sbuf : NULL,
+                      scnt * sizeof(sp_pair), s->exact ? s->rbuf : NULL, rcnt * sizeof(sp_pair));
+        for (uint64_t j = 0; rc == SP_OK && s->exact && j < rcnt; j++)
+            s->w[s->rbuf[j].idx] += s->rbuf[j].val;
+        sp_compute(c, SP_K_SCATTER_ADD, (double)rcnt);
+    }
+    if (s->d > 1)
+        sp_group_leave(c);
+out:
+    free(gap);
+    free(off);
+    return rc;
+}
+
+/* exact: the sum of the d holders' index-sorted lists in s->sag, cut to the
+ * top cap; what of this holder's own list the cut drops returns to its
+ * partial sums */
+static int sum_across(spardl_rank *s)
+{
+    sp_pair *cur = s->m2, *tmp = s->m1;
+    uint64_t hq = s->hq, m = hq;
+    memcpy(cur, s->sag, hq * sizeof *cur);
+    for (int i = 1; i < s->d; i++) {
+        m = sp_merge_add(cur, m, s->sag + (size_t)i * hq, hq, tmp);
+        sp_pair *x = cur;
+        cur = tmp;
+        tmp = x;
+    }
+    if (m > s->cap) {
+        if (sp_topk_pairs(cur, m, s->cap, tmp) != s->cap)
+            return SP_ERR_MEM;
+        const sp_pair *mine = s->sag + (size_t)s->t * hq;
+        uint64_t a = 0;
+        for (uint64_t j = 0; j < hq; j++) {
+            while (a < s->cap && tmp[a].idx < mine[j].idx)
+                a++;
+            if (a == s->cap || tmp[a].idx != mine[j].idx)
+                s->w[mine[j].idx] += mine[j].val;
+        }
+        sp_compute(s->c, SP_K_TOPK, (double)m);
+        m = s->cap;
+        cur = tmp;
+    }
+    s->fin = cur;
+    s->mcnt = m;
+    return SP_OK;
+}
+
+/* 3. the Spar-All-Gather across teams: the d holders of block q */
+static int across_teams(spardl_rank *s)
+{
+    sp_ctx *c = s->c;
+    sp_phase(c, "spar-allgather");
+    int rc = sp_group_enter(c, s->q, s->W, s->d);
+    if (rc != SP_OK)
+        return rc;
+    rc = sp_allgather(c, s->exact ? s->m1 : NULL, s->hq * sizeof(sp_pair), s->exact ? s->sag : NULL, TAG_SAG);
+    sp_group_leave(c);
+    if (rc != SP_OK)
+        return rc;
+    if (s->exact) {
+        if ((rc = sum_across(s)) != SP_OK)
+            return rc;
+    } else { /* the model knows ranks, not team sums: the teams' selections taken as disjoint */
+        s->mcnt = min_u64((uint64_t)s->d * s->hq, s->cap);
+    }
+    sp_compute(c, SP_K_MERGE, (double)s->d * (double)s->hq);
+    sp_stat(c, "merged", (double)s->mcnt);
+    return SP_OK;
+}
+
+/* 4. the team's allgather of its W blocks; *total: the entries gathered */
+static int team_allgather(spardl_rank *s, uint64_t *total)
+{
+    sp_ctx *c = s->c;
+    int W = s->W, rc = SP_OK;
+    uint64_t *cnt = calloc((size_t)W, sizeof *cnt);
+    size_t *bytes = calloc((size_t)W, sizeof *bytes);
+    if (!cnt || !bytes) {
+        free(cnt);
+        free(bytes);
+        return SP_ERR_MEM;
+    }
+    sp_phase(c, "allgather");
+    if (s->d > 1 && (rc = sp_group_enter(c, s->t * W, 1, W)) != SP_OK)
+        goto out;
+    *total = 0;
+    if (s->d == 1) {
+        for (int j = 0; j < W; j++)
+            *total += cnt[j] = min_u64(s->h, sp_block_len(s->n, W, j));
+    } else {
+        rc = sp_allgather_count(c, s->mcnt, cnt, total, TAG_CNT);
+    }
+    for (int j = 0; j < W; j++)
+        bytes[j] = cnt[j] * sizeof(sp_pair);
+    if (rc == SP_OK)
+        rc = sp_allgatherv(c, s->exact ? s->fin : NULL, bytes, s->exact ? s->gathered : NULL, TAG_AG);
+    if (s->d > 1)
+        sp_group_leave(c);
+out:
+    free(cnt);
+    free(bytes);
+    return rc;
+}
+
+/* the result, and what stays in the residual */
+static void update(spardl_rank *s, const sp_set *sel, uint64_t total)
+{
+    sp_algo_io *io = s->io;
+    uint64_t n = s->n;
+    sp_phase(s->c, "update");
+    sp_compute(s->c, SP_K_SCATTER_ADD, (double)total);
+    if (!s->exact) {
+        float thr_global;
+        sp_global_topk(s->c, NULL, total, total, sel->thr, &thr_global);
+        sp_set_consume_delivered(s->c, io, sel, NULL, 0, thr_global);
+        return;
+    }
+    memset(io->result, 0, n * sizeof(float));
+    for (uint64_t j = 0; j < total; j++)
+        io->result[s->gathered[j].idx] = s->gathered[j].val;
+    if (io->opts->spardl_residual == 1) { /* the authors' code */
+        for (uint64_t j = 0; j < total; j++)
+            io->acc[s->gathered[j].idx] = s->w[s->gathered[j].idx];
+    } else {
+        memcpy(io->acc, s->w, n * sizeof *s->w);
+    }
+    sp_acc_rewritten(io->acc, n);
+}
+
+static int alloc_exact(spardl_rank *s)
+{
+    size_t across = (size_t)s->d * s->hq + 1;
+    s->w = malloc((s->n ? s->n : 1) * sizeof *s->w);
+    s->sbuf = malloc((s->kb + 1) * sizeof *s->sbuf);
+    s->rbuf = malloc((s->kb + 1) * sizeof *s->rbuf);
+    s->sag = malloc(across * sizeof *s->sag);
+    s->m1 = malloc(across * sizeof *s->m1);
+    s->m2 = malloc(across * sizeof *s->m2);
+    s->gathered = malloc(((uint64_t)s->W * s->kb + 1) * sizeof *s->gathered);
+    if (!s->w || !s->sbuf || !s->rbuf || !s->sag || !s->m1 || !s->m2 || !s->gathered)
+        return SP_ERR_MEM;
+    memcpy(s->w, s->io->acc, s->n * sizeof *s->w);
+    return SP_OK;
+}
+
 int sp_spardl(sp_ctx *c, sp_algo_io *io)
 {
     int P = sp_size(c), r = sp_rank(c);
     const sp_algo_opts *o = io->opts;
-    int d = o->spardl_teams > 0 ? o->spardl_teams : 1;
-    if (P % d)
+    spardl_rank s = {.c = c, .io = io, .d = o->spardl_teams > 0 ? o->spardl_teams : 1, .exact = sp_data_exact(io)};
+    if (P % s.d)
         return SP_ERR_ARG;
-    int W = P / d, t = r / W, q = r % W;
-    uint64_t n = io->n, k = io->k < io->n ? io->k : io->n;
-    int exact = sp_data_exact(io);
-    uint64_t kb = k / (uint64_t)W > 0 ? k / (uint64_t)W : 1;
-    double share = o->spardl_share > 0 ? o->spardl_share : 1.0 / d;
-    uint64_t h = (uint64_t)floor(share * (double)kb + 1e-9);
-    h = h < 1 ? 1 : h > kb ? kb : h;
-    uint64_t qoff = sp_block_off(n, W, q), qlen = sp_block_len(n, W, q);
-    uint64_t hq = min_u64(h, qlen), cap = min_u64(kb, qlen);
-
-    int *gap = malloc((size_t)W * sizeof *gap), *off = malloc((size_t)W * sizeof *off);
-    uint64_t *cnt = calloc((size_t)W, sizeof *cnt);
-    size_t *bytes = calloc((size_t)W, sizeof *bytes);
-    float *w = NULL;
-    sp_pair *sbuf = NULL, *rbuf = NULL, *sag = NULL, *m1 = NULL, *m2 = NULL, *gathered = NULL;
+    s.W = P / s.d;
+    s.t = r / s.W;
+    s.q = r % s.W;
+    s.n = io->n;
+    uint64_t k = io->k < io->n ? io->k : io->n;
+    s.kb = k / (uint64_t)s.W > 0 ? k / (uint64_t)s.W : 1;
+    double share = o->spardl_share > 0 ? o->spardl_share : 1.0 / s.d;
+    s.h = (uint64_t)floor(share * (double)s.kb + 1e-9);
+    s.h = s.h < 1 ? 1 : s.h > s.kb ? s.kb : s.h;
+    s.qoff = sp_block_off(s.n, s.W, s.q);
+    s.qlen = sp_block_len(s.n, s.W, s.q);
+    s.hq = min_u64(s.h, s.qlen);
+    s.cap = min_u64(s.kb, s.qlen);
     sp_set sel = {0};
-    int rc = SP_OK;
-    if (!gap || !off || !cnt || !bytes) {
-        rc = SP_ERR_MEM;
-        goto out;
-    }
-    if (exact) {
-        w = malloc((n ? n : 1) * sizeof *w);
-        sbuf = malloc((kb + 1) * sizeof *sbuf);
-        rbuf = malloc((kb + 1) * sizeof *rbuf);
-        sag = malloc(((size_t)d * hq + 1) * sizeof *sag);
-        m1 = malloc(((size_t)d * hq + 1) * sizeof *m1);
-        m2 = malloc(((size_t)d * hq + 1) * sizeof *m2);
-        gathered = malloc(((uint64_t)W * kb + 1) * sizeof *gathered);
-        if (!w || !sbuf || !rbuf || !sag || !m1 || !m2 || !gathered) {
-            rc = SP_ERR_MEM;
-            goto out;
-        }
-        memcpy(w, io->acc, n * sizeof *w); /* this rank's partial sums, block by block */
-    } else if ((rc = sp_set_topk(c, io, k, &sel)) != SP_OK) {
-        goto out; /* model: the rank's top-k threshold, for the union and error feedback */
-    }
-
-    /* 1. Spar-Reduce-Scatter inside the team */
-    sp_phase(c, "reduce-scatter");
-    if (d > 1 && (rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
-        goto out;
-    int steps = srs_steps(W, gap, off);
-    for (int s = 0; s < steps; s++) {
-        int blk = (q + gap[s] + off[s]) % W, rblk = (q + off[s]) % W;
-        int dst = (q + gap[s]) % W, src = (q - gap[s] + W) % W;
-        uint64_t blen = sp_block_len(n, W, blk);
-        uint64_t scnt = min_u64(kb, blen), rcnt = min_u64(kb, sp_block_len(n, W, rblk));
-        if (exact && (rc = take_top(w, sp_block_off(n, W, blk), blen, scnt, sbuf)) != SP_OK)
-            break;
-        sp_compute(c, SP_K_TOPK, (double)blen);
-        rc = exchange(c, dst, src, TAG_RS, exact ? sbuf : NULL, scnt * sizeof(sp_pair), exact ? rbuf : NULL,
-                      rcnt * sizeof(sp_pair));
-        if (rc != SP_OK)
-            break;
-        for (uint64_t j = 0; exact && j < rcnt; j++)
-            w[rbuf[j].idx] += rbuf[j].val;
-        sp_compute(c, SP_K_SCATTER_ADD, (double)rcnt);
-    }
-    if (d > 1)
-        sp_group_leave(c);
-    if (rc != SP_OK)
-        goto out;
-
-    /* 2. the holder's top h of its team's block */
-    sp_phase(c, "select");
-    if (exact && (rc = take_top(w, qoff, qlen, hq, m1)) != SP_OK)
-        goto out;
-    sp_compute(c, SP_K_TOPK, (double)qlen);
-    sp_pair *fin = m1;
-    uint64_t mcnt = hq;
-
-    /* 3. Spar-All-Gather across teams: the d holders of block q */
-    if (d > 1) {
-        sp_phase(c, "spar-allgather");
-        if ((rc = sp_group_enter(c, q, W, d)) != SP_OK)
-            goto out;
-        rc = sp_allgather(c, exact ? m1 : NULL, hq * sizeof(sp_pair), exact ? sag : NULL, TAG_SAG);
-        sp_group_leave(c);
-        if (rc != SP_OK)
-            goto out;
-        if (exact) { /* the sum of the d index-sorted lists */
-            sp_pair *cur = m2, *tmp = m1;
-            memcpy(cur, sag, hq * sizeof *cur);
-            mcnt = hq;
-            for (int i = 1; i < d; i++) {
-                mcnt = sp_merge_add(cur, mcnt, sag + (size_t)i * hq, hq, tmp);
-                sp_pair *x = cur;
-                cur = tmp;
-                tmp = x;
-            }
-            if (mcnt > cap) {
-                if (sp_topk_pairs(cur, mcnt, cap, tmp) != cap) {
-                    rc = SP_ERR_MEM;
-                    goto out;
-                }
-                /* what of this holder's h the cut dropped returns to its partial sum */
-                const sp_pair *mine = sag + (size_t)t * hq;
-                uint64_t a = 0;
-                for (uint64_t j = 0; j < hq; j++) {
-                    while (a < cap && tmp[a].idx < mine[j].idx)
-                        a++;
-                    if (a == cap || tmp[a].idx != mine[j].idx)
-                        w[mine[j].idx] += mine[j].val;
-                }
-                sp_compute(c, SP_K_TOPK, (double)mcnt);
-                mcnt = cap;
-                cur = tmp;
-            }
-            fin = cur;
-        } else { /* the model knows ranks, not team sums: the teams' selections taken as disjoint */
-            mcnt = min_u64((uint64_t)d * hq, cap);
-        }
-        sp_compute(c, SP_K_MERGE, (double)d * (double)hq);
-        sp_stat(c, "merged", (double)mcnt);
-    }
-
-    /* 4. the team's allgather of its W blocks */
-    sp_phase(c, "allgather");
-    if (d > 1 && (rc = sp_group_enter(c, t * W, 1, W)) != SP_OK)
-        goto out;
     uint64_t total = 0;
-    if (d == 1) {
-        for (int j = 0; j < W; j++)
-            total += cnt[j] = min_u64(h, sp_block_len(n, W, j));
-    } else if ((rc = sp_allgather_count(c, mcnt, cnt, &total, TAG_CNT)) != SP_OK) {
-        sp_group_leave(c);
-        goto out;
+    int rc = s.exact ? alloc_exact(&s) : sp_set_topk(c, io, k, &sel); /* model: the rank's top-k threshold */
+    if (rc == SP_OK)
+        rc = reduce_scatter(&s);
+    if (rc == SP_OK) { /* 2. the holder's top h of its team's block */
+        sp_phase(c, "select");
+        if (s.exact)
+            rc = take_top(s.w, s.qoff, s.qlen, s.hq, s.m1);
+        sp_compute(c, SP_K_TOPK, (double)s.qlen);
+        s.fin = s.m1;
+        s.mcnt = s.hq;
     }
-    for (int j = 0; j < W; j++)
-        bytes[j] = cnt[j] * sizeof(sp_pair);
-    rc = sp_allgatherv(c, exact ? fin : NULL, bytes, exact ? gathered : NULL, TAG_AG);
-    if (d > 1)
-        sp_group_leave(c);
-    if (rc != SP_OK)
-        goto out;
-
-    sp_phase(c, "update");
-    sp_compute(c, SP_K_SCATTER_ADD, (double)total);
-    if (exact) {
-        memset(io->result, 0, n * sizeof(float));
-        for (uint64_t j = 0; j < total; j++)
-            io->result[gathered[j].idx] = gathered[j].val;
-        if (o->spardl_residual == 1) { /* the authors' code */
-            for (uint64_t j = 0; j < total; j++)
-                io->acc[gathered[j].idx] = w[gathered[j].idx];
-        } else {
-            memcpy(io->acc, w, n * sizeof *w);
-        }
-        sp_acc_rewritten(io->acc, n);
-    } else {
-        float thr_global;
-        sp_global_topk(c, NULL, total, total, sel.thr, &thr_global);
-        sp_set_consume_delivered(c, io, &sel, NULL, 0, thr_global);
-    }
-out:
+    if (rc == SP_OK && s.d > 1)
+        rc = across_teams(&s);
+    if (rc == SP_OK)
+        rc = team_allgather(&s, &total);
+    if (rc == SP_OK)
+        update(&s, &sel, total);
     sp_set_free(&sel);
-    free(gap);
-    free(off);
-    free(cnt);
-    free(bytes);
-    free(w);
-    free(sbuf);
-    free(rbuf);
-    free(sag);
-    free(m1);
-    free(m2);
-    free(gathered);
+    free(s.w);
+    free(s.sbuf);
+    free(s.rbuf);
+    free(s.sag);
+    free(s.m1);
+    free(s.m2);
+    free(s.gathered);
     return rc;
 }
