@@ -12,7 +12,7 @@ With --ablation uniform|disjoint the model leaves out where large entries
 sit or the overlap of the ranks' selections (the check must then fail).
 
 usage: bench/model_vs_exact.py [--build build] [--n 1M] [--ranks 8,32,128] [--iters 100]
-       [--algos gaussiank,topkdsa,oktopk] [--platform 1gbe] [--network cm02] [--workload generic]
+       [--algos gaussiank,topkdsa,oktopk,spardl] [--platform 1gbe] [--network cm02] [--workload generic]
        [--ablation none] [--tolerance 0.10] [--markdown FILE] [--extra "--spardl-teams 4"]
 Exit status 0 when every ratio is within the tolerance, 1 otherwise.
 """
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--n", default="1M")
     ap.add_argument("--ranks", default="8,32,128")
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--algos", default="gaussiank,topkdsa,oktopk")
+    ap.add_argument("--algos", default="gaussiank,topkdsa,oktopk,spardl")
     ap.add_argument("--platform", default="1gbe")
     ap.add_argument("--network", default="cm02")
     ap.add_argument("--workload", default="generic")

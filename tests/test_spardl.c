@@ -305,6 +305,26 @@ ParameterizedTest(struct pm *c, spardl, fixed_messages_and_volume)
     sp_report_free(&rep);
 }
 
+/* d = 1 on 1gbe under CM02 (alpha = 100 us, beta = 8 ns/B, no contention:
+ * every step is a pair exchange), no device: the simulated iteration equals
+ * the closed form (P-1)(alpha + 8k_b beta) + ceil(log2 P) alpha + 8k_b(P-1)
+ * beta, written out here, and the registry's prediction */
+Test(spardl, time_equals_alpha_beta)
+{
+    struct combo c = {8, 1, 0, 1, 0};
+    sp_plan p = plan_of(&c, 800000, 0.01); /* k = 8000, k_b = 1000 */
+    char err[256];
+    cr_assert_eq(sp_plan_set(&p, "device", "none", err, sizeof err), 0, "%s", err);
+    sp_report rep = t_run_ok(&p);
+    double alpha = 100e-6, beta = 1.0 / 125e6, kb = 1000;
+    cr_assert_float_eq(rep.alpha, alpha, 1e-12);
+    double expect = 7 * (alpha + 8 * kb * beta) + 3 * alpha + 8 * kb * 7 * beta;
+    double got = rep.iters[0].t_end - rep.iters[0].t_start;
+    cr_assert(fabs(got - expect) <= 1e-3 * expect, "simulated %.9g s, formula %.9g s", got, expect);
+    cr_assert(fabs(rep.predicted_s - expect) <= 1e-9 * expect, "predicted %.9g s", rep.predicted_s);
+    sp_report_free(&rep);
+}
+
 /* d > 1: the reduce-scatter's W - 1 messages of k_b pairs, Bruck across the
  * teams of h pairs, and the team's allgather at most k_b a block: the volume
  * stays within the bound and above the part that is fixed */
