@@ -1,11 +1,15 @@
 /* spardl.c - SparDL (Zhao et al., "SparDL: Distributed Deep Learning Training
  * with Efficient Sparse Communication", arXiv 2304.00737; the authors' code
- * ZJU-DAILY/SparDL, allreducer.py, read for the details below).
+ * ZJU-DAILY/SparDL, allreducer.py, read for the details below).  The
+ * paper's full text was not at hand: the steps follow its abstract and the
+ * authors' code, and where both are silent the choices are said below.
  *
  * The P ranks form d teams of W = P/d consecutive ranks (--spardl-teams d,
  * d divides P; d = 1 is one team of all P).  The index space is cut into W
- * contiguous blocks (blocks.h: the first n mod W one longer), the same in
- * every team; rank q of a team ends up holding block q.
+ * contiguous blocks (blocks.h: the first n mod W one longer; the authors
+ * pad the flattened layers to W equal groups - a choice here), the same in
+ * every team; rank q of a team ends up holding block q.  k_b = floor(k/W),
+ * at least 1 (the authors: the density times their group's length).
  *
  *  1. Spar-Reduce-Scatter, inside the team, block-wise and non-recursive:
  *     W - 1 steps, each one block of k_b = floor(k / W) pairs to one peer.
@@ -38,7 +42,8 @@
  *   code: as the authors' code leaves it: a rank keeps its own accumulated
  *     entry wherever the index is not in the global result, and where it is,
  *     the partial sum it dropped there (0 where it forwarded it).  Also
- *     mass-preserving.
+ *     mass-preserving.  (Their code also hands each holder 1/d of what step
+ *     3 cuts, which this rule then overwrites: left out.)
  * With d = 1 it enters no group of its own, so that the node-aware forms
  * (rail:spardl, leader:spardl) run it inside theirs; groups do not nest, so
  * those forms take d = 1 only (sim/driver/resolve.c says so).
