@@ -46,6 +46,10 @@ typedef struct {
     int zen_form;           /* 0 balanced (every rank an owner), 1 central (zen_owners owners) */
     int zen_owners;         /* the central form's owners; 0 = ceil(sqrt(P)) */
     double zen_bitmap_at;   /* a block of c entries over a share of s travels as a bitmap when c >= this x s */
+    /* SparDL (spardl.c) */
+    int spardl_teams;       /* d: teams of P/d ranks (d divides P) */
+    int spardl_residual;    /* 0 collect (every dropped partial sum stays where dropped), 1 the authors' code */
+    double spardl_share;    /* h / k_b, the part of a block a team's holder sends across teams; 0: 1/d */
     uint64_t seed;          /* the run's seed (not an option of its own: --seed) */
 } sp_algo_opts;
 
@@ -152,6 +156,7 @@ int sp_zen_owners(int P, int form, int owners);
 int sp_zen_owner_of(uint64_t n, int m, uint64_t i);
 uint64_t sp_zen_share(uint64_t n, int m, int o);
 uint64_t sp_zen_block_bytes(uint64_t cnt, uint64_t share, double at);
+int sp_spardl(sp_ctx *c, sp_algo_io *io);
 
 /* qgz's message of `len` entries at `bits` a code and one 4-byte scale a
  * block of `block` entries (algorithms/qgz.c; analysis/bounds.c prices it) */

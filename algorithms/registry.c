@@ -56,6 +56,13 @@ static double zen_extra(int P, uint64_t n, uint64_t k)
     return (double)P * (24.0 * (double)k + 16.0 * m) + 5.0 * (double)n;
 }
 
+static double spardl_extra(int P, uint64_t n, uint64_t k)
+{
+    /* a rank's partial sums (n floats), its blocks in and out, the merges
+     * (at most k pairs each) and the gathered result (at most k pairs) */
+    return (double)P * (4.0 * (double)n + 6.0 * 8.0 * (double)k);
+}
+
 static double nccl_tree_extra(int P, uint64_t n, uint64_t k)
 {
     (void)k;
@@ -167,6 +174,14 @@ static const sp_algorithm algorithms[] = {
      .size_only_ok = 0,
      .model_ok = 1,
      .exact_extra_bytes = zen_extra},
+    {.name = "spardl",
+     .summary = "SparDL: block-wise sparse reduce-scatter keeping k/P a block, teams with Bruck allgathers, global "
+                "residual collection",
+     .run = sp_spardl,
+     .cls = SP_ALGO_SPARSE,
+     .size_only_ok = 0,
+     .model_ok = 1,
+     .exact_extra_bytes = spardl_extra},
 };
 
 /* Where the nodes' switch reduces (NVLink SHARP): runnable by name on such
@@ -238,6 +253,7 @@ NODE_FORMS(gaussiank)
 NODE_FORMS(topkdsa)
 NODE_FORMS(oktopk)
 NODE_FORMS(zen)
+NODE_FORMS(spardl)
 
 typedef struct {
     const char *inner;
@@ -247,7 +263,7 @@ typedef struct {
 
 #define NODE_ROW(x) {#x, {NULL, rail_##x, leader_##x}, extra_##x}
 static const node_form_runs node_runs[] = {NODE_ROW(topka), NODE_ROW(gtopk), NODE_ROW(gaussiank), NODE_ROW(topkdsa),
-                                           NODE_ROW(oktopk), NODE_ROW(zen)};
+                                           NODE_ROW(oktopk), NODE_ROW(zen), NODE_ROW(spardl)};
 #define NODE_FORMS_N (sizeof node_runs / sizeof node_runs[0])
 
 static sp_algorithm node_rows[NODE_FORMS_N][3];

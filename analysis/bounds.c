@@ -45,6 +45,7 @@ static sp_shape shape_of(int P, uint64_t n, uint64_t k)
     s.lowrank_m1 = (double)(ps.p + ps.dense);
     s.lowrank_m2 = (double)ps.q;
     s.lowrank_inner = "ring";
+    s.spardl_teams = 1;
     return s;
 }
 
@@ -112,6 +113,63 @@ static double zen_words(const sp_shape *s, double *floor_words)
     (void)floor_words;
     double u = s->P * s->k < s->n ? s->P * s->k : s->n;
     return 2.0 * s->k + 2.0 * u;
+}
+
+/* SparDL (Zhao et al., arXiv 2304.00737; algorithms/spardl.c): with d teams
+ * of W = P/d, k_b = floor(k/W) pairs a block, h = floor(share k_b): W - 1
+ * reduce-scatter steps of k_b pairs, and for d > 1 Bruck's allgather of h
+ * pairs across the d teams and of 8-byte counts in the team; the team's
+ * allgather of W - 1 blocks of h pairs (d = 1) or at most k_b (d > 1).
+ * d = 1, W | k: 4k(P-1)/P words, exact. */
+typedef struct {
+    double W, d, kb, h;
+} spardl_sizes;
+
+static spardl_sizes spardl_of(const sp_shape *s)
+{
+    spardl_sizes z;
+    z.d = s->spardl_teams > 0 ? s->spardl_teams : 1;
+    z.W = floor(s->P / z.d);
+    z.kb = floor(s->k / z.W);
+    if (z.kb < 1)
+        z.kb = 1;
+    double share = s->spardl_share > 0 ? s->spardl_share : 1.0 / z.d;
+    z.h = floor(share * z.kb + 1e-9);
+    z.h = z.h < 1 ? 1 : z.h > z.kb ? z.kb : z.h;
+    return z;
+}
+
+static double spardl_words(const sp_shape *s, double *floor_words)
+{
+    (void)floor_words;
+    spardl_sizes z = spardl_of(s);
+    if (z.d == 1)
+        return 2.0 * z.kb * (z.W - 1) + 2.0 * z.h * (z.W - 1);
+    return 2.0 * z.kb * (z.W - 1) + 2.0 * z.h * (z.d - 1) + 2.0 * (z.W - 1) + 2.0 * z.kb * (z.W - 1);
+}
+
+static int ceil_log2_d(double x)
+{
+    int r = 0;
+    while ((double)(1 << r) < x)
+        r++;
+    return r;
+}
+
+static double spardl_seconds(const sp_shape *s, double alpha, double beta)
+{
+    spardl_sizes z = spardl_of(s);
+    double t = (z.W - 1) * (alpha + 8.0 * z.kb * beta) + ceil_log2_d(z.W) * alpha;
+    if (z.d == 1)
+        return t + 8.0 * z.h * (z.W - 1) * beta;
+    return t + ceil_log2_d(z.d) * alpha + 8.0 * z.h * (z.d - 1) * beta + ceil_log2_d(z.W) * alpha +
+           8.0 * (z.W - 1) * beta + 8.0 * z.kb * (z.W - 1) * beta;
+}
+
+/* the run's teams (the shape's d); on nodes at the inter-node class */
+static double spardl_seconds2(const sp_shape *s, const sp_link_classes *l)
+{
+    return spardl_seconds(s, l->inter_alpha, l->inter_beta);
 }
 
 /* ---- alpha-beta predictions (one message of L bytes: alpha + L beta) ------ */
@@ -446,6 +504,21 @@ static const sp_algo_facts facts[] = {
                     "Rabenseifner & Gropp, IJHPCA 19(1) 2005",
      .seconds = zen_seconds,
      .consumes = "its own exact top-k, all of which enter the result"},
+    {.name = "spardl",
+     .formula = "4k(P-1)/P for d = 1 (2k_b(W-1) + 2h(W-1), W = P/d, k_b = floor(k/W), h = floor(k_b/d)); for d > 1 "
+                "at most 2k_b(W-1) + 2h(d-1) + 2(W-1) + 2k_b(W-1)",
+     .source = "Zhao et al., SparDL, arXiv 2304.00737 (Spar-Reduce-Scatter of k/P a block, Spar-All-Gather by Bruck "
+               "in d teams), counted from the algorithm and the authors' code",
+     .words = spardl_words,
+     .time_formula = "(W-1)(alpha + 8k_b beta) + ceil(log2 W) alpha + 8h(W-1) beta for d = 1; d > 1 adds ceil(log2 d) "
+                     "alpha + 8h(d-1) beta (across teams) and ceil(log2 W) alpha + 8(W-1) beta (the counts), the "
+                     "allgather at most 8k_b(W-1) beta",
+     .time_source = "Zhao et al., arXiv 2304.00737; Bruck et al., IEEE TPDS 8(11) 1997",
+     .seconds = spardl_seconds,
+     .seconds2 = spardl_seconds2,
+     .consumes = "collect (default): what it forwarded, every partial sum it dropped stays (global residual "
+                 "collection); code: as the authors' code, its own entries outside the global result stay, and the "
+                 "partial sums it dropped at indices inside it"},
 };
 
 static const sp_algo_facts *lowrank_inner(const sp_shape *s)
@@ -574,6 +647,10 @@ static sp_shape shape_on(int P, uint64_t n, uint64_t k, const sp_nodes *nd)
     }
     if (nd && nd->lowrank_inner)
         s.lowrank_inner = nd->lowrank_inner;
+    if (nd && nd->spardl_teams > 0 && (int)s.P % nd->spardl_teams == 0)
+        s.spardl_teams = nd->spardl_teams;
+    if (nd)
+        s.spardl_share = nd->spardl_share;
     return s;
 }
 

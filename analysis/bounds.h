@@ -42,6 +42,9 @@ typedef struct {
      * sent dense, the Q factors) and the dense algorithm they run on */
     double lowrank_m1, lowrank_m2;
     const char *lowrank_inner;
+    /* spardl: d teams (1: one team of P) and h / k_b (0: 1/d) */
+    int spardl_teams;
+    double spardl_share;
 } sp_shape;
 
 /* Two classes of routes where ranks sit on nodes: between GPUs of one node
@@ -73,6 +76,8 @@ typedef struct {
      * at rank 4 on the ring */
     uint64_t lowrank_m1, lowrank_m2;
     const char *lowrank_inner;
+    int spardl_teams;    /* spardl's d (0: 1) */
+    double spardl_share; /* spardl's h / k_b (0: 1/d) */
 } sp_nodes;
 
 /* One algorithm's facts (the rows are in bounds.c). */

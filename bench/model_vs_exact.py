@@ -12,8 +12,8 @@ With --ablation uniform|disjoint the model leaves out where large entries
 sit or the overlap of the ranks' selections (the check must then fail).
 
 usage: bench/model_vs_exact.py [--build build] [--n 1M] [--ranks 8,32,128] [--iters 100]
-       [--algos gaussiank,topkdsa,oktopk,zen] [--platform 1gbe] [--network cm02] [--workload generic]
-       [--ablation none] [--tolerance 0.10] [--markdown FILE]
+       [--algos gaussiank,topkdsa,oktopk,zen,spardl] [--platform 1gbe] [--network cm02] [--workload generic]
+       [--ablation none] [--tolerance 0.10] [--markdown FILE] [--extra "--spardl-teams 4"]
 Exit status 0 when every ratio is within the tolerance, 1 otherwise.
 """
 import argparse
@@ -30,6 +30,7 @@ def run(sparsim, mode, algo, P, a, out):
     cmd = [sparsim, "run", "--algo", algo, "--ranks", str(P), "--n", a.n, "--iters", str(a.iters),
            "--payload", mode, "--network", a.network, "--platform", a.platform, "--workload", a.workload,
            "--seed", str(a.seed), "--out", out, "--quiet", "--no-csv", "--no-trace"]
+    cmd += a.extra.split()
     if mode == "model" and a.ablation != "none":
         cmd += ["--model-ablation", a.ablation]
     t = time.time()
@@ -56,7 +57,7 @@ def main():
     ap.add_argument("--n", default="1M")
     ap.add_argument("--ranks", default="8,32,128")
     ap.add_argument("--iters", type=int, default=100)
-    ap.add_argument("--algos", default="gaussiank,topkdsa,oktopk,zen")
+    ap.add_argument("--algos", default="gaussiank,topkdsa,oktopk,zen,spardl")
     ap.add_argument("--platform", default="1gbe")
     ap.add_argument("--network", default="cm02")
     ap.add_argument("--workload", default="generic")
@@ -64,6 +65,7 @@ def main():
     ap.add_argument("--ablation", default="none", choices=["none", "uniform", "disjoint"])
     ap.add_argument("--tolerance", type=float, default=0.10)
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--extra", default="", help="more flags of sparsim run for every run (e.g. --spardl-teams 4)")
     a = ap.parse_args()
     sparsim = os.path.join(a.build, "sparsim")
     tmp = tempfile.mkdtemp(prefix="sparsim-model-")

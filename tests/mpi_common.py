@@ -29,7 +29,7 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 # of it, bench/device/)
 MPIRUN = os.environ.get("SPARSIM_MPIRUN", "mpirun")
 ALGOS = ["ring", "recdoubling", "rabenseifner", "topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "onebit", "qgz",
-         "powersgd", "zen"]
+         "powersgd", "zen", "spardl"]
 failures = []
 _checks = [0]
 

@@ -155,13 +155,13 @@ static uint64_t volume(const sp_report *rep)
 
 static double form(const struct nccl_case *c, uint64_t n, const sp_link_classes *l)
 {
-    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0, 0};
+    sp_nodes nd = {.G = c->G, .channels = c->channels, .chunk_bytes = c->chunk};
     return sp_facts_predict_nodes(sp_algo_facts_find(c->algo), c->P, n, 0, &nd, l);
 }
 
 static double words(const struct nccl_case *c, uint64_t n)
 {
-    sp_nodes nd = {c->G, c->channels, c->chunk, 0, 0, 0};
+    sp_nodes nd = {.G = c->G, .channels = c->channels, .chunk_bytes = c->chunk};
     sp_bound b;
     cr_assert_eq(sp_facts_bound_nodes(sp_algo_facts_find(c->algo), c->P, n, 0, &nd, &b), 0);
     return b.words;

@@ -45,6 +45,7 @@ static const sp_opt_choice select_choices[] = {{"cpu", 0}, {"cuda", 1}, {NULL, 0
 static const sp_opt_choice psgd_allreduce_choices[] = {{"ring", 0},      {"recdoubling", 1}, {"rabenseifner", 2},
                                                        {"nccl-ring", 3}, {"nccl-tree", 4},   {NULL, 0}};
 static const sp_opt_choice zen_form_choices[] = {{"balanced", 0}, {"central", 1}, {NULL, 0}};
+static const sp_opt_choice spardl_residual_choices[] = {{"collect", 0}, {"code", 1}, {NULL, 0}};
 static const sp_opt_choice bg_choices[] = {{"uniform", SP_BG_UNIFORM}, {"shift", SP_BG_SHIFT}, {NULL, 0}};
 
 #define MAXI 1e6
@@ -212,6 +213,20 @@ static const sp_opt run_options[] = {
      .help = "zen: a block of c entries for an owner of s indices travels as a bitmap of s bits plus the values when "
              "c >= F s, else as pairs; 1/32 (chosen) is where the two sizes meet, above 1 never",
      .dflt_help = "1/32"},
+    {.name = "spardl-teams", .type = SP_OT_INT, .group = "algorithms", F(opts.spardl_teams), .min = 1, .max = MAXI,
+     .dflt = "1", .metavar = "D", .range = "a positive integer that divides --ranks",
+     .help = "spardl: d, teams of P/d ranks; a team reduce-scatters its P/d blocks, the d holders of a block "
+             "all-gather across teams (Bruck), then each team all-gathers (Bruck); 1 is one team of all P"},
+    {.name = "spardl-residual", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.spardl_residual),
+     .dflt = "collect", .choices = spardl_residual_choices,
+     .help = "spardl: collect (the paper's global residual collection: every partial sum a rank drops stays in its "
+             "residual) or code (the authors' code: a rank keeps its own entries outside the global result, and the "
+             "partial sums it dropped at indices inside it)"},
+    {.name = "spardl-share", .type = SP_OT_DOUBLE, .group = "algorithms", F(opts.spardl_share), .min = 0, .max = 1,
+     .dflt = "0", .metavar = "F", .range = "a fraction in [0, 1] (0: 1/d)",
+     .help = "spardl: h = F x k_b entries a block's holder sends across teams (k_b = k/(P/d) a block); 0 is 1/d, "
+             "the authors' starting value (their code then adapts h between iterations; here it stays fixed)",
+     .dflt_help = "1/d"},
     {.name = "oktopk-preset", .type = SP_OT_CHOICE, .group = "algorithms", F(opts.oktopk_preset), .dflt = "bert",
      .choices = preset_choices,
      .help = "the authors' settings per model: density (0.02, 0.02, 0.01) and warm-up (512, 128, 0) unless given, "

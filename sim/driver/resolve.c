@@ -401,6 +401,14 @@ static int resolve_request(sp_resolved *r, const sp_algorithm *algo, sp_error *e
         return -1;
     if (payload_allows(r->algo, p->payload, e) != 0)
         return -1;
+    const sp_algorithm *flat = r->algo->form == SP_FORM_FLAT ? r->algo : r->algo->inner;
+    int ranks_in = r->algo->form == SP_FORM_FLAT ? p->ranks : p->ranks / (p->gpus_per_node > 0 ? p->gpus_per_node : 1);
+    if (flat && flat != r->algo && !strcmp(flat->name, "spardl") && p->opts.spardl_teams > 1)
+        return sp_error_set(e, SP_STATUS_USAGE, "%s runs SparDL inside node groups: --spardl-teams must be 1",
+                            r->algo->name);
+    if (flat && !strcmp(flat->name, "spardl") && ranks_in % p->opts.spardl_teams)
+        return sp_error_set(e, SP_STATUS_USAGE, "--spardl-teams %d does not divide %s%d into whole teams",
+                            p->opts.spardl_teams, r->algo->form == SP_FORM_FLAT ? "--ranks " : "the nodes, ", ranks_in);
     r->opts = sp_plan_algo_opts(p);
     char err[600];
     r->dev = sp_device_find(p->device);

@@ -316,13 +316,15 @@ static void add_analysis(sp_report *rep, const sp_resolved *res)
     sp_node_bound nb; /* node-aware forms: inside the nodes and between them (no alpha-beta time) */
     /* the NCCL rows know the nodes and their own settings; the others ignore them */
     sp_nodes nd = {plan->gpus_per_node, plan->opts.nccl_channels, plan->opts.nccl_chunk, plan->opts.quant_bits,
-                   plan->opts.quant_block, plan->opts.bucket, 0, 0, NULL};
+                   plan->opts.quant_block, plan->opts.bucket, 0, 0, NULL, 0, 0};
     /* PowerSGD's two allreduces, from the run's tensors */
     sp_powersgd_sizes ps;
     sp_powersgd_sizes_of(res->layers, res->nlayers, plan->n, res->opts.powersgd_rank, &ps);
     nd.lowrank_m1 = ps.p + ps.dense;
     nd.lowrank_m2 = ps.q;
     nd.lowrank_inner = sp_powersgd_allreduce_name(res->opts.powersgd_allreduce);
+    nd.spardl_teams = plan->opts.spardl_teams;
+    nd.spardl_share = plan->opts.spardl_share;
     if (sp_facts_bound_nodes(f, plan->ranks, plan->n, rep->k, &nd, &b) == 0)
         rep->bound = (sp_report_bound){1, b.words, b.floor_words, b.lower_words, b.formula, b.source,
                                        b.lower_formula};
