@@ -28,7 +28,7 @@ import os
 import subprocess
 import sys
 
-ALGOS = "oktopk,topkdsa,gaussiank:authors,gaussiank:oktopk,gtopk,topka,onebit,qgz,powersgd"
+ALGOS = "oktopk,topkdsa,gaussiank:authors,gaussiank:oktopk,zen,spardl,gtopk,topka,onebit,qgz,powersgd"
 
 
 def sh(cmd):
