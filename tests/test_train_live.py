@@ -10,7 +10,8 @@
 - Every algorithm `sparsim list` names runs 3 iterations at P = 4 through the trainer: finite
   losses, the first loss the same for all (same model, same batch), the clock the sum of compute
   and each iteration's simulated allreduce, bytes moved in each iteration.
-- The same seed gives the same curves.csv, byte for byte.
+- The same seed gives the same curves.csv, byte for byte; --plot draws the figure; an algorithm
+  reaches the target exactly where one of its evaluations does.
 - Bad input: --grad-live with a second algorithm, or on a descriptor that is no socket, exits 2
   with one line; a trainer that goes away mid-run ends sparsim with status 1 and one line.
 
@@ -129,7 +130,7 @@ check(not close(got[:2], no_ef, rtol=1e-6), "... and not top-k without error fee
 out = os.path.join(tmp, "all")
 r = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "traces", "train_live.py"),
                     "--model", "cnn", "--size", "tiny", "--ranks", "4", "--iters", "3", "--eval-every", "3",
-                    "--algo", "all", "--sparsim", SPARSIM, "--out", out, "--quiet", "--seed", "5"],
+                    "--algo", "all", "--sparsim", SPARSIM, "--out", out, "--quiet", "--seed", "5", "--plot"],
                    capture_output=True, text=True, timeout=300)
 check(r.returncode == 0, "train_live.py --algo all runs: " + r.stderr.strip()[-300:])
 if r.returncode == 0:
@@ -142,6 +143,14 @@ if r.returncode == 0:
     rows = list(csv.DictReader(open(os.path.join(out, "curves.csv"))))
     first = {r["loss"] for r in rows if r["iter"] == "0"}
     check(len(first) == 1, "the first iteration's loss is the same for every algorithm")
+    png = os.path.join(out, "accuracy.png")
+    check(os.path.getsize(png) > 10000 and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+          "--plot draws accuracy.png (notebooks/plot_accuracy.py)")
+    t = s["target"]["value"]
+    ok_target = all(a["reached"] == any(e["test_accuracy"] >= t for e in a["evaluations"])
+                    for a in s["algorithms"].values())
+    check(ok_target and s["algorithms"]["ring"]["reached"], "time to target: reached exactly where an evaluation "
+          "meets the target (ring's own, from which the default comes)")
     ok_clock = True
     for algo in names:
         mine = [r for r in rows if r["algo"] == algo]
