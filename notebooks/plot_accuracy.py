@@ -8,8 +8,8 @@ The loss is the workers' mean training loss of each iteration, smoothed by a
 moving average over 10 iterations (a chosen window: one iteration's batches
 are noisy); the metric is the test metric of summary.json (test accuracy, or
 bits per character for the LSTM), measured every E iterations, with the
-target as a dashed line.  The simulated time is the training's clock: compute
-plus each iteration's simulated allreduce.
+target as a dashed line.  The simulated time is the training's clock on the
+run's first platform: compute plus each iteration's simulated allreduce.
 
 Used by train_live.py --plot and runnable on its own:
   /usr/bin/python3 notebooks/plot_accuracy.py DIR [--out FILE.png]
@@ -43,7 +43,8 @@ def smooth(values, window=SMOOTH):
 
 def plot_accuracy(folder, png):
     summary = json.load(open(os.path.join(folder, "summary.json")))
-    rows = list(csv.DictReader(open(os.path.join(folder, "curves.csv"))))
+    platform = summary["platforms"][0]   # the clock of the first platform
+    rows = [r for r in csv.DictReader(open(os.path.join(folder, "curves.csv"))) if r["platform"] == platform]
     metric = summary["metric"]["name"]
     target = summary["target"]["value"]
     fig, ax = plt.subplots(2, 2, figsize=(12, 8), sharey="row")
@@ -72,7 +73,7 @@ def plot_accuracy(folder, png):
     ax[0][0].legend(fontsize=8, ncol=2)
     ax[1][1].legend(fontsize=8)
     fig.suptitle(f"{summary['model']} ({summary['size']}, n = {summary['n']:,}), P = {summary['ranks']}, "
-                 f"density {summary['density']}, {summary['platform']} + {summary['device']}")
+                 f"density {summary['density']}, {platform} + {summary['device']}")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     plt.close(fig)

@@ -10,7 +10,8 @@
 - Every algorithm `sparsim list` names runs 3 iterations at P = 4 through the trainer: finite
   losses, the first loss the same for all (same model, same batch), the clock the sum of compute
   and each iteration's simulated allreduce, bytes moved in each iteration.
-- The same seed gives the same curves.csv, byte for byte; --plot draws the figure; an algorithm
+- The same seed gives the same curves.csv, byte for byte; a second platform the same curves with
+  its own clock; --plot draws the figure; an algorithm
   reaches the target exactly where one of its evaluations does.
 - Bad input: --grad-live with a second algorithm, or on a descriptor that is no socket, exits 2
   with one line; a trainer that goes away mid-run ends sparsim with status 1 and one line.
@@ -55,7 +56,7 @@ def sparsim_curve(tmp, algo, **kw):
     args = config(**kw)
     task = train_live.new_task(args)
     n = sum(p.numel() for p in task.model.parameters())
-    agg = train_live.SparsimAggregator(SPARSIM, algo, args, n, os.path.join(tmp, f"{algo}-{kw}"))
+    agg = train_live.SparsimAggregator(SPARSIM, algo, args.platform, args, n, os.path.join(tmp, f"{algo}-{kw}"))
     try:
         losses, evals = train_live.train(task, args, agg)
         sim = agg.finish()
@@ -154,7 +155,7 @@ if r.returncode == 0:
     ok_clock = True
     for algo in names:
         mine = [r for r in rows if r["algo"] == algo]
-        sim = json.load(open(os.path.join(out, "sim", algo, "summary.json")))
+        sim = json.load(open(os.path.join(out, "sim", "1gbe", algo, "summary.json")))
         clock = 0.0
         for r_, it in zip(mine, sim["iterations"]):
             clock += sim["training"]["compute_s"] + it["time_s"]
@@ -165,11 +166,16 @@ if r.returncode == 0:
     again = os.path.join(tmp, "again")
     r2 = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "traces", "train_live.py"),
                          "--model", "cnn", "--size", "tiny", "--ranks", "4", "--iters", "3", "--eval-every", "3",
-                         "--algo", "ring,oktopk", "--sparsim", SPARSIM, "--out", again, "--quiet", "--seed", "5"],
-                        capture_output=True, text=True, timeout=300)
-    same = r2.returncode == 0 and [l for l in open(os.path.join(out, "curves.csv")) if l.startswith(("ring,", "oktopk,"))] \
-        == open(os.path.join(again, "curves.csv")).readlines()[1:]
-    check(same, "the same seed gives the same curves, byte for byte")
+                         "--algo", "ring,oktopk", "--sparsim", SPARSIM, "--out", again, "--quiet", "--seed", "5",
+                         "--platform", "1gbe,daint"], capture_output=True, text=True, timeout=300)
+    lines = open(os.path.join(again, "curves.csv")).readlines()[1:] if r2.returncode == 0 else []
+    same = [l for l in open(os.path.join(out, "curves.csv")) if l.startswith(("ring,", "oktopk,"))] \
+        == [l for l in lines if ",1gbe," in l]
+    check(same, "the same seed gives the same curves, byte for byte " + r2.stderr.strip()[-200:])
+    daint = [l.split(",") for l in lines if ",daint," in l]
+    gbe = [l.split(",") for l in lines if ",1gbe," in l]
+    check(len(daint) == len(gbe) == 6 and all(d[3] == g[3] and d[5] != g[5] for d, g in zip(daint, gbe)),
+          "a second platform: the same training (the results agree bit for bit), its own clock")
 
 # bad input and a trainer that goes away
 base = [SPARSIM, "run", "--ranks", "4", "--n", "100", "--out", os.path.join(tmp, "bad"), "--quiet"]

@@ -14,18 +14,24 @@ The training's clock is simulated: each iteration costs the model's compute
 (its forward FLOPs per sample, counted here, x 3 x the batch over --device's
 sustained FLOP/s, as sparsim's --train-flops prices it; or --compute seconds)
 plus the allreduce as sparsim simulated it on --platform (selection kernels
-and messages: summary.json's time of that iteration).
+and messages: summary.json's time of that iteration).  With several
+platforms one sparsim runs per platform on the same gradients: an algorithm's
+result does not depend on the network (checked each iteration, bit for bit),
+so one training gives every platform's clock.
 
 Outputs in DIR:
-  curves.csv    one row per algorithm and iteration: the loss of the workers'
-                batches, compute, allreduce and clock seconds, the bytes the
-                allreduce moved, and the test metrics after every E-th update
+  curves.csv    one row per algorithm, platform and iteration: the loss of the
+                workers' batches, compute, allreduce and clock seconds, the
+                bytes the allreduce moved, and the test metrics after every
+                E-th update
   summary.json  the configuration, the metric and its target, and per
-                algorithm the final metrics, mean times and volume, and the
-                time and iterations to reach the target
-  sim/ALGO/     sparsim's own outputs (summary.json) of each algorithm's run
-  accuracy.png  with --plot: loss and metric against simulated time and
-                against iterations (notebooks/plot_accuracy.py)
+                algorithm the final metrics, the iterations to reach the
+                target and, per platform, mean times and volume, the time to
+                reach the target and the ratios to the ring run
+  sim/PLATFORM/ALGO/  sparsim's own outputs (summary.json) of each run
+  accuracy.png  with --plot: loss and metric against simulated time (on the
+                first platform) and against iterations
+                (notebooks/plot_accuracy.py)
 
 Exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).
 """
@@ -132,12 +138,12 @@ def forward_flops(task, batch):
 class SparsimAggregator:
     """One `sparsim run --grad-live` of one algorithm: gradients in, results out."""
 
-    def __init__(self, sparsim, algo, args, n, out):
+    def __init__(self, sparsim, algo, platform, args, n, out):
         self.n, self.ranks, self.out = n, args.ranks, out
         ours, theirs = socket.socketpair()
         self.sock = ours
         cmd = [sparsim, "run", "--algo", algo, "--ranks", str(args.ranks), "--n", str(n),
-               "--iters", str(args.iters), "--density", repr(args.density), "--platform", args.platform,
+               "--iters", str(args.iters), "--density", repr(args.density), "--platform", platform,
                "--device", args.device, "--seed", str(args.seed), "--payload", "exact",
                "--grad-live", str(theirs.fileno()), "--out", out, "--quiet", "--no-csv", "--no-trace",
                "--batch", str(args.batch)]
@@ -218,6 +224,27 @@ class SparsimAggregator:
         self.err.close()
 
 
+class Aggregators:
+    """One sparsim per platform on the same gradients; their results must agree."""
+
+    def __init__(self, runs):
+        self.runs = runs
+
+    def __call__(self, it, grads):
+        results = [r(it, grads) for r in self.runs]
+        for r, res in zip(self.runs[1:], results[1:]):
+            if not torch.equal(res, results[0]):
+                raise RunFailed(f"the result of iteration {it} differs between platforms ({r.cmd[r.cmd.index('--platform') + 1]})")
+        return results[0]
+
+    def finish(self):
+        return [r.finish() for r in self.runs]
+
+    def abandon(self):
+        for r in self.runs:
+            r.abandon()
+
+
 # ---------------------------------------------------------------------------
 # Training
 
@@ -267,7 +294,7 @@ def reached(value, target, higher):
     return value >= target if higher else value <= target
 
 
-def curve_rows(algo, losses, evaluations, sim):
+def curve_rows(algo, platform, losses, evaluations, sim):
     """The CSV rows of one algorithm: the clock from sparsim's times per iteration."""
     compute = sim.get("training", {}).get("compute_s", 0.0)
     metrics = dict(evaluations)
@@ -276,7 +303,7 @@ def curve_rows(algo, losses, evaluations, sim):
         rec = sim["iterations"][it]
         allreduce = rec["time_s"]
         clock += compute + allreduce
-        row = {"algo": algo, "iter": it, "loss": loss, "compute_s": compute, "allreduce_s": allreduce,
+        row = {"algo": algo, "platform": platform, "iter": it, "loss": loss, "compute_s": compute, "allreduce_s": allreduce,
                "time_s": clock, "volume_bytes": rec["volume_bytes"]}
         row.update(metrics.get(it + 1, {}))
         rows.append(row)
@@ -353,7 +380,8 @@ exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).""")
     parser.add_argument("--iters", type=int, default=200, help="training iterations (default 200)")
     parser.add_argument("--eval-every", type=int, default=10, metavar="E",
                         help="evaluate on the test set every E iterations and after the last (default 10)")
-    parser.add_argument("--platform", default="1gbe", help="sparsim platform (default 1gbe)")
+    parser.add_argument("--platform", default="1gbe",
+                        help="sparsim platform, or a comma list: one training, each platform's clock (default 1gbe)")
     parser.add_argument("--device", default="p100",
                         help="sparsim device profile: prices selection kernels and, with the model's FLOPs, "
                              "the compute (default p100)")
@@ -397,6 +425,9 @@ exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).""")
     if not os.access(args.sparsim, os.X_OK):
         raise UsageError(f"--sparsim {args.sparsim}: not an executable file")
     args.algos = algorithms(args.sparsim, args.algo)
+    args.platforms = [x.strip() for x in args.platform.split(",") if x.strip()]
+    if not args.platforms or len(set(args.platforms)) != len(args.platforms):
+        raise UsageError("--platform must be a platform or a comma list of distinct ones")
     return args
 
 
@@ -418,14 +449,21 @@ def run(args, log):
     for algo in args.algos:
         log(f"{algo}:")
         task = new_task(args)
-        out = os.path.join(args.out, "sim", algo)
-        if os.path.isdir(out):
-            shutil.rmtree(out)
-        agg = SparsimAggregator(args.sparsim, algo, args, n, out)
+        runs = []
+        try:
+            for plat in args.platforms:
+                out = os.path.join(args.out, "sim", plat.replace("/", "_"), algo)
+                if os.path.isdir(out):
+                    shutil.rmtree(out)
+                runs.append(SparsimAggregator(args.sparsim, algo, plat, args, n, out))
+        except BaseException:
+            Aggregators(runs).abandon()
+            raise
+        agg = Aggregators(runs)
         wall = time.monotonic()
         try:
             losses, evaluations = train(task, args, agg, log)
-            sim = agg.finish()
+            sims = agg.finish()
         except BaseException:
             agg.abandon()
             raise
@@ -433,18 +471,20 @@ def run(args, log):
         for k in start:
             if k not in fields:
                 fields.append(k)
-        algo_rows = curve_rows(algo, losses, evaluations, sim)
-        rows += algo_rows
-        compute = sim.get("training", {})
-        per_algo[algo] = {
-            "final": evaluations[-1][1], "evaluations": evaluations,
-            "sim_time_s": algo_rows[-1]["time_s"],
-            "iteration_mean_s": algo_rows[-1]["time_s"] / len(algo_rows),
-            "allreduce_mean_s": float(np.mean([r["allreduce_s"] for r in algo_rows])),
-            "compute_s": compute.get("compute_s", 0.0), "compute_source": compute.get("compute_source", ""),
-            "volume_bytes_mean": float(np.mean([r["volume_bytes"] for r in algo_rows])),
-            "k": sim["k"], "wall_s": round(time.monotonic() - wall, 3), "_rows": algo_rows,
-        }
+        a = per_algo[algo] = {"final": evaluations[-1][1], "evaluations": evaluations, "k": sims[0]["k"],
+                              "wall_s": round(time.monotonic() - wall, 3), "platforms": {}}
+        for plat, sim in zip(args.platforms, sims):
+            plat_rows = curve_rows(algo, plat, losses, evaluations, sim)
+            rows += plat_rows
+            compute = sim.get("training", {})
+            a["platforms"][plat] = {
+                "sim_time_s": plat_rows[-1]["time_s"],
+                "iteration_mean_s": plat_rows[-1]["time_s"] / len(plat_rows),
+                "allreduce_mean_s": float(np.mean([r["allreduce_s"] for r in plat_rows])),
+                "compute_s": compute.get("compute_s", 0.0), "compute_source": compute.get("compute_source", ""),
+                "volume_bytes_mean": float(np.mean([r["volume_bytes"] for r in plat_rows])),
+                "_rows": plat_rows,
+            }
     # the target, then each algorithm's time and iterations to reach it
     if args.target is not None:
         target, source = args.target, "given (--target)"
@@ -456,26 +496,35 @@ def run(args, log):
     else:
         raise UsageError(f"--algo without {TARGET_ALGO} needs --target (the default target comes from "
                          f"the {TARGET_ALGO} run)")
-    ref = per_algo.get(TARGET_ALGO)
     for algo, a in per_algo.items():
-        a["time_to_target_s"], a["iters_to_target"] = to_target(a.pop("_rows"), a["evaluations"], metric,
-                                                                higher, target)
+        a["iters_to_target"] = None
+        for plat, pa in a["platforms"].items():
+            pa["time_to_target_s"], a["iters_to_target"] = to_target(pa.pop("_rows"), a["evaluations"], metric,
+                                                                     higher, target)
         a["reached"] = a["iters_to_target"] is not None
         a["evaluations"] = [{"iters": d, **m} for d, m in a["evaluations"]]
-        if ref and ref.get("iters_to_target") and a["reached"]:
-            # the iteration-count penalty and the per-iteration gain over the reference run
+    ref = per_algo.get(TARGET_ALGO)
+    for algo, a in per_algo.items():
+        if not ref:
+            continue
+        # the per-iteration gain and the iteration-count penalty over the reference run
+        # (a target met before any update, at 0 iterations, leaves the ratios out)
+        for plat, pa in a["platforms"].items():
+            pr = ref["platforms"][plat]
+            pa["iteration_speedup_vs_" + TARGET_ALGO] = pr["iteration_mean_s"] / pa["iteration_mean_s"]
+            if ref["iters_to_target"] and a["iters_to_target"]:
+                pa["time_to_target_speedup_vs_" + TARGET_ALGO] = pr["time_to_target_s"] / pa["time_to_target_s"]
+        if ref["iters_to_target"] and a["iters_to_target"]:
             a["iters_ratio_vs_" + TARGET_ALGO] = a["iters_to_target"] / ref["iters_to_target"]
-            a["iteration_speedup_vs_" + TARGET_ALGO] = ref["iteration_mean_s"] / a["iteration_mean_s"]
-            a["time_to_target_speedup_vs_" + TARGET_ALGO] = ref["time_to_target_s"] / a["time_to_target_s"]
     summary = {
         "model": args.model, "size": args.size, "n": n, "ranks": args.ranks, "batch": args.batch, "lr": args.lr,
         "momentum": MOMENTUM, "iters": args.iters, "eval_every": args.eval_every, "seed": args.seed,
-        "density": args.density, "platform": args.platform, "device": args.device,
+        "density": args.density, "platforms": args.platforms, "device": args.device,
         "compute": {"given_s": args.compute} if args.compute else {"forward_flops_per_sample": args.flops},
         "sparsim_args": args.sparsim_args, "metric": {"name": metric, "higher_is_better": higher},
         "target": {"value": target, "source": source}, "start": start, "algorithms": per_algo,
     }
-    columns = ["algo", "iter", "loss", "compute_s", "allreduce_s", "time_s", "volume_bytes"] + fields
+    columns = ["algo", "platform", "iter", "loss", "compute_s", "allreduce_s", "time_s", "volume_bytes"] + fields
     tmp_csv = os.path.join(args.out, f".curves.csv.{os.getpid()}.part")
     tmp_json = os.path.join(args.out, f".summary.json.{os.getpid()}.part")
     try:
@@ -494,10 +543,13 @@ def run(args, log):
             if os.path.exists(p):
                 os.unlink(p)
     log(f"target {metric} {'>=' if higher else '<='} {target:.4g} ({source})")
-    for algo, a in per_algo.items():
-        t = f"{a['time_to_target_s']:.4g} s in {a['iters_to_target']} iterations" if a["reached"] else "not reached"
-        log(f"  {algo:13s} final {metric} {a['final'][metric]:.4f}; iteration {a['iteration_mean_s'] * 1e3:.3f} ms; "
-            f"to target: {t}")
+    for plat in args.platforms:
+        log(f"on {plat}:")
+        for algo, a in per_algo.items():
+            pa = a["platforms"][plat]
+            t = f"{pa['time_to_target_s']:.4g} s in {a['iters_to_target']} iterations" if a["reached"] else "not reached"
+            log(f"  {algo:13s} final {metric} {a['final'][metric]:.4f}; iteration {pa['iteration_mean_s'] * 1e3:.3f} "
+                f"ms; to target: {t}")
     if args.plot:
         sys.path.insert(0, os.path.join(os.path.dirname(HERE), "notebooks"))
         from plot_accuracy import plot_accuracy
