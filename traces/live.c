@@ -40,7 +40,18 @@ typedef struct {
     int sent;         /* the last iteration whose result went out, or -1 */
     float *grads;     /* P x n */
     float *result;    /* the result that went out last */
+    char broken[400]; /* the first failure: every later call repeats it (no
+                       * other rank may read on from the middle of a block) */
 } live_impl;
+
+/* the first failure, kept: -1 with its message, now and on every later call */
+static int fail_once(live_impl *l, char *err, size_t errlen)
+{
+    if (!l->broken[0])
+        snprintf(l->broken, sizeof l->broken, "%s", err);
+    snprintf(err, errlen, "%s", l->broken);
+    return -1;
+}
 
 static int send_all(int fd, const void *buf, size_t len, char *err, size_t errlen)
 {
@@ -77,7 +88,24 @@ static int recv_all(int fd, void *buf, size_t len, int it, char *err, size_t err
     return 0;
 }
 
+static int live_fill_block(sp_grad_source *s, int it, int rank, char *err, size_t errlen);
+
 static int live_fill(sp_grad_source *s, int it, int rank, float *out, int add, char *err, size_t errlen)
+{
+    live_impl *l = s->impl;
+    if (l->broken[0] || live_fill_block(s, it, rank, err, errlen) != 0)
+        return fail_once(l, err, errlen);
+    const float *g = l->grads + (uint64_t)rank * s->n;
+    if (add)
+        for (uint64_t i = 0; i < s->n; i++)
+            out[i] += g[i];
+    else
+        memcpy(out, g, s->n * sizeof *out);
+    return 0;
+}
+
+/* iteration it's block read, if it is not yet */
+static int live_fill_block(sp_grad_source *s, int it, int rank, char *err, size_t errlen)
 {
     live_impl *l = s->impl;
     if (it < 0 || it >= s->iters || rank < 0 || rank >= s->ranks) {
@@ -108,12 +136,6 @@ static int live_fill(sp_grad_source *s, int it, int rank, float *out, int add, c
             }
         l->loaded = it;
     }
-    const float *g = l->grads + (uint64_t)rank * s->n;
-    if (add)
-        for (uint64_t i = 0; i < s->n; i++)
-            out[i] += g[i];
-    else
-        memcpy(out, g, s->n * sizeof *out);
     return 0;
 }
 
@@ -121,22 +143,24 @@ static int live_result(sp_grad_source *s, int it, int rank, const float *result,
 {
     live_impl *l = s->impl;
     size_t bytes = s->n * sizeof *result;
+    if (l->broken[0])
+        return fail_once(l, err, errlen);
     if (it == l->sent) { /* another rank's copy of the result that went out */
         if (memcmp(result, l->result, bytes) != 0) {
             snprintf(err, errlen, "rank %d's global result of iteration %d differs from the one sent to the trainer",
                      rank, it);
-            return -1;
+            return fail_once(l, err, errlen);
         }
         return 0;
     }
     if (it != l->sent + 1) {
         snprintf(err, errlen, "the result of iteration %d came before that of iteration %d", it, l->sent + 1);
-        return -1;
+        return fail_once(l, err, errlen);
     }
     memcpy(l->result, result, bytes);
     uint32_t head[2] = {TAG_RSLT, (uint32_t)it};
     if (send_all(l->fd, head, sizeof head, err, errlen) != 0 || send_all(l->fd, result, bytes, err, errlen) != 0)
-        return -1;
+        return fail_once(l, err, errlen);
     l->sent = it;
     return 0;
 }
