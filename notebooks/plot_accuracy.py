@@ -12,7 +12,9 @@ target as a dashed line.  The simulated time is the training's clock on the
 run's first platform: compute plus each iteration's simulated allreduce.
 
 Used by train_live.py --plot and runnable on its own:
-  /usr/bin/python3 notebooks/plot_accuracy.py DIR [--out FILE.png]
+  /usr/bin/python3 notebooks/plot_accuracy.py DIR [DIR ...] [--out FILE.png]
+(several folders of one model, P and target, as bench/time_to_accuracy.py writes
+them, in one figure, each curve labelled with its folder's name)
 """
 import argparse
 import csv
@@ -41,15 +43,26 @@ def smooth(values, window=SMOOTH):
     return out
 
 
-def plot_accuracy(folder, png):
-    summary = json.load(open(os.path.join(folder, "summary.json")))
-    platform = summary["platforms"][0]   # the clock of the first platform
-    rows = [r for r in csv.DictReader(open(os.path.join(folder, "curves.csv"))) if r["platform"] == platform]
+def runs_of(folders):
+    """(label, summary, rows of the first platform) of every algorithm of every folder;
+    with several folders a label carries its folder's name"""
+    for folder in folders:
+        summary = json.load(open(os.path.join(folder, "summary.json")))
+        platform = summary["platforms"][0]   # the clock of the first platform
+        rows = [r for r in csv.DictReader(open(os.path.join(folder, "curves.csv"))) if r["platform"] == platform]
+        for algo, a in summary["algorithms"].items():
+            label = algo if len(folders) == 1 else f"{algo} ({os.path.basename(os.path.normpath(folder))})"
+            yield label, summary, [r for r in rows if r["algo"] == algo]
+
+
+def plot_accuracy(folders, png):
+    folders = [folders] if isinstance(folders, str) else list(folders)
+    summary = json.load(open(os.path.join(folders[0], "summary.json")))
+    platform = summary["platforms"][0]
     metric = summary["metric"]["name"]
     target = summary["target"]["value"]
     fig, ax = plt.subplots(2, 2, figsize=(12, 8), sharey="row")
-    for algo in summary["algorithms"]:
-        mine = [r for r in rows if r["algo"] == algo]
+    for algo, _, mine in runs_of(folders):
         it = np.array([int(r["iter"]) + 1 for r in mine])
         t = np.array([float(r["time_s"]) for r in mine])
         loss = smooth([float(r["loss"]) for r in mine])
@@ -72,8 +85,9 @@ def plot_accuracy(folder, png):
         a.grid(alpha=0.3)
     ax[0][0].legend(fontsize=8, ncol=2)
     ax[1][1].legend(fontsize=8)
+    density = f"density {summary['density']}, " if len(folders) == 1 else ""
     fig.suptitle(f"{summary['model']} ({summary['size']}, n = {summary['n']:,}), P = {summary['ranks']}, "
-                 f"density {summary['density']}, {platform} + {summary['device']}")
+                 f"{density}{platform} + {summary['device']}")
     fig.tight_layout()
     fig.savefig(png, dpi=90)
     plt.close(fig)
@@ -82,10 +96,10 @@ def plot_accuracy(folder, png):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("folder", help="train_live.py's --out folder")
-    p.add_argument("--out", help="the PNG (default FOLDER/accuracy.png)")
+    p.add_argument("folders", nargs="+", help="train_live.py's --out folder(s), of one model, P and target")
+    p.add_argument("--out", help="the PNG (default FOLDER/accuracy.png of the first)")
     a = p.parse_args()
-    print(plot_accuracy(a.folder, a.out or os.path.join(a.folder, "accuracy.png")))
+    print(plot_accuracy(a.folders, a.out or os.path.join(a.folders[0], "accuracy.png")))
 
 
 if __name__ == "__main__":
