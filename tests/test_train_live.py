@@ -11,7 +11,7 @@
   losses, the first loss the same for all (same model, same batch), the clock the sum of compute
   and each iteration's simulated allreduce, bytes moved in each iteration.
 - The same seed gives the same curves.csv, byte for byte; a second platform the same curves with
-  its own clock; --plot draws the figure; an algorithm
+  its own clock; --plot draws the figure, and notebooks/accuracy.ipynb executed headless shows it; an algorithm
   reaches the target exactly where one of its evaluations does.
 - Bad input: --grad-live with a second algorithm, or on a descriptor that is no socket, exits 2
   with one line; a trainer that goes away mid-run ends sparsim with status 1 and one line.
@@ -147,6 +147,14 @@ if r.returncode == 0:
     png = os.path.join(out, "accuracy.png")
     check(os.path.getsize(png) > 10000 and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
           "--plot draws accuracy.png (notebooks/plot_accuracy.py)")
+    nb_out = os.path.join(tmp, "nb")
+    env = dict(os.environ, SPARSIM_ACCURACY_DIR=out, SPARSIM_ACCURACY_PNG=os.path.join(tmp, "nb.png"),
+               PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    r3 = subprocess.run(["jupyter", "nbconvert", "--to", "notebook", "--execute",
+                         os.path.join(os.path.dirname(HERE), "notebooks", "accuracy.ipynb"), "--output-dir", nb_out,
+                         "--output", "executed.ipynb"], capture_output=True, text=True, env=env, timeout=120)
+    shown = r3.returncode == 0 and open(os.path.join(nb_out, "executed.ipynb")).read().count('"image/png"') == 1
+    check(shown, "notebooks/accuracy.ipynb, executed headless, shows the figure " + r3.stderr.strip()[-200:])
     t = s["target"]["value"]
     ok_target = all(a["reached"] == any(e["test_accuracy"] >= t for e in a["evaluations"])
                     for a in s["algorithms"].values())
