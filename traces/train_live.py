@@ -158,10 +158,14 @@ class SparsimAggregator:
             raise UsageError(f"--sparsim {sparsim}: {e.strerror}") from e
         finally:
             theirs.close()
-        hello = self._line()
-        want = f"sparsim-live 1 n={n} ranks={args.ranks} iters={args.iters}"
-        if hello != want:
-            raise RunFailed(f"sparsim said '{hello}' where '{want}' belongs")
+        try:
+            hello = self._line()
+            want = f"sparsim-live 1 n={n} ranks={args.ranks} iters={args.iters}"
+            if hello != want:
+                raise RunFailed(f"sparsim said '{hello}' where '{want}' belongs")
+        except BaseException:
+            self.abandon()
+            raise
 
     def _failure(self):
         """sparsim's own line, and its status, once it has ended."""
