@@ -7,6 +7,7 @@
 - gTop-k at P = 1 is local top-k with error feedback: the reference keeps the residual in Python
   (acc += g; the k largest |acc| are the update; they leave acc) and the curves agree.
 - A sparse scheme at density 1% does not train as dense does (the checks above can fail).
+- The LSTM and the transformer train through the loop too, each with its own metric.
 - Every algorithm `sparsim list` names runs 3 iterations at P = 4 through the trainer: finite
   losses, the first loss the same for all (same model, same batch), the clock the sum of compute
   and each iteration's simulated allreduce, bytes moved in each iteration.
@@ -184,6 +185,18 @@ if r.returncode == 0:
     gbe = [l.split(",") for l in lines if ",1gbe," in l]
     check(len(daint) == len(gbe) == 6 and all(d[3] == g[3] and d[5] != g[5] for d, g in zip(daint, gbe)),
           "a second platform: the same training (the results agree bit for bit), its own clock")
+
+# the other two families through the loop: a few iterations, their own metric
+for model, metric in (("lstm", "test_bits_per_char"), ("transformer", "test_masked_accuracy")):
+    fam = os.path.join(tmp, model)
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "traces", "train_live.py"),
+                        "--model", model, "--size", "tiny", "--ranks", "4", "--iters", "3", "--eval-every", "3",
+                        "--algo", "ring,oktopk", "--sparsim", SPARSIM, "--out", fam, "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    s = json.load(open(os.path.join(fam, "summary.json"))) if r.returncode == 0 else {}
+    check(r.returncode == 0 and s["metric"]["name"] == metric and
+          all(metric in a["final"] and len(a["evaluations"]) == 2 for a in s["algorithms"].values()),
+          f"{model} trains through the loop, evaluated on {metric} " + r.stderr.strip()[-200:])
 
 # bad input and a trainer that goes away
 base = [SPARSIM, "run", "--ranks", "4", "--n", "100", "--out", os.path.join(tmp, "bad"), "--quiet"]
