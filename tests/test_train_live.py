@@ -14,8 +14,8 @@
 - The same seed gives the same curves.csv, byte for byte; a second platform the same curves with
   its own clock; --plot draws the figure, and notebooks/accuracy.ipynb executed headless shows it; an algorithm
   reaches the target exactly where one of its evaluations does.
-- Bad input: --grad-live with a second algorithm, or on a descriptor that is no socket, exits 2
-  with one line; a trainer that goes away mid-run ends sparsim with status 1 and one line.
+- Bad input: --grad-live with a second algorithm, on a descriptor that is no socket, or given to
+  sweep, crossover or workload-stats exits 2 with one line; a trainer that goes away mid-run ends sparsim with status 1 and one line.
 
 usage: test_train_live.py SPARSIM
 """
@@ -209,6 +209,11 @@ r = subprocess.run(base + ["--algo", "ring", "--grad-live", "0"], capture_output
                    stdin=subprocess.DEVNULL)
 check(r.returncode == 2 and r.stderr.count("\n") == 1 and "not a socket" in r.stderr,
       "--grad-live on no socket: exit 2, one line: " + r.stderr.strip())
+for cmd in (["sweep", "--ranks", "4,8"], ["crossover"], ["workload-stats"]):
+    r = subprocess.run([SPARSIM, *cmd, "--algo", "ring", "--n", "100", "--grad-live", "0"], capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    check(r.returncode == 2 and r.stderr.count("\n") == 1 and "one run from a trainer" in r.stderr,
+          f"--grad-live refused by {cmd[0]}: exit 2, one line: " + r.stderr.strip())
 p = subprocess.Popen(base + ["--algo", "topka", "--iters", "3", "--grad-live", str(b.fileno())],
                      pass_fds=[b.fileno()], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 b.close()
