@@ -25,7 +25,8 @@ Outputs in DIR:
                 bytes the allreduce moved, and the test metrics after every
                 E-th update
   summary.json  the configuration, the metric and its target, and per
-                algorithm the final metrics, the iterations to reach the
+                algorithm the loss of every iteration, every evaluation, the
+                final metrics, the iterations to reach the
                 target and, per platform, mean times and volume, the time to
                 reach the target and the ratios to the ring run
   sim/PLATFORM/ALGO/  sparsim's own outputs (summary.json) of each run
@@ -476,7 +477,7 @@ def run(args, log):
             if k not in fields:
                 fields.append(k)
         a = per_algo[algo] = {"final": evaluations[-1][1], "evaluations": evaluations, "k": sims[0]["k"],
-                              "wall_s": round(time.monotonic() - wall, 3), "platforms": {}}
+                              "wall_s": round(time.monotonic() - wall, 3), "loss": losses, "platforms": {}}
         for plat, sim in zip(args.platforms, sims):
             plat_rows = curve_rows(algo, plat, losses, evaluations, sim)
             rows += plat_rows
