@@ -702,14 +702,15 @@ void sp_plan_apply_preset(sp_plan *p)
  * every iteration in order, and sends each result back as it comes */
 static int live_validate(const sp_plan *p, int count, char *err, size_t errlen)
 {
-    const char *why = count > 1                               ? "more than one algorithm (the trainer runs one at a time)"
-                      : !sp_plan_given(p, "n")                ? "no --n (the trainer's model size)"
-                      : p->grad_file[0]                       ? "--grad-file"
-                      : p->settle > 0                         ? "--settle"
-                      : p->dump_grads[0]                      ? "--dump-grads"
-                      : sp_plan_given(p, "iters-at")          ? "--iters-at"
-                      : sp_disturb_any(&p->disturb)           ? "disturbances (their baseline runs the plan again)"
-                      : p->payload != SP_PAYLOAD_AUTO && p->payload != SP_PAYLOAD_EXACT ? "payloads other than exact"
+    const char *why = count > 1                      ? "more than one algorithm (the trainer runs one at a time)"
+                      : !sp_plan_given(p, "n")       ? "no --n (the trainer's model size)"
+                      : p->grad_file[0]              ? "--grad-file"
+                      : p->settle > 0                ? "--settle"
+                      : p->dump_grads[0]             ? "--dump-grads"
+                      : sp_plan_given(p, "iters-at") ? "--iters-at"
+                      : sp_disturb_any(&p->disturb)  ? "disturbances (their baseline runs the plan again)"
+                      : p->payload != SP_PAYLOAD_AUTO && p->payload != SP_PAYLOAD_EXACT
+                          ? "payloads other than exact"
                       : strcmp(sp_backend_name(), "simgrid") != 0 ? "a backend of real processes"
                                                                   : NULL;
     if (why) {
