@@ -7,6 +7,7 @@
 - gTop-k at P = 1 is local top-k with error feedback: the reference keeps the residual in Python
   (acc += g; the k largest |acc| are the update; they leave acc) and the curves agree.
 - A sparse scheme at density 1% does not train as dense does (the checks above can fail).
+- The tiny CNN's forward FLOPs as counted equal a count by hand, and counting changes nothing.
 - The LSTM and the transformer train through the loop too, each with its own metric.
 - Every algorithm `sparsim list` names runs 3 iterations at P = 4 through the trainer: finite
   losses, the first loss the same for all (same model, same batch), the clock the sum of compute
@@ -127,6 +128,15 @@ got = sparsim_curve(tmp, "gtopk", ranks=1, density=0.05)
 check(close(got[:2], ref), f"gtopk at P = 1 is local top-k with error feedback (largest loss gap {gap(got, ref):.2e})")
 no_ef = python_curve(lambda it, g: LocalTopk(0.05)(it, g), ranks=1, density=0.05)   # a fresh residual each time
 check(not close(got[:2], no_ef, rtol=1e-6), "... and not top-k without error feedback")
+
+# the compute's FLOPs: the tiny CNN counted by hand (2 x multiply-adds of its four 3x3 convolutions
+# on 8x8 and 4x4 maps, widths 4 and 8, and its two linear layers 32 -> 16 -> 10), and counting leaves
+# the run as it was
+args = config()
+task = train_live.new_task(args)
+by_hand = 2 * (64 * 4 * 1 * 9 + 64 * 4 * 4 * 9 + 16 * 8 * 4 * 9 + 16 * 8 * 8 * 9 + 32 * 16 + 16 * 10)
+check(train_live.forward_flops(task, 16) == by_hand, f"the tiny CNN's forward FLOPs per sample: {by_hand} by hand")
+check(close(train_live.train(task, args, summed), dense_ref, rtol=0), "... and counting them changes nothing of the run")
 
 # every algorithm through the command, a few iterations at P = 4
 out = os.path.join(tmp, "all")

@@ -90,10 +90,11 @@ def forward_flops(task, batch):
     """Forward FLOPs of one sample: multiply-adds x 2 of the convolutions, linear
     layers, LSTM gates, attention (projections, scores, weighted sums) and the tied
     output projection, counted on one shard; element-wise work is left out (an
-    approximation that undercounts by a few percent).  Every random stream is put
-    back as it was, so counting changes nothing of the run."""
+    approximation that undercounts by a few percent).  Counting runs on a copy of
+    the task and puts torch's generator back, so it changes nothing of the run."""
     from train_tasks import MaskedLm
-    torch_state, rng_state = torch.get_rng_state(), task.rng.bit_generator.state
+    probe = copy.deepcopy(task)          # its own model, data order and generator: the task's stay as they were
+    torch_state = torch.get_rng_state()  # dropout draws from torch's generator
     total = [0]
 
     def hook(module, inputs, output):
@@ -116,20 +117,16 @@ def forward_flops(task, batch):
         elif isinstance(module, MaskedLm):
             total[0] += 2 * output.shape[0] * module.tokens.weight.numel()
 
-    model = task.model
-    task.model = copy.deepcopy(model)    # batch norm's running statistics stay the model's own
-    handles = [m.register_forward_hook(hook) for m in task.model.modules()]
+    handles = [m.register_forward_hook(hook) for m in probe.model.modules()]
     try:
-        shard = task.draw(1, batch)[0]
+        shard = probe.draw(1, batch)[0]
         with torch.no_grad():
-            task.model.train()   # the same path training takes (no fused inference kernels)
-            task.loss(shard)
+            probe.model.train()   # the same path training takes (no fused inference kernels)
+            probe.loss(shard)
     finally:
         for h in handles:
             h.remove()
-        task.model = model
         torch.set_rng_state(torch_state)
-        task.rng.bit_generator.state = rng_state
     return total[0] / batch
 
 
