@@ -17,9 +17,13 @@ the allreduce alone, volume per rank, and the speedup over the dense one.
 The accuracy each scheme costs is not simulated.
 
 --no-devices prices no local kernel (device none everywhere): the
-communication alone.
+communication alone.  --schemes all runs every scheme sparsim has (the five
+top-k ones, ZEN and SparDL beside the three compressed ones) and writes one
+row per scheme; --figure draws their speedups over the dense baseline, a
+panel per platform.
 
-usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-devices] [--markdown FILE]
+usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-devices]
+       [--schemes LIST|all] [--jobs 2] [--markdown FILE] [--figure FILE.png]
 """
 import argparse
 import csv
@@ -38,6 +42,34 @@ PLATFORMS = [("1gbe", ["ring"], "p102", ["ring", "rabenseifner"]),
              ("daint", ["ring"], "p100", ["ring", "rabenseifner"]),
              ("dgx-h100", ["nccl-ring", "nccl-tree"], "h100", ["nccl-ring", "nccl-tree"])]
 SCHEMES = ["oktopk", "gtopk", "onebit", "qgz", "powersgd"]
+ALL = ["topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "zen", "spardl", "onebit", "qgz", "powersgd"]
+
+
+def draw(path, table, schemes):
+    """speedup over the dense baseline per scheme: a panel per platform, a group per P"""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plats = list(dict.fromkeys(t[0] for t in table))
+    fig, axes = plt.subplots(1, len(plats), figsize=(4.6 * len(plats), 3.8), sharey=True, squeeze=False)
+    for ax, plat in zip(axes[0], plats):
+        ps = [t for t in table if t[0] == plat]
+        w = 0.8 / len(ps)
+        for j, (_, P, at) in enumerate(ps):
+            xs = [i + (j - (len(ps) - 1) / 2) * w for i in range(len(schemes))]
+            ys = [at["dense"][0] / at[s][0] if s in at else 0 for s in schemes]
+            ax.bar(xs, ys, w, label="P = %s" % P)
+        ax.axhline(1, color="k", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(schemes)))
+        ax.set_xticklabels(schemes, rotation=60, ha="right", fontsize=8)
+        ax.set_title("%s (dense: %s)" % (plat, ps[0][2]["dense"][2] if ps else "-"), fontsize=9)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    axes[0][0].set_ylabel("speedup over the dense allreduce")
+    axes[0][-1].legend(fontsize=8)
+    fig.suptitle("BERT, one allreduce per iteration (model payloads; accuracy not simulated)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 def main():
@@ -46,20 +78,31 @@ def main():
     ap.add_argument("--work", default=os.path.join(ROOT, "runs", "compressed"))
     ap.add_argument("--ranks", default="64,256")
     ap.add_argument("--no-devices", action="store_true", help="device none on every platform")
+    ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma-separated, or all")
+    ap.add_argument("--jobs", default="2")
     ap.add_argument("--markdown")
+    ap.add_argument("--figure")
     a = ap.parse_args()
+    schemes = ALL if a.schemes == "all" else a.schemes.split(",")
+    wide = len(schemes) <= 5
+    table = []
     sparsim = os.path.join(a.build, "sparsim")
     os.makedirs(a.work, exist_ok=True)
-    lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in SCHEMES)
-             + " | volume per rank, MB: dense / " + " / ".join(SCHEMES) + " |", "|" + "---|" * (4 + len(SCHEMES))]
+    if wide:
+        lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in schemes)
+                 + " | volume per rank, MB: dense / " + " / ".join(schemes) + " |", "|" + "---|" * (4 + len(schemes))]
+    else:
+        lines = ["| platform | P | scheme | s per iteration | x dense | volume per rank, MB |", "|---|---|---|---|---|---|"]
     for plat, dense, device, inners in PLATFORMS:
         rows = []
         # PowerSGD's allreduces on each of its dense algorithms (the first with the others)
         for i, inner in enumerate(inners):
             out = os.path.join(a.work, "sweep-%s.csv" % plat if i == 0 else "sweep-%s-powersgd-%s.csv" % (plat, inner))
-            algos = dense + SCHEMES if i == 0 else ["powersgd"]
+            algos = dense + schemes if i == 0 else ["powersgd"]
+            if i > 0 and "powersgd" not in schemes:
+                continue
             cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
-                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", "2",
+                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", a.jobs,
                    "--powersgd-allreduce", inner, "--out", out]
             if os.path.exists(out):
                 cmd.append("--resume")
@@ -80,14 +123,25 @@ def main():
             if "dense" not in at:
                 continue
             td = at["dense"][0]
+            table.append((plat, P, at))
+            if not wide:
+                lines.append("| %s | %s | dense (%s) | %.4g | 1.00 | %.1f |" % (plat, P, at["dense"][2], td, at["dense"][1]))
+                for s in schemes:
+                    if s in at:
+                        lines.append("| %s | %s | %s%s | %.4g | %.2f | %.1f |" % (
+                            plat, P, s, " (%s)" % at[s][2] if s == "powersgd" else "", at[s][0], td / at[s][0],
+                            at[s][1]))
+                continue
             cells = ["%.4g, %.2f%s" % (at[s][0], td / at[s][0], " (%s)" % at[s][2] if s == "powersgd" else "")
-                     if s in at else "-" for s in SCHEMES]
-            vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + SCHEMES)
+                     if s in at else "-" for s in schemes]
+            vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + schemes)
             lines.append("| %s | %s | %.4g (%s) | %s | %s |" % (plat, P, td, at["dense"][2], " | ".join(cells), vols))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if a.markdown:
         pathlib.Path(a.markdown).write_text(text)
+    if a.figure:
+        draw(a.figure, table, schemes)
     return 0
 
 

@@ -315,3 +315,104 @@ Test(results, gtopk_rule_loses_mass)
     free(want);
     sp_report_free(&rep);
 }
+
+/* ---- --grad-live: a trainer on the other end of a socket pair ----
+ * The trainer (a forked child) sends each iteration's P gradients of small
+ * whole numbers, whose sums float32 holds exactly, and reads the result
+ * back before the next: with ring and with TopkA at density 1 the result is
+ * the exact sum, iteration after iteration.  A block with a wrong tag ends
+ * the run with one message. */
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static float live_value(int it, int rank, uint64_t i) { return (float)((rank + 1) * (int)(i % 7 + 1) * (it % 3 + 1)); }
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t r = read(fd, p, len);
+        if (r <= 0)
+            return -1;
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* the trainer: 0 if every result was the sum, 1 if not, 2 on a broken exchange */
+static int live_trainer(int fd, int P, uint64_t n, int iters, int bad_tag)
+{
+    char hello[200] = "", want[200];
+    for (size_t i = 0; i + 1 < sizeof hello; i++)
+        if (read(fd, hello + i, 1) != 1 || hello[i] == '\n')
+            break;
+    snprintf(want, sizeof want, "sparsim-live 1 n=%llu ranks=%d iters=%d\n", (unsigned long long)n, P, iters);
+    if (strcmp(hello, want) != 0)
+        return 2;
+    float *g = malloc((size_t)P * n * sizeof *g), *res = malloc(n * sizeof *res);
+    int rc = 0;
+    for (int it = 0; it < iters && rc == 0; it++) {
+        uint32_t head[2] = {bad_tag ? 0x12345678u : 0x44415247u, (uint32_t)it};
+        for (int r = 0; r < P; r++)
+            for (uint64_t i = 0; i < n; i++)
+                g[(uint64_t)r * n + i] = live_value(it, r, i);
+        if (write(fd, head, sizeof head) != sizeof head ||
+            write(fd, g, (size_t)P * n * sizeof *g) != (ssize_t)((size_t)P * n * sizeof *g) ||
+            read_all(fd, head, sizeof head) != 0 || head[0] != 0x544c5352u || head[1] != (uint32_t)it ||
+            read_all(fd, res, n * sizeof *res) != 0) {
+            rc = 2;
+            break;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            float sum = 0;
+            for (int r = 0; r < P; r++)
+                sum += live_value(it, r, i);
+            if (res[i] != sum)
+                rc = 1;
+        }
+    }
+    free(g);
+    free(res);
+    return rc;
+}
+
+static void live_run(const char *algo, double density, int bad_tag)
+{
+    int sv[2];
+    cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    const int P = 4, iters = 3;
+    const uint64_t n = 300;
+    fflush(NULL);
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        close(sv[0]);
+        _exit(live_trainer(sv[1], P, n, iters, bad_tag));
+    }
+    close(sv[1]);
+    sp_plan p;
+    t_plan(&p, algo, P, n, density);
+    p.iters = iters;
+    p.payload = SP_PAYLOAD_EXACT;
+    p.grad_live = sv[0];
+    sp_report rep;
+    sp_error e;
+    int rc = sp_run(&p, &rep, &e);
+    close(sv[0]);
+    int st = 0;
+    waitpid(child, &st, 0);
+    if (bad_tag) {
+        cr_assert_neq(rc, 0);
+        cr_assert(strstr(e.msg, "where the gradients of iteration 0 belong"), "%s", e.msg);
+    } else {
+        cr_assert_eq(rc, 0, "%s: %s", algo, e.msg);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: the trainer saw status %d", algo, WEXITSTATUS(st));
+    }
+    sp_report_free(&rep);
+}
+
+Test(live, ring_result_is_the_sum) { live_run("ring", 0.01, 0); }
+Test(live, topka_density_one_is_the_sum) { live_run("topka", 1.0, 0); }
+Test(live, wrong_block_one_message) { live_run("ring", 0.01, 1); }

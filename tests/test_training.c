@@ -99,6 +99,34 @@ Test(training, preset_compute_from_flops)
     sp_report_free(&rep);
 }
 
+/* --train-flops: a user's own model, priced as the presets are:
+ * 3 x forward FLOPs per sample x batch over the device's sustained FLOP/s */
+Test(training, own_model_compute_from_flops)
+{
+    sp_plan p;
+    t_plan(&p, "ring", 2, 1024, 0.01);
+    p.train_flops = 5.0e6;
+    p.batch = 16;
+    snprintf(p.device, sizeof p.device, "p100");
+    p.payload = SP_PAYLOAD_SIZE;
+    sp_report rep = t_run_ok(&p);
+    double want = 3.0 * 5.0e6 * 16 / (0.4 * 9.3e12);
+    cr_assert(rep.training.on);
+    cr_assert(fabs(rep.training.compute_s - want) < 1e-12 * want, "%.17g vs %.17g", rep.training.compute_s, want);
+    cr_assert(strstr(rep.training.compute_source, "--train-flops"));
+    sp_report_free(&rep);
+    const char *dir = t_tmpdir();
+    const char *a1[] = {"run", "--algo", "ring", "--ranks", "2", "--train-flops", "1e6", "--device", "p100", "--out",
+                        dir, NULL};
+    t_refused(a1, "--train-flops needs --batch");
+    const char *a2[] = {"run", "--algo", "ring", "--ranks", "2", "--train-flops", "1e6", "--batch", "2", "--out",
+                        dir, NULL};
+    t_refused(a2, "--train-flops on --device none has no compute time");
+    const char *a3[] = {"run", "--algo", "ring", "--ranks", "2", "--train-flops", "1e6", "--train-model", "vgg16",
+                        "--device", "p100", "--out", dir, NULL};
+    t_refused(a3, "give one");
+}
+
 /* every table's tensors sum to the parameter count its comment states, and
  * each tensor has a kind its family's profile knows */
 Test(training, paper_tables_sum_to_n)

@@ -3,7 +3,8 @@
  * A gradient source yields, for iteration i and rank r, the dense float32
  * gradient of length n: a recorded trace (a .npy of shape (I, P, n), read
  * one iteration at a time by memory mapping, so a trace larger than memory
- * works) or the synthetic generator (sim/workload/).  Statistics, profile
+ * works), the synthetic generator (sim/workload/), or a trainer running
+ * beside the simulator (live.c: closed-loop training).  Statistics, profile
  * fitting and exact runs read gradients through it only.
  */
 #ifndef SPARSIM_GRADIENTS_H
@@ -34,6 +35,10 @@ struct sp_grad_source {
     /* Adds (add = 1) or writes (add = 0) the gradient of (iteration index
      * `it`, rank `rank`) into out[0..n).  0, or -1 with a one-line message. */
     int (*fill)(sp_grad_source *s, int it, int rank, float *out, int add, char *err, size_t errlen);
+    /* NULL, or told the global result of iteration index `it` as rank `rank`'s
+     * algorithm returned it (a live source sends it to its trainer).  0, or -1
+     * with a one-line message. */
+    int (*result)(sp_grad_source *s, int it, int rank, const float *result, char *err, size_t errlen);
     void (*close)(sp_grad_source *s); /* frees the source (and s itself) */
     void *impl;
 };
@@ -43,6 +48,11 @@ struct sp_grad_source {
  * layers.json when there is one.  The data stays on disk (memory mapped).
  * NULL with a one-line message naming what is wrong. */
 sp_grad_source *sp_trace_open(const char *path, char *err, size_t errlen);
+
+/* Live gradients from a trainer on the connected stream socket `fd`
+ * (live.c states the protocol): n entries, `ranks` ranks, `iters`
+ * iterations; the hello goes out now.  NULL with a one-line message. */
+sp_grad_source *sp_live_open(int fd, uint64_t n, int ranks, int iters, char *err, size_t errlen);
 
 /* The training iteration of index `it` (iter_ids, or it itself). */
 static inline int sp_grad_iter_id(const sp_grad_source *s, int it) { return s->iter_ids ? s->iter_ids[it] : it; }

@@ -218,6 +218,10 @@ int sp_cmd_crossover(int argc, char **argv)
     if (rc == 0)
         rc = sp_plan_parse(&ev.base, npass, pass, err, sizeof err);
     free(pass);
+    if (rc == 0 && ev.base.grad_live >= 0) {
+        snprintf(err, sizeof err, "--grad-live feeds one run from a trainer (sparsim run), not a crossover search");
+        rc = -1;
+    }
     ev.base.iters = o.iters;
     sp_cli_list sparse, dense;
     if (rc != 0 || sp_plan_validate(&ev.base, err, sizeof err) != 0 ||

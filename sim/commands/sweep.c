@@ -214,6 +214,10 @@ static int parse_sweep(int argc, char **argv, sweep_opts *o, sp_plan *base, int 
     if (rc == 0)
         rc = sp_plan_parse(base, npass, pass, err, errlen) == 0 ? 0 : -1;
     free(pass);
+    if (rc == 0 && base->grad_live >= 0) {
+        snprintf(err, errlen, "--grad-live feeds one run from a trainer (sparsim run), not a sweep");
+        rc = -1;
+    }
     return rc;
 }
 

@@ -81,6 +81,10 @@ static int parse(const sp_opt_table *t, wl_opts *o, sp_plan *p, int argc, char *
     if (rc == 0)
         rc = sp_plan_parse(p, npass, pass, err, errlen);
     free(pass);
+    if (rc == 0 && p->grad_live >= 0) {
+        snprintf(err, errlen, "--grad-live feeds one run from a trainer (sparsim run); record a trace for --grad-file");
+        return -1;
+    }
     if (rc == 0 && !p->grad_file[0] && sp_plan_validate(p, err, errlen) != 0)
         rc = -1;
     return rc;

@@ -11,6 +11,7 @@
 #include "topologies/device.h"
 #include "topologies/platform.h"
 #include "sim/workload/profile.h"
+#include "sim/shim/backend.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -158,6 +159,12 @@ static const sp_opt run_options[] = {
      .metavar = "F",
      .brief = "gradients from a float32 .npy of shape (P, n) or (I, P, n)",
      .help = "gradients from a .npy of float32, shape (P, n) for one iteration or (I, P, n); sets n"},
+    {.name = "grad-live", .type = SP_OT_INT, .group = "run", F(grad_live), .min = -1, .max = 1048576, .dflt = "-1",
+     .flags = SP_OPT_NO_ECHO, .metavar = "FD", .range = "-1 (off) or an open file descriptor",
+     .help = "gradients from a trainer beside the run, over the connected socket FD it hands over: each iteration's "
+     "gradients in, the global result out, applied as the update before the next (closed-loop training: "
+     "traces/train_live.py, docs/accuracy.md); exact payloads, one algorithm, needs --n",
+     .dflt_help = "off"},
     {.name = "dump-result", .type = SP_OT_STRING, .group = "run", F(dump_result), .dflt = "",
      .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "F",
      .brief = "write the last iteration's global result as a float32 .npy",
@@ -346,6 +353,11 @@ static const sp_opt run_options[] = {
      .help = "seconds of forward + backward per iteration on one rank, instead of the model's FLOPs on the device (a "
      "measured number); turns training iterations on (with --batch when no --train-model)",
      .dflt_help = "from --train-model and --device"},
+    {.name = "train-flops", .type = SP_OT_DOUBLE, .group = "training", F(train_flops), .min = 0, .max = 1e18,
+     .dflt = "0", .metavar = "F",
+     .help = "forward FLOPs per sample of your own model: its forward and backward (3 x F x --batch) over --device's "
+     "sustained FLOP/s is the compute of a training iteration; turns training iterations on (needs --batch)",
+     .dflt_help = "none"},
     {.name = "batch", .type = SP_OT_INT, .group = "training", F(batch), .min = 0, .max = MAXI, .dflt = "0",
      .metavar = "B", .range = "a non-negative integer",
      .help = "samples per rank per iteration (throughput = P x B / iteration time)",
@@ -727,6 +739,28 @@ void sp_plan_apply_preset(sp_plan *p)
     }
 }
 
+/* --grad-live: one run of one algorithm reads the trainer's gradients once,
+ * every iteration in order, and sends each result back as it comes */
+static int live_validate(const sp_plan *p, int count, char *err, size_t errlen)
+{
+    const char *why = count > 1                      ? "more than one algorithm (the trainer runs one at a time)"
+                      : !sp_plan_given(p, "n")       ? "no --n (the trainer's model size)"
+                      : p->grad_file[0]              ? "--grad-file"
+                      : p->settle > 0                ? "--settle"
+                      : p->dump_grads[0]             ? "--dump-grads"
+                      : sp_plan_given(p, "iters-at") ? "--iters-at"
+                      : sp_disturb_any(&p->disturb)  ? "disturbances (their baseline runs the plan again)"
+                      : p->payload != SP_PAYLOAD_AUTO && p->payload != SP_PAYLOAD_EXACT
+                          ? "payloads other than exact"
+                      : strcmp(sp_backend_name(), "simgrid") != 0 ? "a backend of real processes"
+                                                                  : NULL;
+    if (why) {
+        snprintf(err, errlen, "--grad-live cannot go with %s", why);
+        return -1;
+    }
+    return 0;
+}
+
 static int plan_validate(sp_plan *p, sp_error *e)
 {
     char err[600];
@@ -739,6 +773,8 @@ static int plan_validate(sp_plan *p, sp_error *e)
     for (int i = 0; i < count; i++)
         if (!(algos[i] = sp_resolve_algorithm(names[i], e)))
             return -1;
+    if (p->grad_live >= 0 && live_validate(p, count, err, sizeof err) != 0)
+        return sp_error_from(e, SP_STATUS_USAGE, err);
     /* a built-in platform is made for P ranks (daint and daint-simgrid have
      * a largest P); a file is read for what SimGrid would abort or crash on */
     sp_platform plat;

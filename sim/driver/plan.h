@@ -42,6 +42,7 @@ typedef struct {
     char out[1024];         /* output folder */
     char grad_file[1024];   /* optional .npy (float32, (P,n) or (I,P,n)) */
     char dump_result[1024]; /* optional .npy written with the last global result */
+    int grad_live;          /* -1, or the socket of a trainer's live gradients (traces/live.c) */
     int payload;            /* sp_payload_mode */
     int write_csv;          /* messages.csv */
     int write_trace;        /* trace.json */
@@ -64,6 +65,7 @@ typedef struct {
     /* whole training iterations (training.h) */
     char train_model[16];   /* none, vgg16, lstm, bert */
     double train_compute;   /* s of forward + backward per iteration (0: the model's FLOPs on the device) */
+    double train_flops;     /* forward FLOPs per sample of the user's own model (0: none) */
     int batch;              /* samples per rank per iteration (0: the model's) */
     int overlap;            /* overlap communication with the backward pass where the algorithm allows */
     char config[1024];      /* the --config file, if any */

@@ -118,7 +118,7 @@ static int decide_payload(const sp_plan *plan, const sp_algorithm *algo, uint64_
         return fallback;
     double need = memory_needed(plan, algo, k, SP_PAYLOAD_EXACT);
     int fits = need <= EXACT_MEMORY_BUDGET && (limit < 0 || share_of_process(plan, need) <= limit);
-    return fits || plan->grad_file[0] || plan->dump_result[0] ? SP_PAYLOAD_EXACT : fallback;
+    return fits || plan->grad_file[0] || plan->grad_live >= 0 || plan->dump_result[0] ? SP_PAYLOAD_EXACT : fallback;
 }
 
 static const char *gib(double bytes, char *buf, size_t n)
@@ -518,6 +518,11 @@ static int resolve_sources(sp_resolved *r, sp_error *e)
     if (r->source && check_trace(r, e) != 0)
         return -1;
     int exact = p->payload == SP_PAYLOAD_EXACT;
+    if (p->grad_live >= 0) { /* a trainer's gradients (traces/live.c) */
+        if (!(r->source = sp_live_open(p->grad_live, p->n, p->ranks, p->iters, err, sizeof err)))
+            return sp_error_from(e, SP_STATUS_USAGE, err);
+        return 0;
+    }
     if (!r->source && (exact || p->dump_grads[0])) {
         if (check_magnitudes(p, &r->profile, e) != 0)
             return -1;

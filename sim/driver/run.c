@@ -205,6 +205,11 @@ static void rank_main(sp_ctx *c, void *arg)
                     warm ? "ring (warm-up)" : rs->res->algo->name, c->rank, it, rc);
             break;
         }
+        if (result && rs->res->source->result &&
+            rs->res->source->result(rs->res->source, it, c->rank, result, gerr, sizeof gerr) != 0) {
+            sp_fail(&rs->shim, "%s", gerr);
+            break;
+        }
         sp_shim_iteration_end(c);
         prev = ti;
         if (result && c->rank == 0 && rep->result_sum)

@@ -5,7 +5,8 @@
  * preset's forward FLOPs per sample (sim/workload/paper_models.c, sources
  * there) x 3 (backward is twice forward: Kaplan et al. 2020, arXiv
  * 2001.08361, section 2.1) x the batch, over the device's sustained FLOP/s
- * (topologies/devices.c); or the user's --train-compute seconds.
+ * (topologies/devices.c); or the user's own model's forward FLOPs per
+ * sample (--train-flops) the same way; or the user's --train-compute seconds.
  *
  * Without overlap (the papers' codes: one allreduce over the flattened
  * gradient after backward, reference notes section 1):
@@ -39,7 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sp_training_on(const sp_plan *p) { return strcmp(p->train_model, "none") != 0 || p->train_compute > 0; }
+int sp_training_on(const sp_plan *p)
+{
+    return strcmp(p->train_model, "none") != 0 || p->train_compute > 0 || p->train_flops > 0;
+}
 
 int sp_training_validate(const sp_plan *p, const sp_device *d, char *err, size_t errlen)
 {
@@ -59,15 +63,23 @@ int sp_training_validate(const sp_plan *p, const sp_device *d, char *err, size_t
         return -1;
     }
     const sp_paper_model *m = sp_paper_model_find(p->train_model);
+    if (m && p->train_flops > 0) {
+        snprintf(err, errlen, "--train-model and --train-flops both say the model's FLOPs: give one");
+        return -1;
+    }
+    if (!m && p->train_flops > 0 && p->batch <= 0) {
+        snprintf(err, errlen, "--train-flops needs --batch (samples per rank per iteration)");
+        return -1;
+    }
     if (!m && p->batch <= 0) {
         snprintf(err, errlen, "--train-compute without --train-model needs --batch (samples per rank per iteration)");
         return -1;
     }
     if (p->train_compute <= 0) {
         if (!d || d->train_flops <= 0) {
-            snprintf(err, errlen, "--train-model %s on --device %s has no compute time: give a device with training "
+            snprintf(err, errlen, "--%s on --device %s has no compute time: give a device with training "
                                   "FLOP/s (p100, p102) or --train-compute S",
-                     p->train_model, p->device);
+                     m ? "train-model" : "train-flops", p->device);
             return -1;
         }
     }
@@ -105,6 +117,12 @@ int sp_training_eval(const sp_resolved *r, double comm_s, sp_report_training *t)
     if (p->train_compute > 0) {
         t->compute_s = p->train_compute;
         snprintf(t->compute_source, sizeof t->compute_source, "given (--train-compute)");
+    } else if (!m) { /* the user's own model: --train-flops */
+        const sp_device *d = r->dev;
+        t->compute_s = d && d->train_flops > 0 ? 3.0 * p->train_flops * t->batch / d->train_flops : 0;
+        snprintf(t->compute_source, sizeof t->compute_source,
+                 "3 x %.4g forward FLOPs per sample (--train-flops) x batch %d / %.3g FLOP/s of device %.60s",
+                 p->train_flops, t->batch, d ? d->train_flops : 0.0, p->device);
     } else {
         const sp_device *d = r->dev;
         double flops = 3.0 * m->fwd_flops * t->batch; /* forward + backward (2 x forward) */
