@@ -63,7 +63,8 @@ def draw(path, table, schemes):
         ax.set_yscale("log")
         ax.set_xticks(range(len(schemes)))
         ax.set_xticklabels(schemes, rotation=60, ha="right", fontsize=8)
-        ax.set_title("%s (dense: %s)" % (plat, ps[0][2]["dense"][2] if ps else "-"), fontsize=9)
+        dense = "/".join(dict.fromkeys(t[2]["dense"][2] for t in ps)) or "-"
+        ax.set_title("%s (dense: %s)" % (plat, dense), fontsize=9)
         ax.grid(axis="y", which="both", alpha=0.3)
     axes[0][0].set_ylabel("speedup over the dense allreduce")
     axes[0][-1].legend(fontsize=8)
