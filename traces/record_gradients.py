@@ -29,31 +29,18 @@ import json
 import math
 import os
 import re
-import signal
 import struct
 import sys
 import time
 
 from train_tasks import (DEFAULTS, LICENSE_DIR, LSTM_SEQ, MAX_GRAD_NORM, MOMENTUM, TASKS, WARMUP, RunFailed,
-                         apply_update, flatten_into, layer_table)
+                         UsageError, apply_update, command_main, flatten_into, layer_table)
 
 import numpy as np
 import torch
 
 PROG = "record_gradients.py"
 DEFAULT_RECORD = "50-81,200-231"
-
-
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr with exit status 2."""
-
-
-class Terminated(Exception):
-    """SIGTERM or SIGHUP arrived; the run stops and removes its temporaries."""
-
-    def __init__(self, signum):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 # ---------------------------------------------------------------------------
@@ -299,33 +286,8 @@ def run(args, log):
 
 
 def main(argv):
-    def on_signal(signum, frame):
-        raise Terminated(signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-
-    def log(line):
-        print(line, flush=True)
-
-    try:
-        args = parse_args(argv)
-        torch.set_num_threads(args.threads)
-        torch.use_deterministic_algorithms(True)
-        run(args, log)
-        return 0
-    except UsageError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; no output written", file=sys.stderr)
-        return 130
-    except Terminated as e:
-        print(f"{PROG}: stopped by {e}; no output written", file=sys.stderr)
-        return 128 + e.signum
-    except (RunFailed, OSError) as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 1
+    return command_main(PROG, argv, parse_args, run, lambda args: (lambda line: print(line, flush=True)),
+                        "; no output written")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
@@ -52,7 +51,8 @@ import sys
 import tempfile
 import time
 
-from train_tasks import DEFAULTS, MOMENTUM, SIZES, TASKS, RunFailed, apply_update, flatten_into
+from train_tasks import (DEFAULTS, MOMENTUM, SIZES, TASKS, RunFailed, UsageError, apply_update, command_main,
+                         flatten_into)
 
 import numpy as np
 import torch
@@ -71,16 +71,6 @@ METRIC = {"cnn": ("test_accuracy", True), "lstm": ("test_bits_per_char", False),
 TARGET_MARGIN = 0.02
 # The run every default target comes from: `--algo all` runs it first.
 TARGET_ALGO = "ring"
-
-
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr with exit status 2."""
-
-
-class Terminated(Exception):
-    def __init__(self, signum):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 # ---------------------------------------------------------------------------
@@ -560,29 +550,8 @@ def run(args, log):
 
 
 def main(argv):
-    def on_signal(signum, frame):
-        raise Terminated(signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-    try:
-        args = parse_args(argv)
-        torch.set_num_threads(args.threads)
-        torch.use_deterministic_algorithms(True)
-        run(args, (lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
-        return 0
-    except UsageError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Terminated as e:
-        print(f"{PROG}: stopped by {e}", file=sys.stderr)
-        return 128 + e.signum
-    except (RunFailed, OSError) as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 1
+    return command_main(PROG, argv, parse_args, run,
+                        lambda args: (lambda line: None) if args.quiet else (lambda line: print(line, flush=True)))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import collections
 import math
 import os
 import re
+import signal
+import sys
 
 # Torch's OpenMP threads wait for work without spinning: spinning threads slow a
 # run down many times over when the cores are shared with other processes.  This
@@ -41,6 +43,48 @@ EVAL_SEED = 20240601         # fixed masks for the transformer's test loss
 
 class RunFailed(Exception):
     """The run could not go on (missing data, diverged training): exit status 1."""
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line on stderr with exit status 2."""
+
+
+class Terminated(Exception):
+    """SIGTERM or SIGHUP arrived; the run stops and removes its temporaries."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def command_main(prog, argv, parse_args, run, log_for, lost=""):
+    """A training command's main: parse, run(args, log), and one line on stderr
+    with the exit status for each way it can end (2 bad input, 1 a failed run,
+    128 + the signal's number, 130 interrupted); `lost` says what an
+    interrupted run leaves (for example "; no output written")."""
+    def on_signal(signum, frame):
+        raise Terminated(signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    try:
+        args = parse_args(argv)
+        torch.set_num_threads(args.threads)
+        torch.use_deterministic_algorithms(True)
+        run(args, log_for(args))
+        return 0
+    except UsageError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted{lost}", file=sys.stderr)
+        return 130
+    except Terminated as e:
+        print(f"{prog}: stopped by {e}{lost}", file=sys.stderr)
+        return 128 + e.signum
+    except (RunFailed, OSError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1
 
 
 
