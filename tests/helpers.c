@@ -242,3 +242,48 @@ void t_flow_send(int argc, char **argv)
     sg_mailbox_put(sg_mailbox_by_name(box), &flow_token, (long)T_FLOW_BYTES);
     (void)argc;
 }
+
+void t_child_pairs(const sp_plan *p, int iters, void (*f)(const sp_report *r, int it, double *a, double *b),
+                   double *a, double *b)
+{
+    cr_assert(iters > 0 && iters <= T_CHILD_MAX_ITERS);
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    double v[2 * T_CHILD_MAX_ITERS + 1] = {0};
+    if (pid == 0) {
+        close(fd[0]);
+        sp_report rep;
+        sp_error e;
+        if (sp_run(p, &rep, &e) == 0 && rep.niters == iters && rep.model == (p->payload == SP_PAYLOAD_MODEL)) {
+            v[0] = 1;
+            for (int it = 0; it < iters; it++)
+                f(&rep, it, &v[1 + it], &v[1 + iters + it]);
+        }
+        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+    }
+    close(fd[1]);
+    cr_assert_eq(read(fd[0], v, sizeof v), (ssize_t)sizeof v);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    cr_assert_eq(v[0], 1, "%s: the run failed", p->algo);
+    memcpy(a, v + 1, (size_t)iters * sizeof *a);
+    memcpy(b, v + 1 + iters, (size_t)iters * sizeof *b);
+}
+
+static const float *mag_vals;
+static int by_magnitude(const void *a, const void *b)
+{
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    float x = fabsf(mag_vals[i]), y = fabsf(mag_vals[j]);
+    if (x != y)
+        return x > y ? -1 : 1;
+    return i < j ? -1 : (i > j);
+}
+
+void t_sort_by_magnitude(int32_t *idx, size_t m, const float *vals)
+{
+    mag_vals = vals;
+    qsort(idx, m, sizeof *idx, by_magnitude);
+}

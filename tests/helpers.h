@@ -61,6 +61,17 @@ void t_plan(sp_plan *p, const char *algo, int P, uint64_t n, double density);
 
 /* Runs the plan in this process and fails the test if the run fails. */
 sp_report t_run_ok(const sp_plan *p);
+/* Sorts the indices idx[0..m) by |vals[i]|, largest first, then by the
+ * smaller index: the order of the exact top-k (a reference for the tests). */
+void t_sort_by_magnitude(int32_t *idx, size_t m, const float *vals);
+
+/* Runs the plan in a child process (SimGrid starts once per process) and
+ * hands back two numbers per iteration that f takes from the child's report,
+ * a[it] and b[it] for it < iters; fails the test unless the run succeeds
+ * with iters iterations on the payload the plan asks for. */
+#define T_CHILD_MAX_ITERS 16
+void t_child_pairs(const sp_plan *p, int iters, void (*f)(const sp_report *r, int it, double *a, double *b),
+                   double *a, double *b);
 /* p on the wire alone: no device (the platform's would price kernels), size-only payloads */
 void t_wire_only(sp_plan *p);
 

@@ -14,8 +14,6 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,36 +418,16 @@ ParameterizedTestParameters(node_aware, a_model_moves_what_exact_data_moves)
 
 #define MODEL_ITERS 3
 
-/* a run's volume per iteration, in all and between nodes, from a child
- * process (SimGrid starts once per process) */
+/* an iteration's volume, in all and between nodes */
+static void all_inter(const sp_report *r, int it, double *all, double *inter)
+{
+    *all = (double)sp_report_iter_volume(r, it);
+    *inter = inter_bytes(r, it, 0);
+}
+
 static void volumes_of(const sp_plan *p, double *all, double *inter)
 {
-    int fd[2];
-    cr_assert_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        sp_report rep;
-        sp_error e;
-        double v[2 * MODEL_ITERS + 1] = {0};
-        if (sp_run(p, &rep, &e) == 0 && rep.niters == MODEL_ITERS && rep.model == (p->payload == SP_PAYLOAD_MODEL)) {
-            v[0] = 1;
-            for (int it = 0; it < MODEL_ITERS; it++) {
-                v[1 + it] = (double)sp_report_iter_volume(&rep, it);
-                v[1 + MODEL_ITERS + it] = inter_bytes(&rep, it, 0);
-            }
-        }
-        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
-    }
-    close(fd[1]);
-    double v[2 * MODEL_ITERS + 1];
-    cr_assert_eq(read(fd[0], v, sizeof v), (ssize_t)sizeof v);
-    close(fd[0]);
-    waitpid(pid, NULL, 0);
-    cr_assert_eq(v[0], 1, "%s: the run failed", p->algo);
-    memcpy(all, v + 1, MODEL_ITERS * sizeof *all);
-    memcpy(inter, v + 1 + MODEL_ITERS, MODEL_ITERS * sizeof *inter);
+    t_child_pairs(p, MODEL_ITERS, all_inter, all, inter);
 }
 
 /* the forms on a model (X's ranks are the nodes; under rail each rail has a

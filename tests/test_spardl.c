@@ -31,24 +31,13 @@ static uint64_t blk_off(uint64_t n, int W, int j)
 }
 static uint64_t blk_len(uint64_t n, int W, int j) { return blk_off(n, W, j + 1) - blk_off(n, W, j); }
 
-static const float *g_vals;
-static int by_mag(const void *a, const void *b)
-{
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    float x = fabsf(g_vals[i]), y = fabsf(g_vals[j]);
-    if (x != y)
-        return x > y ? -1 : 1;
-    return i < j ? -1 : (i > j);
-}
-
 /* indices of the top cnt of |v| over [off, off + len) (larger |v| first,
  * then the smaller index), sorted by index: into out */
 static void top_of(const float *v, uint64_t off, uint64_t len, uint64_t cnt, int32_t *out, int32_t *tmp)
 {
     for (uint64_t i = 0; i < len; i++)
         tmp[i] = (int32_t)(off + i);
-    g_vals = v;
-    qsort(tmp, len, sizeof *tmp, by_mag);
+    t_sort_by_magnitude(tmp, len, v);
     memcpy(out, tmp, cnt * sizeof *out);
     for (uint64_t a = 1; a < cnt; a++) /* insertion sort by index: cnt is small */
         for (uint64_t b = a; b > 0 && out[b - 1] > out[b]; b--) {
@@ -153,8 +142,7 @@ static void reference(const sp_plan *p, const struct combo *c, uint64_t k, float
                 for (uint64_t i = qoff; i < qoff + len; i++)
                     if (keep[i])
                         u[a++] = (int32_t)i, tmpv[i] = sum[i];
-                g_vals = tmpv;
-                qsort(u, m, sizeof *u, by_mag);
+                t_sort_by_magnitude(u, m, tmpv);
                 memcpy(kept, u, cap * sizeof *kept);
                 for (uint64_t j = cap; j < m; j++) {
                     keep[u[j]] = 0;

@@ -13,15 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const float *g_vals;
-static int by_mag(const void *a, const void *b)
-{
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    float x = fabsf(g_vals[i]), y = fabsf(g_vals[j]);
-    if (x != y)
-        return x > y ? -1 : 1;
-    return i < j ? -1 : (i > j);
-}
 static int by_idx(const void *a, const void *b)
 {
     int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
@@ -46,8 +37,7 @@ Test(topk, equals_sorted_selection_with_ties)
         int32_t *order = malloc(n * sizeof *order);
         for (uint64_t i = 0; i < n; i++)
             order[i] = (int32_t)i;
-        g_vals = x;
-        qsort(order, n, sizeof *order, by_mag);
+        t_sort_by_magnitude(order, n, x);
         qsort(order, k, sizeof *order, by_idx);
         for (uint64_t j = 0; j < k; j++) {
             cr_assert_eq(out[j].idx, order[j], "trial %d n=%llu k=%llu: pair %llu has index %d, expected %d", trial,

@@ -20,16 +20,6 @@
 
 /* ---- the reference: each rank's exact top-k, summed; residual kept ------- */
 
-static const float *g_vals;
-static int by_mag(const void *a, const void *b)
-{
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    float x = fabsf(g_vals[i]), y = fabsf(g_vals[j]);
-    if (x != y)
-        return x > y ? -1 : 1;
-    return i < j ? -1 : (i > j);
-}
-
 /* the last iteration's sum of the P local top-k, with error feedback */
 static void reference(const sp_plan *p, uint64_t k, double *ref, double *scale)
 {
@@ -46,8 +36,7 @@ static void reference(const sp_plan *p, uint64_t k, double *ref, double *scale)
             sp_generator_fill(gen, r, it, a, 1);
             for (uint64_t i = 0; i < n; i++)
                 order[i] = (int32_t)i;
-            g_vals = a;
-            qsort(order, n, sizeof *order, by_mag);
+            t_sort_by_magnitude(order, n, a);
             for (uint64_t j = 0; j < k; j++) {
                 ref[order[j]] += a[order[j]];
                 scale[order[j]] += fabs(a[order[j]]);
@@ -220,37 +209,14 @@ Test(zen, volume_within_the_bound)
 
 #define MITERS 3
 
-/* a run's volume and time per iteration, from a child (SimGrid starts once
- * per process) */
-static void measure(const sp_plan *p, double *vol, double *time)
+/* an iteration's volume and time */
+static void vol_time(const sp_report *r, int it, double *vol, double *time)
 {
-    int fd[2];
-    cr_assert_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        sp_report rep;
-        sp_error e;
-        double v[2 * MITERS + 1] = {0};
-        if (sp_run(p, &rep, &e) == 0 && rep.niters == MITERS && rep.model == (p->payload == SP_PAYLOAD_MODEL)) {
-            v[0] = 1;
-            for (int it = 0; it < MITERS; it++) {
-                v[1 + it] = (double)sp_report_iter_volume(&rep, it);
-                v[1 + MITERS + it] = rep.iters[it].t_end - rep.iters[it].t_start;
-            }
-        }
-        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
-    }
-    close(fd[1]);
-    double v[2 * MITERS + 1];
-    cr_assert_eq(read(fd[0], v, sizeof v), (ssize_t)sizeof v);
-    close(fd[0]);
-    waitpid(pid, NULL, 0);
-    cr_assert_eq(v[0], 1, "the run failed");
-    memcpy(vol, v + 1, MITERS * sizeof *vol);
-    memcpy(time, v + 1 + MITERS, MITERS * sizeof *time);
+    *vol = (double)sp_report_iter_volume(r, it);
+    *time = r->iters[it].t_end - r->iters[it].t_start;
 }
+
+static void measure(const sp_plan *p, double *vol, double *time) { t_child_pairs(p, MITERS, vol_time, vol, time); }
 
 ParameterizedTestParameters(zen, a_model_moves_what_exact_data_moves)
 {

@@ -33,8 +33,8 @@ import struct
 import sys
 import time
 
-from train_tasks import (DEFAULTS, LICENSE_DIR, LSTM_SEQ, MAX_GRAD_NORM, MOMENTUM, TASKS, WARMUP, RunFailed,
-                         UsageError, apply_update, command_main, flatten_into, layer_table)
+from train_tasks import (DEFAULTS, LICENSE_DIR, LSTM_SEQ, MAX_GRAD_NORM, MOMENTUM, TASKS, WARMUP, UsageError,
+                         apply_update, command_main, layer_table, worker_gradients)
 
 import numpy as np
 import torch
@@ -190,17 +190,7 @@ def train(task, args, stream, log):
     losses = []
     start = time.monotonic()
     for it in range(args.iters):
-        model.train()
-        worker_losses = []
-        for w, shard in enumerate(task.draw(args.workers, args.batch)):
-            model.zero_grad(set_to_none=True)
-            loss = task.loss(shard)
-            loss.backward()
-            flatten_into(params, grads[w])
-            worker_losses.append(loss.item())
-        mean_loss = float(np.mean(worker_losses))
-        if not math.isfinite(mean_loss) or not torch.isfinite(grads).all():
-            raise RunFailed(f"training diverged at iteration {it} (loss {mean_loss}); try a smaller --lr")
+        mean_loss = worker_gradients(task, model, params, grads, args.batch, it)
         losses.append(mean_loss)
         if it in recorded:
             stream.append(grads.numpy())

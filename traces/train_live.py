@@ -52,7 +52,7 @@ import tempfile
 import time
 
 from train_tasks import (DEFAULTS, MOMENTUM, SIZES, TASKS, RunFailed, UsageError, apply_update, command_main,
-                         flatten_into)
+                         worker_gradients)
 
 import numpy as np
 import torch
@@ -254,17 +254,7 @@ def train(task, args, aggregate, log=lambda line: None):
     evaluations = [(0, task.evaluate())]
     losses = []
     for it in range(args.iters):
-        model.train()
-        worker_losses = []
-        for w, shard in enumerate(task.draw(args.ranks, args.batch)):
-            model.zero_grad(set_to_none=True)
-            loss = task.loss(shard)
-            loss.backward()
-            flatten_into(params, grads[w])
-            worker_losses.append(loss.item())
-        mean_loss = float(np.mean(worker_losses))
-        if not math.isfinite(mean_loss) or not torch.isfinite(grads).all():
-            raise RunFailed(f"training diverged at iteration {it} (loss {mean_loss}); try a smaller --lr")
+        mean_loss = worker_gradients(task, model, params, grads, args.batch, it)
         losses.append(mean_loss)
         result = aggregate(it, grads)
         apply_update(task, optimizer, params, result / args.ranks, it, args.lr)

@@ -57,6 +57,24 @@ class Terminated(Exception):
         self.signum = signum
 
 
+def worker_gradients(task, model, params, grads, batch, it):
+    """Every worker's gradient of the loss on its own shard of the next
+    mini-batches, flattened into the rows of grads; their mean loss.  A loss
+    or a gradient that is not finite ends the run."""
+    model.train()
+    losses = []
+    for w, shard in enumerate(task.draw(grads.shape[0], batch)):
+        model.zero_grad(set_to_none=True)
+        loss = task.loss(shard)
+        loss.backward()
+        flatten_into(params, grads[w])
+        losses.append(loss.item())
+    mean_loss = float(np.mean(losses))
+    if not math.isfinite(mean_loss) or not torch.isfinite(grads).all():
+        raise RunFailed(f"training diverged at iteration {it} (loss {mean_loss}); try a smaller --lr")
+    return mean_loss
+
+
 def command_main(prog, argv, parse_args, run, log_for, lost=""):
     """A training command's main: parse, run(args, log), and one line on stderr
     with the exit status for each way it can end (2 bad input, 1 a failed run,
