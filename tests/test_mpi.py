@@ -4,7 +4,8 @@
 - results equal the dense reference (numpy's sum) for P = 1..5, from a gradient file;
 - every algorithm gives bit-identical results and the same message list as the
   SimGrid backend with the same inputs (P = 3 and 4);
-- the SMPI build (smpicc, smpirun) sends the same messages too;
+- the SMPI build (smpicc, smpirun) sends the same messages too (the dense ring, two top-k schemes
+  and the five added since: 1-bit, INT4, PowerSGD, ZEN, SparDL);
 - failures: -np against --ranks, and a receive never matched, end the job with one
   clear line and no complete-looking output (nor temporaries);
 - calibrate writes a platform (with the both-ways limiter) and a device profile that
@@ -93,7 +94,7 @@ try:
             hosts = os.path.join(tmp, "hosts4")
             with open(hosts, "w") as f:
                 f.write("".join("node-%d\n" % i for i in range(4)))
-            for algo in ("ring", "topka", "oktopk"):
+            for algo in ("ring", "topka", "oktopk", "onebit", "qgz", "powersgd", "zen", "spardl"):
                 a = os.path.join(tmp, "smpi-" + algo)
                 r = run(["smpirun", "-np", "4", "-platform", plat, "-hostfile", hosts,
                          "--cfg=smpi/simulate-computation:no", "--log=root.thres:warning", smpi, "run", "--algo",
