@@ -20,10 +20,12 @@ The accuracy each scheme costs is not simulated.
 communication alone.  --schemes all runs every scheme sparsim has (the five
 top-k ones, ZEN and SparDL beside the three compressed ones) and writes one
 row per scheme; --figure draws their speedups over the dense baseline, a
-panel per platform.
+panel per platform.  --train adds BERT's forward and backward on each
+platform's device (--train-model bert, its default batch, no overlap) and
+the training throughput: samples per second and its ratio to dense.
 
 usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-devices]
-       [--schemes LIST|all] [--jobs 2] [--markdown FILE] [--figure FILE.png]
+       [--schemes LIST|all] [--train] [--jobs 2] [--markdown FILE] [--figure FILE.png]
 """
 import argparse
 import csv
@@ -81,6 +83,7 @@ def main():
     ap.add_argument("--no-devices", action="store_true", help="device none on every platform")
     ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma-separated, or all")
     ap.add_argument("--jobs", default="2")
+    ap.add_argument("--train", action="store_true", help="training iterations of BERT: samples per second too")
     ap.add_argument("--markdown")
     ap.add_argument("--figure")
     a = ap.parse_args()
@@ -93,7 +96,8 @@ def main():
         lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in schemes)
                  + " | volume per rank, MB: dense / " + " / ".join(schemes) + " |", "|" + "---|" * (4 + len(schemes))]
     else:
-        lines = ["| platform | P | scheme | s per iteration | x dense | volume per rank, MB |", "|---|---|---|---|---|---|"]
+        lines = ["| platform | P | scheme | s per iteration | x dense | volume per rank, MB |"
+                 + (" samples/s | x dense |" if a.train else ""), "|---|---|---|---|---|---|" + ("---|---|" if a.train else "")]
     for plat, dense, device, inners in PLATFORMS:
         rows = []
         # PowerSGD's allreduces on each of its dense algorithms (the first with the others)
@@ -104,7 +108,7 @@ def main():
                 continue
             cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
                    "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", a.jobs,
-                   "--powersgd-allreduce", inner, "--out", out]
+                   "--powersgd-allreduce", inner, "--out", out] + (["--train-model", "bert"] if a.train else [])
             if os.path.exists(out):
                 cmd.append("--resume")
             r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -120,18 +124,22 @@ def main():
                 name = "dense" if row["algo"] in dense else row["algo"]
                 t = float(row["time_per_iter_mean_s"])
                 if name not in at or t < at[name][0]:  # the faster of NCCL's two; PowerSGD's fastest inner
-                    at[name] = (t, float(row["volume_bytes"]) / 1e6, row["inner"] if name == "powersgd" else row["algo"])
+                    at[name] = (t, float(row["volume_bytes"]) / 1e6, row["inner"] if name == "powersgd" else row["algo"],
+                                float(row["samples_per_s"] or 0))
             if "dense" not in at:
                 continue
             td = at["dense"][0]
             table.append((plat, P, at))
             if not wide:
-                lines.append("| %s | %s | dense (%s) | %.4g | 1.00 | %.1f |" % (plat, P, at["dense"][2], td, at["dense"][1]))
+                sd = at["dense"][3]
+                tr = (lambda x: " %.4g | %.2f |" % (at[x][3], at[x][3] / sd if sd > 0 else 0)) if a.train else (lambda x: "")
+                lines.append("| %s | %s | dense (%s) | %.4g | 1.00 | %.1f |%s" % (plat, P, at["dense"][2], td, at["dense"][1],
+                                                                                tr("dense")))
                 for s in schemes:
                     if s in at:
-                        lines.append("| %s | %s | %s%s | %.4g | %.2f | %.1f |" % (
+                        lines.append("| %s | %s | %s%s | %.4g | %.2f | %.1f |%s" % (
                             plat, P, s, " (%s)" % at[s][2] if s == "powersgd" else "", at[s][0], td / at[s][0],
-                            at[s][1]))
+                            at[s][1], tr(s)))
                 continue
             cells = ["%.4g, %.2f%s" % (at[s][0], td / at[s][0], " (%s)" % at[s][2] if s == "powersgd" else "")
                      if s in at else "-" for s in schemes]
