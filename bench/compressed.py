@@ -107,8 +107,10 @@ def main():
             if i > 0 and "powersgd" not in schemes:
                 continue
             cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
-                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model", "--iters", "2", "--jobs", a.jobs,
-                   "--powersgd-allreduce", inner, "--out", out] + (["--train-model", "bert"] if a.train else [])
+                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model",
+                   "--iters", "2", "--jobs", a.jobs, "--powersgd-allreduce", inner, "--out", out]
+            if a.train:
+                cmd += ["--train-model", "bert"]
             if os.path.exists(out):
                 cmd.append("--resume")
             r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

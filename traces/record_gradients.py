@@ -34,7 +34,7 @@ import sys
 import time
 
 from train_tasks import (DEFAULTS, LICENSE_DIR, LSTM_SEQ, MAX_GRAD_NORM, MOMENTUM, TASKS, WARMUP, UsageError,
-                         apply_update, command_main, layer_table, worker_gradients)
+                         apply_update, command_main, layer_table, task_args, worker_gradients)
 
 import numpy as np
 import torch
@@ -162,16 +162,7 @@ exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).""")
     for name in ("workers", "iters", "threads"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1")
-    if args.batch is None:
-        args.batch = DEFAULTS[args.model]["batch"]
-    if args.batch < 1:
-        raise UsageError("--batch must be at least 1")
-    if args.lr is None:
-        args.lr = DEFAULTS[args.model]["lr"]
-    if not (math.isfinite(args.lr) and args.lr > 0):
-        raise UsageError("--lr must be a positive number")
-    if not 0 <= args.seed < 2 ** 32:
-        raise UsageError("--seed must be in 0..4294967295")
+    task_args(args)
     args.record = parse_record(args.record, args.iters) if args.record is not None else default_record(args.iters)
     return args
 

@@ -52,7 +52,7 @@ import tempfile
 import time
 
 from train_tasks import (DEFAULTS, MOMENTUM, SIZES, TASKS, RunFailed, UsageError, apply_update, command_main,
-                         worker_gradients)
+                         task_args, worker_gradients)
 
 import numpy as np
 import torch
@@ -384,24 +384,15 @@ exit status: 0 success, 1 the run failed, 2 bad input (one line on stderr).""")
     for name in ("ranks", "iters", "threads", "eval_every"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.batch is None:
-        args.batch = DEFAULTS[args.model]["batch"]
-    if args.batch < 1:
-        raise UsageError("--batch must be at least 1")
-    if args.lr is None:
-        args.lr = DEFAULTS[args.model]["lr"]
-    for name in ("lr", "density"):
-        v = getattr(args, name)
-        if not (math.isfinite(v) and v > 0):
-            raise UsageError(f"--{name} must be a positive number")
+    task_args(args)
+    if not (math.isfinite(args.density) and args.density > 0):
+        raise UsageError("--density must be a positive number")
     if args.density > 1:
         raise UsageError("--density must be at most 1")
     if args.compute is not None and not (math.isfinite(args.compute) and args.compute > 0):
         raise UsageError("--compute must be a positive number of seconds")
     if args.target is not None and not math.isfinite(args.target):
         raise UsageError("--target must be a number")
-    if not 0 <= args.seed < 2 ** 32:
-        raise UsageError("--seed must be in 0..4294967295")
     if args.sparsim is None:
         args.sparsim = os.path.join(os.path.dirname(HERE), "build", "sparsim")
     if not os.access(args.sparsim, os.X_OK):

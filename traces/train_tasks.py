@@ -57,6 +57,21 @@ class Terminated(Exception):
         self.signum = signum
 
 
+def task_args(args):
+    """--batch and --lr from the model's defaults where not given, and the
+    checks every training command makes of them and of --seed."""
+    if args.batch is None:
+        args.batch = DEFAULTS[args.model]["batch"]
+    if args.batch < 1:
+        raise UsageError("--batch must be at least 1")
+    if args.lr is None:
+        args.lr = DEFAULTS[args.model]["lr"]
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        raise UsageError("--lr must be a positive number")
+    if not 0 <= args.seed < 2 ** 32:
+        raise UsageError("--seed must be in 0..4294967295")
+
+
 def worker_gradients(task, model, params, grads, batch, it):
     """Every worker's gradient of the loss on its own shard of the next
     mini-batches, flattened into the rows of grads; their mean loss.  A loss
