@@ -104,7 +104,13 @@ class Job:
             os.killpg(self.p.pid, signal.SIGKILL)
             out, err = self.p.communicate()
         took = time.time() - self.t0
+        # a rank may still be on its way out when mpirun returns (a sanitized one checks its
+        # memory at exit): left behind is one still there 3 s later
+        end = time.time() + 3
         left = self.processes()
+        while left and time.time() < end:
+            time.sleep(0.1)
+            left = self.processes()
         for pid in left.values():
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.1 if left else 0)

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,15 +48,26 @@ static int probe_folder(const char *dir, const char *what, const char *shown, ch
         snprintf(err, errlen, "%s: the path '%s' is too long", what, shown);
         return -1;
     }
-    int fd = mkstemp(probe);
+    /* a signal that ends the run between the file's creation and its
+     * removal would leave it behind: they wait until it is gone */
+    sigset_t stop, was;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, &was);
+    int fd = mkstemp(probe), e = errno;
+    if (fd >= 0) {
+        close(fd);
+        unlink(probe);
+    }
+    sigprocmask(SIG_SETMASK, &was, NULL);
     if (fd < 0) {
         char sd[400];
         snprintf(err, errlen, "%s: cannot write in folder '%s': %s", what, sp_opts_printable(dir, sd, sizeof sd),
-                 strerror(errno));
+                 strerror(e));
         return -1;
     }
-    close(fd);
-    unlink(probe);
     return 0;
 }
 
