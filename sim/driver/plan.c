@@ -26,6 +26,7 @@
 
 static const sp_opt_choice network_choices[] = {{"platform", 3}, {"cm02", 0}, {"lv08", 1}, {"smpi", 2}, {NULL, 0}};
 static const sp_opt_choice crosstraffic_choices[] = {{"model", -1}, {"on", 1}, {"off", 0}, {NULL, 0}};
+static const sp_opt_choice engine_choices[] = {{"simgrid", 0}, {"flow", 1}, {NULL, 0}};
 static const sp_opt_choice payload_choices[] = {{"auto", SP_PAYLOAD_AUTO},
                                                 {"exact", SP_PAYLOAD_EXACT},
                                                 {"size", SP_PAYLOAD_SIZE},
@@ -117,6 +118,13 @@ static const sp_opt run_options[] = {
      .help = "whether a flow also loads the reverse direction of its links, as TCP's acknowledgements do: model (what "
      "--network implies: on for lv08 and smpi, off for cm02), on, or off. Off suits networks that are not TCP, such "
      "as daint's Aries, and makes large runs there many times faster to simulate (bench/README.md, section 9)"},
+    {.name = "engine", .type = SP_OT_CHOICE, .group = "network", F(engine), .dflt = "simgrid",
+     .choices = engine_choices, .metavar = "ENGINE",
+     .help = "what runs the simulation: simgrid (the default: every message a SimGrid activity) or flow (sparsim's own "
+     "event loop with the same network model: SimGrid's platform and routes, the links shared max-min as SimGrid "
+     "shares them, without SimGrid's per-message machinery; many times faster at thousands of ranks, the same times "
+     "within 1% on bench/README.md section 28's runs). flow does not take degraded links, background traffic, a "
+     "failed rank, NVLS (the nccl-nvls algorithm) or --unshared-below"},
     {.name = "unshared-below", .type = SP_OT_U64, .group = "network", F(unshared_below), .min = 0,
      .max = 1099511627776.0, .dflt = "0", .flags = SP_OPT_SUFFIX, .metavar = "BYTES",
      .help = "messages smaller than BYTES skip SimGrid's bandwidth sharing: each takes the time it would take alone "
@@ -822,6 +830,20 @@ static int plan_validate(sp_plan *p, sp_error *e)
                                 "--unshared-below cannot go with %s: messages that skip the links' sharing would "
                                 "not feel it",
                                 what);
+    }
+    if (p->engine == 1) { /* what the flow engine does not model (sim/backends/flow/flow_engine.c) */
+        const sp_disturb_opts *d = &p->disturb;
+        const char *what = sp_disturb_links_on(d)        ? "degraded links"
+                           : sp_disturb_background_on(d) ? "background traffic"
+                           : sp_disturb_failure_on(d)    ? "a failed rank"
+                           : p->unshared_below > 0       ? "--unshared-below"
+                           : strcmp(sp_backend_name(), "simgrid") != 0 ? "sparsim-mpi (it runs real MPI)"
+                                                                     : NULL;
+        for (int i = 0; !what && i < count; i++)
+            if (algos[i]->run == sp_nccl_nvls)
+                what = "nccl-nvls (the nodes' reducing switches)";
+        if (what)
+            return sp_error_set(e, SP_STATUS_USAGE, "--engine flow does not model %s: use --engine simgrid", what);
     }
     if (sp_training_validate(p, dev, err, sizeof err) != 0 ||
         sp_disturb_check(&p->disturb, p->ranks, p->platform, strcmp(p->device, "none") != 0 || p->disturb.compute > 0,

@@ -135,6 +135,7 @@ typedef struct {
     uint64_t seed;        /* of the disturbances (simulated backends) */
     int crosstraffic;     /* reverse-direction load: 0 as the network model has it, 1 on, 2 off (simulated) */
     double unshared_below; /* bytes: smaller messages bypass bandwidth sharing; 0 none (simulated) */
+    int engine;           /* 0 SimGrid's, 1 sparsim's flow engine (simulated) */
 } sp_backend_config;
 
 /* The backend linked into this program (sim/backends/simgrid/engine.c or

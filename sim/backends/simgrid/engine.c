@@ -12,6 +12,7 @@
 #include "simgrid_internal.h"
 #include "topologies/platform.h"
 #include "traces/trace.h"
+#include "sim/backends/flow/flow_engine.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -150,7 +151,8 @@ static int load_platform(const sp_backend_config *cfg, sp_platform *plat, char *
     sp_part_cleanup_on_signals();
     sigprocmask(SIG_SETMASK, &before, NULL);
     set_network_model(cfg->network, cfg->crosstraffic);
-    set_contexts(cfg->unshared_below > 0 ? 2L * P : P); /* a postman per rank with --unshared-below */
+    if (cfg->engine != 1) /* the flow engine has its own stacks (sim/backends/flow/coro.c) */
+        set_contexts(cfg->unshared_below > 0 ? 2L * P : P); /* a postman per rank with --unshared-below */
 
     char perr[512] = "";
     int rc;
@@ -272,7 +274,11 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
     /* the route facts above are the undisturbed platform's */
     if (ret == 0 && sh->disturb)
         ret = spg_disturbances_start(sh, cfg->platform, err, errlen);
-    if (ret == 0) {
+    if (ret == 0 && cfg->engine == 1) {
+        /* sparsim's own event loop on this platform and its routes (sim/backends/flow) */
+        spf_stats st;
+        ret = spf_run(sh, P, spg_ranks.hosts, &st, err, errlen);
+    } else if (ret == 0) {
         ret = 1;
         if (start_ranks(sh, P, err, errlen) == 0 &&
             (strcmp(plat.builder, "nodes") != 0 || spg_switches_start(&plat.fabric, P, err, errlen) == 0) &&

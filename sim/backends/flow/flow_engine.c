@@ -1,0 +1,764 @@
+/* flow_engine.c - `--engine flow`: the ranks and their messages on sparsim's
+ * own discrete-event loop, the sharing of the links by fluid.c, the platform
+ * and its routes from SimGrid.
+ *
+ * Why it exists: on SimGrid every message is an activity, a mailbox
+ * match, a pair of simcalls, lmm variables and an action in the network
+ * model's heap; at thousands of ranks that per-message machinery, not the
+ * network's physics, is the run (bench/README.md, sections 18 and 28).
+ * Here a message is one record and one flow, a rank is a coroutine
+ * (coro.h), and the loop below is the whole scheduler.
+ *
+ * It keeps the SimGrid backend's semantics (transport.c), so that the two
+ * give the same simulated times:
+ *  - a receiver holds as many receive slots ("gets") open as it has
+ *    receives posted and unmatched; a message starts moving when it meets a
+ *    free slot of its destination, oldest first, and waits in the
+ *    destination's queue while there is none (SimGrid's mailbox rendezvous);
+ *  - a send completes when its message is through, with the receive;
+ *  - a completed slot is looked at when its rank next waits (a rank busy
+ *    computing opens no new slot), and held back while an earlier slot still
+ *    carries a message of the same sender (non-overtaking);
+ *  - host overheads and the device's copies as transport.c prices them.
+ * The loop: run every ready rank until it blocks; re-solve the sharing once
+ * for everything they posted; jump to the next event (a flow's latency over,
+ * a flow through, a rank's sleep over); repeat until nothing is left.
+ *
+ * Not here (the plan refuses them with --engine flow): degraded links,
+ * other jobs' traffic and a failed rank (disturbances that live in the
+ * network), the nodes' reducing switches (NVLS), --unshared-below.
+ */
+#include "coro.h"
+#include "fluid.h"
+#include "routes.h"
+#include "flow_engine.h"
+#include "sim/shim/disturb.h"
+
+#include <simgrid/host.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { R_READY, R_RUN, R_WAIT, R_SLEEP, R_BARRIER, R_DONE };
+
+typedef struct fmsg {
+    int src, dst, tag, iter, phase;
+    uint64_t bytes;
+    double t_post, t_done;
+    sp_path path;
+    int has_data;
+    struct fmsg *next;  /* the destination's queue of unmatched sends, or its unexpected messages */
+    struct sp_req *sreq; /* the sender's request */
+    struct fget *get;    /* the slot it met */
+    unsigned char data[];
+} fmsg;
+
+typedef struct fget {
+    fmsg *m;       /* its message, NULL while free */
+    int through;   /* the message's flow has ended */
+    int done;      /* looked at by its rank */
+    struct fget *prev, *next;
+    struct fget *next_done; /* the rank's queue of slots through and not looked at */
+} fget;
+
+struct sp_req {
+    unsigned char is_send, done, waited;
+    int peer, tag;
+    void *buf;
+    size_t cap;
+    long long result;
+    struct sp_req *next;
+    double t_posted;
+    struct sp_req *next_free;
+};
+
+typedef struct {
+    sp_ctx ctx;
+    int state;
+    int heap; /* place in the timer heap while asleep */
+    double wake;
+    uint64_t seq;
+    fget *gets_head, *gets_tail, *first_free;
+    int ngets_pending, nheld;
+    sp_req *posted_head, *posted_tail;
+    int nposted;
+    fmsg *unexp_head, *unexp_tail;
+    fmsg *mbox_head, *mbox_tail; /* sends to this rank waiting for a slot */
+    fget *done_head, *done_tail;
+    int waiting_remaining, waiting_recvs;
+    sp_req *free_req;
+    fget *free_get;
+} frank;
+
+static struct {
+    sp_shim *sh;
+    int P;
+    double now;
+    frank *r;
+    sg_host_t *hosts;
+    spf_coro *coro;
+    spf_net *net;
+    spf_routes *routes;
+    int *ready;
+    int nready, ready_head; /* a ring of P */
+    int *timers;
+    int ntimers;
+    uint64_t seq;
+    int arrived, *barrier_order;
+    int nfinished;
+    int running; /* the rank running, -1: the scheduler */
+    int oom;
+} E;
+
+static inline frank *rank_of(sp_ctx *c) { return (frank *)c; }
+
+/* ---- scheduling ---- */
+
+static void make_ready(int r)
+{
+    E.r[r].state = R_READY;
+    E.ready[(E.ready_head + E.nready) % E.P] = r;
+    E.nready++;
+}
+
+static void block(frank *f, int state)
+{
+    f->state = state;
+    spf_coro_yield(E.coro, f->ctx.rank);
+}
+
+static int timer_less(int a, int b)
+{
+    return E.r[a].wake < E.r[b].wake || (E.r[a].wake == E.r[b].wake && E.r[a].seq < E.r[b].seq);
+}
+
+static void timer_set(int i, int r)
+{
+    E.timers[i] = r;
+    E.r[r].heap = i;
+}
+
+static void timer_push(int r)
+{
+    int i = E.ntimers++;
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (!timer_less(r, E.timers[p]))
+            break;
+        timer_set(i, E.timers[p]);
+        i = p;
+    }
+    timer_set(i, r);
+}
+
+static int timer_pop(void)
+{
+    int top = E.timers[0];
+    int last = E.timers[--E.ntimers];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= E.ntimers)
+            break;
+        if (c + 1 < E.ntimers && timer_less(E.timers[c + 1], E.timers[c]))
+            c++;
+        if (!timer_less(E.timers[c], last))
+            break;
+        timer_set(i, E.timers[c]);
+        i = c;
+    }
+    if (E.ntimers > 0)
+        timer_set(i, last);
+    return top;
+}
+
+static void sleep_until(frank *f, double t)
+{
+    if (t <= E.now)
+        return;
+    f->wake = t;
+    f->seq = E.seq++;
+    timer_push(f->ctx.rank);
+    block(f, R_SLEEP);
+}
+
+/* ---- messages ---- */
+
+static void *alloc0(size_t n)
+{
+    void *p = calloc(1, n);
+    if (!p)
+        E.oom = 1;
+    return p;
+}
+
+static void start_flow(fmsg *m, fget *g)
+{
+    m->get = g;
+    g->m = m;
+    spf_route_info ri;
+    if (spf_route(E.routes, E.hosts[m->src], m->src, E.hosts[m->dst], m->dst, (double)m->bytes, &ri) != 0) {
+        sp_fail(E.sh, "no route from rank %d to rank %d", m->src, m->dst);
+        return;
+    }
+    if (spf_flow_start(E.net, E.now, (double)m->bytes, ri.latency, ri.bound, ri.penalty, ri.rf, ri.links,
+                       ri.coefs, ri.nlinks, m) != 0) {
+        E.oom = 1;
+        sp_fail(E.sh, "out of memory for a message of rank %d", m->src);
+    }
+}
+
+/* a slot opened at rank f: the oldest waiting send takes it, or it waits */
+static int post_get(frank *f)
+{
+    fget *g = f->free_get;
+    if (g)
+        f->free_get = g->next;
+    else if (!(g = alloc0(sizeof *g)))
+        return -1;
+    memset(g, 0, sizeof *g);
+    g->prev = f->gets_tail;
+    if (f->gets_tail)
+        f->gets_tail->next = g;
+    else
+        f->gets_head = g;
+    f->gets_tail = g;
+    f->ngets_pending++;
+    if (f->mbox_head) {
+        fmsg *m = f->mbox_head;
+        f->mbox_head = m->next;
+        if (!f->mbox_head)
+            f->mbox_tail = NULL;
+        m->next = NULL;
+        start_flow(m, g);
+    } else if (!f->first_free) {
+        f->first_free = g;
+    }
+    return 0;
+}
+
+static int ensure_gets(frank *f)
+{
+    while (f->ngets_pending < f->nposted - f->nheld)
+        if (post_get(f) != 0)
+            return -1;
+    return 0;
+}
+
+static void complete_req(frank *f, sp_req *r, long long result)
+{
+    r->done = 1;
+    r->result = result;
+    if (r->waited) {
+        f->waiting_remaining--;
+        if (!r->is_send)
+            f->waiting_recvs--;
+    }
+}
+
+static void copy_into(sp_req *r, const fmsg *m)
+{
+    if (m->bytes > r->cap) {
+        r->result = SP_ERR_TRUNC;
+        return;
+    }
+    if (r->buf && m->has_data && m->bytes)
+        memcpy(r->buf, m->data, m->bytes);
+    r->result = (long long)m->bytes;
+}
+
+/* a message whose order is settled: to a posted receive, or queued */
+static void deliver(frank *f, fmsg *m)
+{
+    sp_ctx *c = &f->ctx;
+    sp_msg_event ev = {m->iter, m->phase, m->src, c->rank, m->tag, m->bytes, m->t_post, m->t_done};
+    sp_deliver(c, &ev);
+    sp_req *prev = NULL;
+    for (sp_req *r = f->posted_head; r; prev = r, r = r->next) {
+        if (r->peer == m->src && r->tag == m->tag) {
+            if (prev)
+                prev->next = r->next;
+            else
+                f->posted_head = r->next;
+            if (f->posted_tail == r)
+                f->posted_tail = prev;
+            f->nposted--;
+            if (c->shim->disturb)
+                sp_disturb_heard(c->shim->disturb, c, &m->path, m->src, r->t_posted > m->t_post ? r->t_posted : m->t_post,
+                                 m->t_done);
+            copy_into(r, m);
+            complete_req(f, r, r->result);
+            free(m);
+            return;
+        }
+    }
+    m->next = NULL;
+    if (c->shim->disturb)
+        sp_disturb_heard(c->shim->disturb, c, &m->path, m->src, m->t_post, m->t_done);
+    if (f->unexp_tail)
+        f->unexp_tail->next = m;
+    else
+        f->unexp_head = m;
+    f->unexp_tail = m;
+}
+
+static int order_settled(const fget *g)
+{
+    for (const fget *h = g->prev; h; h = h->prev)
+        if (!h->done && h->m && h->m->src == g->m->src)
+            return 0;
+    return 1;
+}
+
+static void unlink_get(frank *f, fget *g)
+{
+    if (g->prev)
+        g->prev->next = g->next;
+    else
+        f->gets_head = g->next;
+    if (g->next)
+        g->next->prev = g->prev;
+    else
+        f->gets_tail = g->prev;
+    g->next = f->free_get;
+    f->free_get = g;
+}
+
+/* the rank looks at a slot whose message is through (transport.c's on_get_done) */
+static void get_done(frank *f, fget *g)
+{
+    g->done = 1;
+    f->ngets_pending--;
+    if (!order_settled(g)) {
+        f->nheld++;
+        return;
+    }
+    fmsg *m = g->m;
+    unlink_get(f, g);
+    deliver(f, m);
+    for (fget *h = f->gets_head; h;) {
+        fget *next = h->next;
+        if (h->done && h->m && order_settled(h)) {
+            fmsg *hm = h->m;
+            f->nheld--;
+            unlink_get(f, h);
+            deliver(f, hm);
+            next = f->gets_head;
+        }
+        h = next;
+    }
+}
+
+/* the scheduler: a message's flow has ended at t */
+static void flow_done(void *ctx, void *owner, double t)
+{
+    (void)ctx;
+    fmsg *m = owner;
+    m->t_done = t;
+    sp_req *s = m->sreq;
+    frank *fs = &E.r[m->src];
+    if (s) {
+        complete_req(fs, s, s->result);
+        if (fs->state == R_WAIT && fs->waiting_remaining <= 0)
+            make_ready(m->src);
+    }
+    frank *fd = &E.r[m->dst];
+    fget *g = m->get;
+    g->through = 1;
+    g->next_done = NULL;
+    if (fd->done_tail)
+        fd->done_tail->next_done = g;
+    else
+        fd->done_head = g;
+    fd->done_tail = g;
+    if (fd->state == R_WAIT)
+        make_ready(m->dst);
+}
+
+/* ---- the backend's operations ---- */
+
+static sp_req *new_req(frank *f)
+{
+    sp_req *r = f->free_req;
+    if (r)
+        f->free_req = r->next_free;
+    else if (!(r = malloc(sizeof *r)))
+        return NULL;
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+static void req_free(frank *f, sp_req *r)
+{
+    r->next_free = f->free_req;
+    f->free_req = r;
+}
+
+static double send_overhead(const sp_ctx *c, size_t bytes)
+{
+    const sp_device *d = c->shim->dev;
+    return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
+}
+
+static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
+{
+    frank *f = rank_of(c);
+    double o = send_overhead(c, bytes);
+    if (o > 0) {
+        sleep_until(f, E.now + o);
+        if (t_post > 0 || c->shim->want_times)
+            t_post = E.now;
+    }
+    size_t datasz = buf ? bytes : 0;
+    fmsg *m = malloc(sizeof *m + datasz);
+    sp_req *r = m ? new_req(f) : NULL;
+    if (!r) {
+        free(m);
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->src = c->rank;
+    m->dst = dst;
+    m->tag = tag;
+    m->iter = c->iter;
+    m->phase = c->phase;
+    m->bytes = bytes;
+    m->t_post = t_post;
+    m->has_data = buf != NULL;
+    if (datasz)
+        memcpy(m->data, buf, datasz);
+    if (c->shim->disturb)
+        m->path = sp_disturb_path_out(c->shim->disturb, c);
+    r->is_send = 1;
+    r->peer = dst;
+    r->tag = tag;
+    r->result = (long long)bytes;
+    m->sreq = r;
+    frank *d = &E.r[dst];
+    if (d->first_free) {
+        fget *g = d->first_free;
+        d->first_free = g->next; /* the free slots are the newest: every later one is free too */
+        start_flow(m, g);
+    } else {
+        if (d->mbox_tail)
+            d->mbox_tail->next = m;
+        else
+            d->mbox_head = m;
+        d->mbox_tail = m;
+    }
+    return r;
+}
+
+static sp_req *fe_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
+{
+    frank *f = rank_of(c);
+    sp_req *r = new_req(f);
+    if (!r)
+        return NULL;
+    r->peer = src;
+    r->tag = tag;
+    r->buf = buf;
+    r->cap = cap;
+    r->t_posted = E.now;
+    fmsg *prev = NULL;
+    for (fmsg *m = f->unexp_head; m; prev = m, m = m->next) {
+        if (m->src == src && m->tag == tag) {
+            if (prev)
+                prev->next = m->next;
+            else
+                f->unexp_head = m->next;
+            if (f->unexp_tail == m)
+                f->unexp_tail = prev;
+            copy_into(r, m);
+            r->done = 1;
+            free(m);
+            return r;
+        }
+    }
+    if (f->posted_tail)
+        f->posted_tail->next = r;
+    else
+        f->posted_head = r;
+    f->posted_tail = r;
+    f->nposted++;
+    if (ensure_gets(f) != 0) {
+        sp_req *p = NULL;
+        for (sp_req *q = f->posted_head; q != r; q = q->next)
+            p = q;
+        if (p)
+            p->next = NULL;
+        else
+            f->posted_head = NULL;
+        f->posted_tail = p;
+        f->nposted--;
+        req_free(f, r);
+        return NULL;
+    }
+    return r;
+}
+
+/* the slots through since the rank last looked */
+static int take_done(frank *f)
+{
+    int n = 0;
+    while (f->done_head) {
+        fget *g = f->done_head;
+        f->done_head = g->next_done;
+        if (!f->done_head)
+            f->done_tail = NULL;
+        get_done(f, g);
+        if (ensure_gets(f) != 0)
+            return -1;
+        n++;
+    }
+    return n;
+}
+
+static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
+{
+    frank *f = rank_of(c);
+    f->waiting_remaining = 0;
+    f->waiting_recvs = 0;
+    for (int i = 0; i < n; i++)
+        if (reqs[i] && !reqs[i]->done) {
+            reqs[i]->waited = 1;
+            f->waiting_remaining++;
+            f->waiting_recvs += !reqs[i]->is_send;
+        }
+    for (;;) {
+        if (take_done(f) < 0)
+            return SP_ERR_MEM;
+        if (f->waiting_remaining <= 0)
+            break;
+        block(f, R_WAIT);
+        if (c->shim->failed && f->state == R_DONE) /* woken to end: the run is over (deadlock) */
+            return SP_ERR_COMM;
+    }
+    int rc = 0;
+    const sp_device *dev = c->shim->dev;
+    double o = dev ? dev->call_o : 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i]) {
+            if (sizes)
+                sizes[i] = 0;
+            continue;
+        }
+        long long res = reqs[i]->result;
+        if (dev && !reqs[i]->is_send && res >= 0)
+            o += dev->recv_o + sp_device_copy_time(dev, (double)res);
+        if (res < 0 && rc == 0)
+            rc = (int)res;
+        if (sizes)
+            sizes[i] = res < 0 ? 0 : (size_t)res;
+        req_free(f, reqs[i]);
+        reqs[i] = NULL;
+    }
+    if (o > 0)
+        sleep_until(f, E.now + o);
+    return rc;
+}
+
+static double fe_now(const sp_ctx *c)
+{
+    (void)c;
+    return E.now;
+}
+
+static void fe_advance(sp_ctx *c, double seconds)
+{
+    if (seconds > 0)
+        sleep_until(rank_of(c), E.now + seconds);
+}
+
+static void fe_barrier(sp_ctx *c, void (*last)(void *), void *arg)
+{
+    frank *f = rank_of(c);
+    if (E.arrived + 1 == E.P) {
+        if (last)
+            last(arg);
+        for (int i = 0; i < E.arrived; i++)
+            make_ready(E.barrier_order[i]);
+        E.arrived = 0;
+        return;
+    }
+    E.barrier_order[E.arrived++] = c->rank;
+    block(f, R_BARRIER);
+}
+
+static const sp_backend flow_transport = {"simgrid", fe_isend, fe_irecv, fe_waitall, fe_now, fe_advance, fe_barrier,
+                                          NULL};
+
+static void rank_body(void *arg)
+{
+    frank *f = arg;
+    spf_coro_started(E.coro);
+    f->ctx.shim->rank_main(&f->ctx, f->ctx.shim->rank_arg);
+    f->state = R_DONE;
+    E.nfinished++;
+    spf_coro_exit(E.coro, f->ctx.rank);
+}
+
+/* ---- the run ---- */
+
+static void free_rank(frank *f)
+{
+    while (f->unexp_head) {
+        fmsg *m = f->unexp_head;
+        f->unexp_head = m->next;
+        free(m);
+    }
+    while (f->mbox_head) {
+        fmsg *m = f->mbox_head;
+        f->mbox_head = m->next;
+        free(m);
+    }
+    while (f->posted_head) {
+        sp_req *r = f->posted_head;
+        f->posted_head = r->next;
+        free(r);
+    }
+    while (f->free_req) {
+        sp_req *r = f->free_req;
+        f->free_req = r->next_free;
+        free(r);
+    }
+    while (f->gets_head) {
+        fget *g = f->gets_head;
+        f->gets_head = g->next;
+        if (g->m && g->through) /* delivered messages are freed by the receive */
+            free(g->m);
+        free(g);
+    }
+    while (f->free_get) {
+        fget *g = f->free_get;
+        f->free_get = g->next;
+        free(g);
+    }
+}
+
+static void free_all(void)
+{
+    if (E.r)
+        for (int i = 0; i < E.P; i++)
+            free_rank(&E.r[i]);
+    spf_routes_free(E.routes);
+    spf_net_free(E.net);
+    spf_coros_free(E.coro);
+    free(E.r);
+    free(E.ready);
+    free(E.timers);
+    free(E.barrier_order);
+    memset(&E, 0, sizeof E);
+}
+
+static void drop_flow(void *ctx, void *owner, double t)
+{
+    (void)ctx;
+    (void)owner;
+    (void)t;
+}
+
+int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size_t errlen)
+{
+    memset(&E, 0, sizeof E);
+    E.sh = sh;
+    E.P = P;
+    E.hosts = hosts;
+    E.running = -1;
+    E.r = calloc((size_t)P, sizeof *E.r);
+    E.ready = calloc((size_t)P, sizeof *E.ready);
+    E.timers = calloc((size_t)P, sizeof *E.timers);
+    E.barrier_order = calloc((size_t)P, sizeof *E.barrier_order);
+    void **args = calloc((size_t)P, sizeof *args);
+    E.net = spf_net_new();
+    if (!E.r || !E.ready || !E.timers || !E.barrier_order || !args || !E.net) {
+        free(args);
+        free_all();
+        snprintf(err, errlen, "out of memory for %d ranks", P);
+        return 1;
+    }
+    E.routes = spf_routes_new(E.net, err, errlen);
+    if (!E.routes) {
+        free(args);
+        free_all();
+        return 1;
+    }
+    for (int i = 0; i < P; i++) {
+        frank *f = &E.r[i];
+        f->ctx.rank = i;
+        f->ctx.size = P;
+        f->ctx.be = &flow_transport;
+        f->ctx.be_state = f;
+        f->ctx.shim = sh;
+        f->heap = -1;
+        args[i] = f;
+    }
+    /* 1 MiB of address space per rank, as the SimGrid backend gives its actors */
+    E.coro = spf_coros_new(P, (size_t)1 << 20, rank_body, args, err, errlen);
+    free(args);
+    if (!E.coro) {
+        free_all();
+        return 1;
+    }
+    for (int i = 0; i < P; i++)
+        make_ready(i);
+    uint64_t events = 0;
+    for (;;) {
+        while (E.nready > 0) {
+            int r = E.ready[E.ready_head];
+            E.ready_head = (E.ready_head + 1) % P;
+            E.nready--;
+            E.r[r].state = R_RUN;
+            E.running = r;
+            spf_coro_resume(E.coro, r);
+            E.running = -1;
+        }
+        if (E.oom || sh->failed)
+            break;
+        spf_net_solve(E.net, E.now);
+        double tn = spf_net_next(E.net);
+        double tt = E.ntimers ? E.r[E.timers[0]].wake : INFINITY;
+        double t = tn < tt ? tn : tt;
+        if (!isfinite(t))
+            break;
+        if (t > E.now)
+            E.now = t;
+        if (tn <= t)
+            spf_net_advance(E.net, t, flow_done, NULL);
+        while (E.ntimers && E.r[E.timers[0]].wake <= t)
+            make_ready(timer_pop());
+        events++;
+    }
+    int unfinished = 0, first = -1;
+    for (int i = 0; i < P; i++)
+        if (E.r[i].state != R_DONE) {
+            if (first < 0)
+                first = i;
+            unfinished++;
+        }
+    if (st) {
+        st->flows = spf_net_flows_started(E.net);
+        spf_net_work(E.net, &st->solves, &st->rerated);
+        st->events = events;
+    }
+    int rc = 0;
+    if (E.oom) {
+        snprintf(err, errlen, "out of memory during the simulation");
+        rc = 1;
+    } else if (sh->failed) {
+        snprintf(err, errlen, "%s", sh->errmsg);
+        rc = 1;
+    } else if (unfinished) {
+        snprintf(err, errlen,
+                 "simulation ended with %d of %d ranks blocked (first: rank %d): a receive that can never be "
+                 "matched, or a send nobody receives",
+                 unfinished, P, first);
+        rc = 1;
+    }
+    /* flows still under way when the run stopped */
+    spf_net_advance(E.net, INFINITY, drop_flow, NULL);
+    free_all();
+    return rc;
+}

@@ -1,0 +1,557 @@
+/* fluid.c - max-min fair sharing of links among flows (fluid.h says what).
+ *
+ * Shape, and why:
+ *  - Every flow has one place in one indexed heap, keyed by its next event
+ *    (the end of its latency, or its end at the current rate); a changed
+ *    rate moves it in place, so the heap never holds stale entries.
+ *  - A flow's bytes are brought up to date only when its rate changes
+ *    (remaining -= rate x elapsed), as SimGrid's lazy update does; a flow
+ *    whose rate a solve leaves alone costs nothing.
+ *  - A solve starts from the links whose set of flows changed and takes in
+ *    everything connected to them through flows; the rest of the network
+ *    keeps its rates, which a change elsewhere cannot touch.
+ *  - Progressive filling (Bertsekas and Gallager, Data Networks, 1992,
+ *    section 6.5.2), weighted as SimGrid's lmm weights it: a link of
+ *    remaining capacity R whose unfixed flows i have consumptions a_i and
+ *    penalties p_i saturates at the level R / sum(a_i / p_i); the link with
+ *    the lowest level saturates first, each of its unfixed flows gets
+ *    level / p_i, and a flow bound below that (bound x p_i under the level)
+ *    is fixed at its bound first.
+ */
+#include "fluid.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { LATENT = 0, ACTIVE, ENDED };
+
+typedef struct {
+    int link;
+    int pos; /* its place in the link's list */
+    double coef;
+} elem;
+
+typedef struct flow {
+    double remaining, rate, bound, penalty;
+    double rf;      /* bytes per second per unit of solved value (the model's bandwidth factor) */
+    double t_last;  /* remaining is as of then */
+    double t_event; /* heap key */
+    int heap;       /* place in the heap, -1 none */
+    int state, nel;
+    unsigned stamp; /* visited by the current solve */
+    int fixed;      /* rate set in the current solve */
+    double newrate;
+    void *owner;
+    elem *el;
+    elem inl[8];
+    struct flow *next_free;
+} flow;
+
+typedef struct {
+    flow **f; /* flows through it (active ones) */
+    int *fe;  /* which of the flow's elements */
+    int nf, cap;
+    double capacity;
+    unsigned stamp;   /* in the current solve's part */
+    unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
+    double rem, usage;
+    int unfixed;
+} link;
+
+struct spf_net {
+    link *l;
+    int nl, capl;
+    flow **heap;
+    int nheap, capheap;
+    flow *free_flows;
+    int live;
+    uint64_t started, solves, rerated;
+    /* links changed since the last solve */
+    int *chg;
+    int nchg, capchg;
+    unsigned chg_mark, stamp;
+    /* the current solve's part */
+    int *qlinks;
+    int nq, capq;
+    flow **qflows;
+    int nqf, capqf;
+    double now_solved;
+};
+
+/* ---- the heap ---- */
+
+static void heap_set(spf_net *n, int i, flow *f)
+{
+    n->heap[i] = f;
+    f->heap = i;
+}
+
+static void heap_up(spf_net *n, int i)
+{
+    flow *f = n->heap[i];
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (n->heap[p]->t_event <= f->t_event)
+            break;
+        heap_set(n, i, n->heap[p]);
+        i = p;
+    }
+    heap_set(n, i, f);
+}
+
+static void heap_down(spf_net *n, int i)
+{
+    flow *f = n->heap[i];
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= n->nheap)
+            break;
+        if (c + 1 < n->nheap && n->heap[c + 1]->t_event < n->heap[c]->t_event)
+            c++;
+        if (n->heap[c]->t_event >= f->t_event)
+            break;
+        heap_set(n, i, n->heap[c]);
+        i = c;
+    }
+    heap_set(n, i, f);
+}
+
+static int heap_push(spf_net *n, flow *f)
+{
+    if (n->nheap == n->capheap) {
+        int nc = n->capheap ? 2 * n->capheap : 256;
+        flow **h = realloc(n->heap, (size_t)nc * sizeof *h);
+        if (!h)
+            return -1;
+        n->heap = h;
+        n->capheap = nc;
+    }
+    heap_set(n, n->nheap++, f);
+    heap_up(n, f->heap);
+    return 0;
+}
+
+static void heap_remove(spf_net *n, flow *f)
+{
+    int i = f->heap;
+    f->heap = -1;
+    n->nheap--;
+    if (i == n->nheap)
+        return;
+    flow *m = n->heap[n->nheap];
+    heap_set(n, i, m);
+    heap_up(n, i);
+    heap_down(n, m->heap);
+}
+
+/* a flow's key changed (it is in the heap) */
+static void heap_move(spf_net *n, flow *f, double t)
+{
+    double old = f->t_event;
+    f->t_event = t;
+    if (t < old)
+        heap_up(n, f->heap);
+    else
+        heap_down(n, f->heap);
+}
+
+/* ---- links ---- */
+
+spf_net *spf_net_new(void) { return calloc(1, sizeof(spf_net)); }
+
+void spf_net_free(spf_net *n)
+{
+    if (!n)
+        return;
+    for (int i = 0; i < n->nl; i++) {
+        free(n->l[i].f);
+        free(n->l[i].fe);
+    }
+    for (int i = 0; i < n->nheap; i++) {
+        if (n->heap[i]->el != n->heap[i]->inl)
+            free(n->heap[i]->el);
+        free(n->heap[i]);
+    }
+    while (n->free_flows) {
+        flow *f = n->free_flows;
+        n->free_flows = f->next_free;
+        free(f);
+    }
+    free(n->l);
+    free(n->heap);
+    free(n->chg);
+    free(n->qlinks);
+    free(n->qflows);
+    free(n);
+}
+
+int spf_net_add_link(spf_net *n, double capacity)
+{
+    if (n->nl == n->capl) {
+        int nc = n->capl ? 2 * n->capl : 64;
+        link *l = realloc(n->l, (size_t)nc * sizeof *l);
+        if (!l)
+            return -1;
+        n->l = l;
+        n->capl = nc;
+    }
+    link *k = &n->l[n->nl];
+    memset(k, 0, sizeof *k);
+    k->capacity = capacity;
+    return n->nl++;
+}
+
+int spf_net_links(const spf_net *n) { return n->nl; }
+
+static int mark_changed(spf_net *n, int li)
+{
+    link *k = &n->l[li];
+    if (k->changed == n->chg_mark + 1)
+        return 0;
+    if (n->nchg == n->capchg) {
+        int nc = n->capchg ? 2 * n->capchg : 64;
+        int *c = realloc(n->chg, (size_t)nc * sizeof *c);
+        if (!c)
+            return -1;
+        n->chg = c;
+        n->capchg = nc;
+    }
+    k->changed = n->chg_mark + 1;
+    n->chg[n->nchg++] = li;
+    return 0;
+}
+
+void spf_net_set_capacity(spf_net *n, int li, double capacity, double now)
+{
+    (void)now;
+    n->l[li].capacity = capacity;
+    mark_changed(n, li);
+}
+
+static int link_add(spf_net *n, flow *f, int e)
+{
+    link *k = &n->l[f->el[e].link];
+    if (k->nf == k->cap) {
+        int nc = k->cap ? 2 * k->cap : 4;
+        flow **ff = realloc(k->f, (size_t)nc * sizeof *ff);
+        if (!ff)
+            return -1;
+        k->f = ff;
+        int *fe = realloc(k->fe, (size_t)nc * sizeof *fe);
+        if (!fe)
+            return -1;
+        k->fe = fe;
+        k->cap = nc;
+    }
+    f->el[e].pos = k->nf;
+    k->f[k->nf] = f;
+    k->fe[k->nf] = e;
+    k->nf++;
+    return mark_changed(n, f->el[e].link);
+}
+
+static void link_remove(spf_net *n, flow *f, int e)
+{
+    link *k = &n->l[f->el[e].link];
+    int pos = f->el[e].pos;
+    k->nf--;
+    if (pos != k->nf) {
+        k->f[pos] = k->f[k->nf];
+        k->fe[pos] = k->fe[k->nf];
+        k->f[pos]->el[k->fe[pos]].pos = pos;
+    }
+    mark_changed(n, f->el[e].link);
+}
+
+/* ---- flows ---- */
+
+int spf_flow_start(spf_net *n, double now, double bytes, double latency, double bound, double penalty, double rf,
+                   const int *links, const double *coefs, int nlinks, void *owner)
+{
+    flow *f = n->free_flows;
+    if (f)
+        n->free_flows = f->next_free;
+    else if (!(f = malloc(sizeof *f)))
+        return -1;
+    memset(f, 0, offsetof(flow, inl));
+    f->el = nlinks <= (int)(sizeof f->inl / sizeof f->inl[0]) ? f->inl : malloc((size_t)nlinks * sizeof *f->el);
+    if (!f->el) {
+        f->next_free = n->free_flows;
+        n->free_flows = f;
+        return -1;
+    }
+    for (int i = 0; i < nlinks; i++) {
+        f->el[i].link = links[i];
+        f->el[i].coef = coefs ? coefs[i] : 1.0;
+        f->el[i].pos = -1;
+    }
+    f->nel = nlinks;
+    f->remaining = bytes;
+    f->bound = bound > 0 ? bound : INFINITY;
+    f->penalty = penalty > 0 ? penalty : 1.0;
+    f->rf = rf > 0 ? rf : 1.0;
+    f->owner = owner;
+    f->t_last = now;
+    f->state = LATENT;
+    f->t_event = now + (latency > 0 ? latency : 0);
+    f->heap = -1;
+    if (heap_push(n, f) != 0) {
+        if (f->el != f->inl)
+            free(f->el);
+        f->next_free = n->free_flows;
+        n->free_flows = f;
+        return -1;
+    }
+    n->live++;
+    n->started++;
+    return 0;
+}
+
+/* a latent flow's latency is over: it joins its links */
+static int activate(spf_net *n, flow *f, double t)
+{
+    f->state = ACTIVE;
+    f->t_last = t;
+    f->rate = 0;
+    /* with nothing to move, or no link to share and no bound: through at once */
+    if (f->remaining <= 0 || (f->nel == 0 && !isfinite(f->bound))) {
+        f->remaining = 0;
+        f->t_event = t;
+        heap_move(n, f, t);
+        return 0;
+    }
+    if (f->nel == 0) { /* alone under its bound */
+        f->rate = f->bound * f->rf;
+        heap_move(n, f, t + f->remaining / f->rate);
+        return 0;
+    }
+    for (int e = 0; e < f->nel; e++)
+        if (link_add(n, f, e) != 0)
+            return -1;
+    heap_move(n, f, INFINITY); /* until the solve rates it */
+    return 0;
+}
+
+static void end_flow(spf_net *n, flow *f)
+{
+    heap_remove(n, f);
+    if (f->state == ACTIVE)
+        for (int e = 0; e < f->nel; e++)
+            if (f->el[e].pos >= 0)
+                link_remove(n, f, e);
+    f->state = ENDED;
+    if (f->el != f->inl)
+        free(f->el);
+    f->next_free = n->free_flows;
+    n->free_flows = f;
+    n->live--;
+}
+
+double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
+
+/* SimGrid 3.32 ends every action due within surf/precision (1e-9 s) of
+ * the clock at the clock (network_cm02.cpp, update_actions_state_lazy) */
+#define SAME_INSTANT 1e-9
+
+void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx)
+{
+    while (n->nheap && n->heap[0]->t_event <= t + SAME_INSTANT) {
+        flow *f = n->heap[0];
+        double te = t;
+        if (f->state == LATENT) {
+            activate(n, f, te);
+            if (f->t_event > te) /* it moves now, or waits for the solve to rate it */
+                continue;
+        }
+        void *owner = f->owner;
+        end_flow(n, f);
+        done(ctx, owner, te);
+    }
+}
+
+/* ---- the solve ---- */
+
+static int push_qlink(spf_net *n, int li)
+{
+    if (n->nq == n->capq) {
+        int nc = n->capq ? 2 * n->capq : 256;
+        int *q = realloc(n->qlinks, (size_t)nc * sizeof *q);
+        if (!q)
+            return -1;
+        n->qlinks = q;
+        n->capq = nc;
+    }
+    n->qlinks[n->nq++] = li;
+    n->l[li].stamp = n->stamp;
+    return 0;
+}
+
+static int push_qflow(spf_net *n, flow *f)
+{
+    if (n->nqf == n->capqf) {
+        int nc = n->capqf ? 2 * n->capqf : 256;
+        flow **q = realloc(n->qflows, (size_t)nc * sizeof *q);
+        if (!q)
+            return -1;
+        n->qflows = q;
+        n->capqf = nc;
+    }
+    n->qflows[n->nqf++] = f;
+    f->stamp = n->stamp;
+    return 0;
+}
+
+/* the part of the sharing graph the changed links reach */
+static int gather(spf_net *n)
+{
+    n->stamp++;
+    if (n->stamp == 0) { /* wrapped: no stale stamp may match */
+        for (int i = 0; i < n->nl; i++)
+            n->l[i].stamp = 0;
+        for (int i = 0; i < n->nheap; i++)
+            n->heap[i]->stamp = 0;
+        n->stamp = 1;
+    }
+    n->nq = n->nqf = 0;
+    for (int i = 0; i < n->nchg; i++)
+        if (n->l[n->chg[i]].stamp != n->stamp && push_qlink(n, n->chg[i]) != 0)
+            return -1;
+    for (int h = 0; h < n->nq; h++) {
+        link *k = &n->l[n->qlinks[h]];
+        for (int j = 0; j < k->nf; j++) {
+            flow *f = k->f[j];
+            if (f->stamp == n->stamp)
+                continue;
+            if (push_qflow(n, f) != 0)
+                return -1;
+            for (int e = 0; e < f->nel; e++)
+                if (n->l[f->el[e].link].stamp != n->stamp && push_qlink(n, f->el[e].link) != 0)
+                    return -1;
+        }
+    }
+    return 0;
+}
+
+/* fixes flow f at rate r: the links it crosses lose what it takes */
+static void fix(spf_net *n, flow *f, double r)
+{
+    f->fixed = 1;
+    f->newrate = r;
+    for (int e = 0; e < f->nel; e++) {
+        link *k = &n->l[f->el[e].link];
+        k->rem -= f->el[e].coef * r;
+        if (k->rem < 0)
+            k->rem = 0;
+        k->usage -= f->el[e].coef / f->penalty;
+        k->unfixed--;
+    }
+}
+
+#define REL_EPS 1e-9
+
+static void fill(spf_net *n)
+{
+    for (int h = 0; h < n->nq; h++) {
+        link *k = &n->l[n->qlinks[h]];
+        k->rem = k->capacity;
+        k->usage = 0;
+        k->unfixed = 0;
+    }
+    for (int i = 0; i < n->nqf; i++) {
+        flow *f = n->qflows[i];
+        f->fixed = 0;
+        f->newrate = 0;
+        for (int e = 0; e < f->nel; e++) {
+            link *k = &n->l[f->el[e].link];
+            k->usage += f->el[e].coef / f->penalty;
+            k->unfixed++;
+        }
+    }
+    int left = n->nqf;
+    while (left > 0) {
+        double level = INFINITY;
+        for (int h = 0; h < n->nq; h++) {
+            link *k = &n->l[n->qlinks[h]];
+            if (k->unfixed > 0 && k->usage > 0) {
+                double lv = k->rem / k->usage;
+                if (lv < level)
+                    level = lv;
+            }
+        }
+        double blevel = INFINITY;
+        for (int i = 0; i < n->nqf; i++) {
+            flow *f = n->qflows[i];
+            if (!f->fixed && f->bound * f->penalty < blevel)
+                blevel = f->bound * f->penalty;
+        }
+        int before = left;
+        if (blevel < level) {
+            double lim = blevel * (1 + REL_EPS);
+            for (int i = 0; i < n->nqf; i++) {
+                flow *f = n->qflows[i];
+                if (!f->fixed && f->bound * f->penalty <= lim) {
+                    fix(n, f, f->bound);
+                    left--;
+                }
+            }
+        } else if (isfinite(level)) {
+            double lim = level * (1 + REL_EPS);
+            for (int h = 0; h < n->nq; h++) {
+                link *k = &n->l[n->qlinks[h]];
+                if (k->unfixed <= 0 || k->usage <= 0 || k->rem > lim * k->usage)
+                    continue;
+                for (int j = 0; j < k->nf; j++) {
+                    flow *f = k->f[j];
+                    if (f->fixed)
+                        continue;
+                    double r = level / f->penalty;
+                    fix(n, f, r < f->bound ? r : f->bound);
+                    left--;
+                }
+            }
+        }
+        if (left == before) /* nothing binds what is left: no link limits it (cannot happen with links) */
+            for (int i = 0; i < n->nqf; i++)
+                if (!n->qflows[i]->fixed) {
+                    fix(n, n->qflows[i], n->qflows[i]->bound);
+                    left--;
+                }
+    }
+}
+
+void spf_net_solve(spf_net *n, double now)
+{
+    if (n->nchg == 0)
+        return;
+    n->solves++;
+    if (gather(n) != 0) { /* out of memory: keep the old rates; the next solve tries again */
+        return;
+    }
+    n->chg_mark++;
+    n->nchg = 0;
+    fill(n);
+    for (int i = 0; i < n->nqf; i++) {
+        flow *f = n->qflows[i];
+        double rate = f->newrate * f->rf;
+        if (rate == f->rate && f->t_event != INFINITY)
+            continue;
+        n->rerated++;
+        f->remaining -= f->rate * (now - f->t_last);
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->t_last = now;
+        f->rate = rate;
+        heap_move(n, f, f->rate > 0 ? now + f->remaining / f->rate : INFINITY);
+    }
+    n->now_solved = now;
+}
+
+uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
+int spf_net_flows_live(const spf_net *n) { return n->live; }
+void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated)
+{
+    *solves = n->solves;
+    *rerated = n->rerated;
+}

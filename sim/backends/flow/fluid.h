@@ -1,0 +1,63 @@
+/* fluid.h - the flow engine's network: flows sharing links by max-min
+ * fairness, as SimGrid's network models share them, without SimGrid's
+ * per-message machinery.
+ *
+ * A flow of S bytes waits its route's latency, then moves at the rate the
+ * sharing gives it until its bytes are through.  Rates are the weighted
+ * max-min fair allocation (progressive filling: the most loaded link
+ * saturates first and fixes the rates of the flows through it, each in
+ * inverse proportion to its penalty; a flow's own bound caps it), re-solved
+ * only over the links and flows a change can reach (the connected part of
+ * the sharing graph around the links whose flows changed), once per instant
+ * however many flows start and end in it.  A link of SimGrid's FATPIPE
+ * policy does not share: it is a bound of each flow through it, which the
+ * caller folds into the flow's bound.
+ */
+#ifndef SPARSIM_FLOW_FLUID_H
+#define SPARSIM_FLOW_FLUID_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct spf_net spf_net;
+
+spf_net *spf_net_new(void);
+void spf_net_free(spf_net *n);
+
+/* a shared link of `capacity` bytes per second: its id, or -1 (memory) */
+int spf_net_add_link(spf_net *n, double capacity);
+int spf_net_links(const spf_net *n);
+/* changes a link's capacity from now on (degraded links) */
+void spf_net_set_capacity(spf_net *n, int link, double capacity, double now);
+
+/* a flow posted at `now`: `bytes` after `latency` seconds, through links[i]
+ * with consumption coefs[i] (NULL: all 1).  The sharing solves for a value
+ * x per flow in the links' units, at most `bound` (<= 0: none), weighted by
+ * 1 / penalty (> 0); the flow moves rf x bytes per second (SimGrid applies
+ * its bandwidth factor after the solve, as rf).
+ * owner comes back when it ends.  0, or -1 (memory). */
+int spf_flow_start(spf_net *n, double now, double bytes, double latency, double bound, double penalty, double rf,
+                   const int *links, const double *coefs, int nlinks, void *owner);
+
+/* the rates after the changes made since the last solve, at time now */
+void spf_net_solve(spf_net *n, double now);
+/* when the next flow event is due (a latency over, a flow through): INFINITY when none */
+double spf_net_next(const spf_net *n);
+/* processes every flow event due at t, the next (spf_net_next), or within
+ * 1e-9 s after it, as at t: done(ctx, owner, t) for each flow that ends */
+void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx);
+
+/* flows started, and flows still under way (latent or moving) */
+uint64_t spf_net_flows_started(const spf_net *n);
+int spf_net_flows_live(const spf_net *n);
+/* counters of the solver's work: solves, flows re-rated over all solves */
+void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

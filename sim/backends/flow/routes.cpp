@@ -1,0 +1,227 @@
+/* routes.cpp - the platform's routes as the fluid network's links, and how
+ * SimGrid 3.32's network models price a message on them (routes.h).
+ *
+ * The model, as SimGrid 3.32 sets up a comm (src/surf/network_cm02.cpp,
+ * NetworkCm02Model::communicate and the comm_action_set_* helpers it calls),
+ * for a message of S bytes on a route of links l with latencies lat_l and
+ * bandwidths B_l, L = sum lat_l:
+ *   latency   L x f_lat(S)                      (nothing moves meanwhile)
+ *   penalty   L + sum over the route of weight_S / B_l; exactly 1 when the
+ *             latency is 0 (the variable is created enabled with weight 1)
+ *   bound     min(min_l B_l, gamma / (2 L)) on the solved value (gamma:
+ *             network/TCP-gamma; the raw L, before the factor)
+ *   rate      f_bw(S) x the solved value
+ *   links     every SHARED link of the route with consumption 1, and with
+ *             cross-traffic every link of the reverse route with 0.05 (one
+ *             link in both: 1.05); a FATPIPE link never shares: it bounds
+ *             the value at B_l / its consumption.
+ * CM02: f_lat = f_bw = 1, weight_S = 0; LV08: 13.01, 0.97, 20537; SMPI:
+ * piecewise in S (smpi/lat-factor, smpi/bw-factor), weight_S 8775.  The
+ * model's own options are read back from SimGrid's configuration, so a
+ * user's --cfg would be followed too.
+ */
+#include "routes.h"
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <xbt/config.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+struct pieces {
+  std::vector<std::pair<double, double>> t; /* threshold, factor; ascending */
+  double at(double size) const
+  {
+    /* 1 up to the first threshold, then the factor of the largest threshold below S */
+    double f = 1.0;
+    for (auto const& p : t) {
+      if (size <= p.first)
+        return f;
+      f = p.second;
+    }
+    return f;
+  }
+};
+
+pieces parse(const std::string& text)
+{
+  pieces p;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(';', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(pos, end - pos);
+    size_t colon     = item.find(':');
+    if (colon != std::string::npos)
+      p.t.emplace_back(std::strtod(item.substr(0, colon).c_str(), nullptr),
+                       std::strtod(item.substr(colon + 1).c_str(), nullptr));
+    pos = end + 1;
+  }
+  std::sort(p.t.begin(), p.t.end());
+  return p;
+}
+
+/* a route as the model sees it, whatever the message's size */
+struct route {
+  std::vector<int> links;
+  std::vector<double> coefs;
+  double lat      = 0;        /* raw sum of the links' latencies */
+  double min_bw   = INFINITY; /* smallest bandwidth of the route's links */
+  double ws       = 0;        /* sum of weight_S / B_l over the route */
+  double fat      = INFINITY; /* bound of the FATPIPE links */
+  bool empty      = true;
+};
+
+} // namespace
+
+struct spf_routes {
+  spf_net* net;
+  std::unordered_map<const simgrid::s4u::Link*, int> ids;
+  std::unordered_map<uint64_t, route> cache;
+  bool piecewise = false, cross = false;
+  double lat_factor = 1, bw_factor = 1, weight_s = 0, gamma = 0;
+  pieces lat_p, bw_p;
+  route scratch;
+  char text[256] = "";
+};
+
+namespace {
+/* the whole cache goes when it is this full: an all-to-all at thousands of
+ * ranks meets millions of pairs, each met about once per iteration */
+const size_t cache_max = size_t(1) << 20;
+
+int link_id(spf_routes* r, const simgrid::s4u::Link* l)
+{
+  auto it = r->ids.find(l);
+  if (it != r->ids.end())
+    return it->second;
+  int id = spf_net_add_link(r->net, l->get_bandwidth());
+  r->ids.emplace(l, id);
+  return id;
+}
+
+void add(spf_routes* r, route& out, const simgrid::s4u::Link* l, double coef)
+{
+  if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::WIFI)
+    return;
+  if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE) {
+    out.fat = std::min(out.fat, l->get_bandwidth() / coef);
+    return;
+  }
+  int id = link_id(r, l);
+  for (size_t i = 0; i < out.links.size(); i++)
+    if (out.links[i] == id) { /* a link met twice: its consumptions add, as in SimGrid's expand */
+      out.coefs[i] += coef;
+      return;
+    }
+  out.links.push_back(id);
+  out.coefs.push_back(coef);
+}
+
+void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, route& out)
+{
+  std::vector<simgrid::s4u::Link*> fwd;
+  double lat = 0;
+  from->route_to(to, fwd, &lat);
+  out       = route();
+  out.lat   = lat;
+  out.empty = fwd.empty() && lat <= 0;
+  for (auto const* l : fwd) {
+    if (l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::WIFI)
+      out.min_bw = std::min(out.min_bw, l->get_bandwidth());
+    if (r->weight_s > 0)
+      out.ws += r->weight_s / l->get_bandwidth();
+    add(r, out, l, 1.0);
+  }
+  if (r->cross) {
+    std::vector<simgrid::s4u::Link*> back;
+    to->route_to(from, back, nullptr);
+    for (auto const* l : back)
+      add(r, out, l, 0.05);
+  }
+}
+} // namespace
+
+extern "C" {
+
+spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
+{
+  auto* r = new (std::nothrow) spf_routes();
+  if (!r) {
+    snprintf(err, errlen, "out of memory for the routes");
+    return nullptr;
+  }
+  r->net = net;
+  try {
+    std::string model = simgrid::config::get_value<std::string>("network/model");
+    r->cross          = simgrid::config::get_value<bool>("network/crosstraffic");
+    r->gamma          = simgrid::config::get_value<double>("network/TCP-gamma");
+    r->weight_s       = simgrid::config::get_value<double>("network/weight-S");
+    r->piecewise      = model == "SMPI";
+    if (r->piecewise) {
+      r->lat_p = parse(simgrid::config::get_value<std::string>("smpi/lat-factor"));
+      r->bw_p  = parse(simgrid::config::get_value<std::string>("smpi/bw-factor"));
+    } else {
+      r->lat_factor = simgrid::config::get_value<double>("network/latency-factor");
+      r->bw_factor  = simgrid::config::get_value<double>("network/bandwidth-factor");
+    }
+    snprintf(r->text, sizeof r->text, "%s, latency factor %s, bandwidth factor %s, weight-S %g, TCP-gamma %g, %s",
+             model.c_str(), r->piecewise ? "piecewise" : std::to_string(r->lat_factor).c_str(),
+             r->piecewise ? "piecewise" : std::to_string(r->bw_factor).c_str(), r->weight_s, r->gamma,
+             r->cross ? "cross-traffic" : "no cross-traffic");
+  } catch (...) {
+    snprintf(err, errlen, "the network model's options could not be read from SimGrid's configuration");
+    delete r;
+    return nullptr;
+  }
+  return r;
+}
+
+void spf_routes_free(spf_routes* r) { delete r; }
+
+const char* spf_routes_describe(const spf_routes* r) { return r->text; }
+
+int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info* out)
+{
+  uint64_t key = (uint64_t)(uint32_t)from_id << 32 | (uint32_t)to_id;
+  route* rt;
+  auto it = r->cache.find(key);
+  if (it != r->cache.end()) {
+    rt = &it->second;
+  } else {
+    if (r->cache.size() >= cache_max)
+      r->cache.clear();
+    try {
+      build(r, from, to, r->scratch);
+    } catch (...) {
+      return -1;
+    }
+    if (r->scratch.empty)
+      return -1;
+    rt = &r->cache.emplace(key, std::move(r->scratch)).first->second;
+  }
+  double lf = r->piecewise ? r->lat_p.at(bytes) : r->lat_factor;
+  double bf = r->piecewise ? r->bw_p.at(bytes) : r->bw_factor;
+  double bound = std::min(rt->min_bw, rt->fat);
+  if (rt->lat > 0 && r->gamma > 0)
+    bound = std::min(bound, r->gamma / (2.0 * rt->lat));
+  out->links   = rt->links.data();
+  out->coefs   = rt->coefs.data();
+  out->nlinks  = (int)rt->links.size();
+  out->latency = rt->lat * lf;
+  out->bound   = bound;
+  out->penalty = out->latency > 0 ? rt->lat + rt->ws : 1.0;
+  out->rf      = bf;
+  return 0;
+}
+}
