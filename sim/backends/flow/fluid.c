@@ -22,10 +22,15 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { LATENT = 0, ACTIVE, ENDED };
+
+#ifndef TIE
+#define TIE(a, b) ((a) < (b))
+#endif
 
 typedef struct {
     int link;
@@ -38,11 +43,13 @@ typedef struct flow {
     double rf;      /* bytes per second per unit of solved value (the model's bandwidth factor) */
     double t_last;  /* remaining is as of then */
     double t_event; /* heap key */
+    uint64_t seq;   /* ties go by the order of posting */
     int heap;       /* place in the heap, -1 none */
     int state, nel;
     unsigned stamp; /* visited by the current solve */
     int fixed;      /* rate set in the current solve */
     double newrate;
+    double value;   /* the solved value now in force (rate = value x rf) */
     void *owner;
     elem *el;
     elem inl[8];
@@ -54,7 +61,10 @@ typedef struct {
     int *fe;  /* which of the flow's elements */
     int nf, cap;
     double capacity;
+    double used;      /* sum of coef x value of its flows: what the sharing gives them now */
     unsigned stamp;   /* in the current solve's part */
+    unsigned edge;    /* at its edge: crossed by the part's flows, not expanded */
+    unsigned force;   /* to be expanded in the current solve */
     unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
     double rem, usage;
     int unfixed;
@@ -67,7 +77,7 @@ struct spf_net {
     int nheap, capheap;
     flow *free_flows;
     int live;
-    uint64_t started, solves, rerated;
+    uint64_t started, solves, rerated, gathered, rounds;
     /* links changed since the last solve */
     int *chg;
     int nchg, capchg;
@@ -75,6 +85,10 @@ struct spf_net {
     /* the current solve's part */
     int *qlinks;
     int nq, capq;
+    int *elinks; /* the edge links of the part */
+    int ne, cape;
+    int *open;   /* the fill's open links (part and edge), compacted as they close */
+    int capopen;
     flow **qflows;
     int nqf, capqf;
     double now_solved;
@@ -88,12 +102,18 @@ static void heap_set(spf_net *n, int i, flow *f)
     f->heap = i;
 }
 
+/* a before b: the earlier event, and of two at one instant the one posted first */
+static inline int before(const flow *a, const flow *b)
+{
+    return a->t_event < b->t_event || (a->t_event == b->t_event && TIE(a->seq, b->seq));
+}
+
 static void heap_up(spf_net *n, int i)
 {
     flow *f = n->heap[i];
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (n->heap[p]->t_event <= f->t_event)
+        if (!before(f, n->heap[p]))
             break;
         heap_set(n, i, n->heap[p]);
         i = p;
@@ -108,9 +128,9 @@ static void heap_down(spf_net *n, int i)
         int c = 2 * i + 1;
         if (c >= n->nheap)
             break;
-        if (c + 1 < n->nheap && n->heap[c + 1]->t_event < n->heap[c]->t_event)
+        if (c + 1 < n->nheap && before(n->heap[c + 1], n->heap[c]))
             c++;
-        if (n->heap[c]->t_event >= f->t_event)
+        if (!before(n->heap[c], f))
             break;
         heap_set(n, i, n->heap[c]);
         i = c;
@@ -149,12 +169,9 @@ static void heap_remove(spf_net *n, flow *f)
 /* a flow's key changed (it is in the heap) */
 static void heap_move(spf_net *n, flow *f, double t)
 {
-    double old = f->t_event;
     f->t_event = t;
-    if (t < old)
-        heap_up(n, f->heap);
-    else
-        heap_down(n, f->heap);
+    heap_up(n, f->heap);
+    heap_down(n, f->heap);
 }
 
 /* ---- links ---- */
@@ -183,6 +200,8 @@ void spf_net_free(spf_net *n)
     free(n->heap);
     free(n->chg);
     free(n->qlinks);
+    free(n->elinks);
+    free(n->open);
     free(n->qflows);
     free(n);
 }
@@ -297,6 +316,7 @@ int spf_flow_start(spf_net *n, double now, double bytes, double latency, double 
     f->state = LATENT;
     f->t_event = now + (latency > 0 ? latency : 0);
     f->heap = -1;
+    f->seq = n->started;
     if (heap_push(n, f) != 0) {
         if (f->el != f->inl)
             free(f->el);
@@ -315,6 +335,7 @@ static int activate(spf_net *n, flow *f, double t)
     f->state = ACTIVE;
     f->t_last = t;
     f->rate = 0;
+    f->value = 0;
     /* with nothing to move, or no link to share and no bound: through at once */
     if (f->remaining <= 0 || (f->nel == 0 && !isfinite(f->bound))) {
         f->remaining = 0;
@@ -339,8 +360,10 @@ static void end_flow(spf_net *n, flow *f)
     heap_remove(n, f);
     if (f->state == ACTIVE)
         for (int e = 0; e < f->nel; e++)
-            if (f->el[e].pos >= 0)
+            if (f->el[e].pos >= 0) {
+                n->l[f->el[e].link].used -= f->el[e].coef * f->value;
                 link_remove(n, f, e);
+            }
     f->state = ENDED;
     if (f->el != f->inl)
         free(f->el);
@@ -403,18 +426,45 @@ static int push_qflow(spf_net *n, flow *f)
     return 0;
 }
 
-/* the part of the sharing graph the changed links reach */
-static int gather(spf_net *n)
+/* A link is tight when what its flows get fills it: only through tight
+ * links can a change reach other flows.  A link with room to spare bounds
+ * nobody; a change may fill it, which the solve checks (spf_net_solve). */
+#define TIGHT_EPS 1e-7
+static inline int tight(const link *k) { return k->used >= k->capacity * (1 - TIGHT_EPS); }
+
+static int push_elink(spf_net *n, int li)
+{
+    if (n->ne == n->cape) {
+        int nc = n->cape ? 2 * n->cape : 256;
+        int *q = realloc(n->elinks, (size_t)nc * sizeof *q);
+        if (!q)
+            return -1;
+        n->elinks = q;
+        n->cape = nc;
+    }
+    n->elinks[n->ne++] = li;
+    n->l[li].edge = n->stamp;
+    return 0;
+}
+
+static void new_stamp(spf_net *n)
 {
     n->stamp++;
     if (n->stamp == 0) { /* wrapped: no stale stamp may match */
         for (int i = 0; i < n->nl; i++)
-            n->l[i].stamp = 0;
+            n->l[i].stamp = n->l[i].edge = 0;
         for (int i = 0; i < n->nheap; i++)
             n->heap[i]->stamp = 0;
         n->stamp = 1;
     }
-    n->nq = n->nqf = 0;
+}
+
+/* the part of the sharing graph the changed links reach through flows and
+ * tight links (and links forced open); the links its flows cross beyond
+ * that are its edge */
+static int gather(spf_net *n)
+{
+    n->nq = n->nqf = n->ne = 0;
     for (int i = 0; i < n->nchg; i++)
         if (n->l[n->chg[i]].stamp != n->stamp && push_qlink(n, n->chg[i]) != 0)
             return -1;
@@ -426,11 +476,26 @@ static int gather(spf_net *n)
                 continue;
             if (push_qflow(n, f) != 0)
                 return -1;
-            for (int e = 0; e < f->nel; e++)
-                if (n->l[f->el[e].link].stamp != n->stamp && push_qlink(n, f->el[e].link) != 0)
+            for (int e = 0; e < f->nel; e++) {
+                int li = f->el[e].link;
+                link *m = &n->l[li];
+                if (m->stamp == n->stamp)
+                    continue;
+                if (tight(m) || m->force == (unsigned)n->solves) {
+                    if (push_qlink(n, li) != 0)
+                        return -1;
+                } else if (m->edge != n->stamp && push_elink(n, li) != 0) {
                     return -1;
+                }
+            }
         }
     }
+    /* an edge link that a later flow's tight path reached is expanded, not edge */
+    int ne = 0;
+    for (int i = 0; i < n->ne; i++)
+        if (n->l[n->elinks[i]].stamp != n->stamp)
+            n->elinks[ne++] = n->elinks[i];
+    n->ne = ne;
     return 0;
 }
 
@@ -451,11 +516,21 @@ static void fix(spf_net *n, flow *f, double r)
 
 #define REL_EPS 1e-9
 
-static void fill(spf_net *n)
+/* progressive filling over the gathered part.  The lists of links with
+ * unfixed flows and of unfixed flows shrink as rounds fix flows, so a
+ * round costs what is still open, not the whole part. */
+__attribute__((noinline)) static void fill(spf_net *n)
 {
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
         k->rem = k->capacity;
+        k->usage = 0;
+        k->unfixed = 0;
+    }
+    /* an edge link keeps what its flows outside the part take */
+    for (int h = 0; h < n->ne; h++) {
+        link *k = &n->l[n->elinks[h]];
+        k->rem = k->capacity - k->used;
         k->usage = 0;
         k->unfixed = 0;
     }
@@ -467,58 +542,94 @@ static void fill(spf_net *n)
             link *k = &n->l[f->el[e].link];
             k->usage += f->el[e].coef / f->penalty;
             k->unfixed++;
+            if (k->edge == n->stamp && k->stamp != n->stamp) /* its own share is the part's to give again */
+                k->rem += f->el[e].coef * f->value;
         }
     }
-    int left = n->nqf;
-    while (left > 0) {
+    /* the open links: the part's and its edge's, one list (room made by spf_net_solve) */
+    int *open = n->open;
+    memcpy(open, n->qlinks, (size_t)n->nq * sizeof *open);
+    memcpy(open + n->nq, n->elinks, (size_t)n->ne * sizeof *open);
+    int nl = n->nq + n->ne, nf = n->nqf; /* open links and flows, compacted at the front of the lists */
+    while (nf > 0) {
+        n->rounds++;
         double level = INFINITY;
-        for (int h = 0; h < n->nq; h++) {
-            link *k = &n->l[n->qlinks[h]];
-            if (k->unfixed > 0 && k->usage > 0) {
+        for (int h = 0; h < nl;) {
+            link *k = &n->l[open[h]];
+            if (k->unfixed <= 0) { /* closed: out of the open list */
+                int t = open[h];
+                open[h] = open[--nl];
+                open[nl] = t;
+                continue;
+            }
+            if (k->usage > 0) {
                 double lv = k->rem / k->usage;
                 if (lv < level)
                     level = lv;
             }
+            h++;
         }
         double blevel = INFINITY;
-        for (int i = 0; i < n->nqf; i++) {
+        for (int i = 0; i < nf;) {
             flow *f = n->qflows[i];
-            if (!f->fixed && f->bound * f->penalty < blevel)
+            if (f->fixed) {
+                n->qflows[i] = n->qflows[--nf];
+                n->qflows[nf] = f;
+                continue;
+            }
+            if (f->bound * f->penalty < blevel)
                 blevel = f->bound * f->penalty;
+            i++;
         }
-        int before = left;
+        if (nf == 0)
+            break;
+        int fixed = 0;
         if (blevel < level) {
             double lim = blevel * (1 + REL_EPS);
-            for (int i = 0; i < n->nqf; i++) {
+            for (int i = 0; i < nf; i++) {
                 flow *f = n->qflows[i];
                 if (!f->fixed && f->bound * f->penalty <= lim) {
                     fix(n, f, f->bound);
-                    left--;
+                    fixed++;
                 }
             }
         } else if (isfinite(level)) {
             double lim = level * (1 + REL_EPS);
-            for (int h = 0; h < n->nq; h++) {
-                link *k = &n->l[n->qlinks[h]];
+            for (int h = 0; h < nl; h++) {
+                link *k = &n->l[open[h]];
                 if (k->unfixed <= 0 || k->usage <= 0 || k->rem > lim * k->usage)
                     continue;
                 for (int j = 0; j < k->nf; j++) {
                     flow *f = k->f[j];
-                    if (f->fixed)
+                    if (f->fixed || f->stamp != n->stamp) /* fixed, or outside the part (an edge link) */
                         continue;
                     double r = level / f->penalty;
                     fix(n, f, r < f->bound ? r : f->bound);
-                    left--;
+                    fixed++;
                 }
             }
         }
-        if (left == before) /* nothing binds what is left: no link limits it (cannot happen with links) */
-            for (int i = 0; i < n->nqf; i++)
-                if (!n->qflows[i]->fixed) {
+        if (fixed == 0) /* nothing binds what is left: no link limits it (cannot happen with links) */
+            for (int i = 0; i < nf; i++)
+                if (!n->qflows[i]->fixed)
                     fix(n, n->qflows[i], n->qflows[i]->bound);
-                    left--;
-                }
     }
+}
+
+/* room for the fill's open links */
+static int room(spf_net *n)
+{
+    if (n->nq + n->ne <= n->capopen)
+        return 0;
+    int nc = n->capopen;
+    while (nc < n->nq + n->ne)
+        nc = nc ? 2 * nc : 256;
+    int *q = realloc(n->open, (size_t)nc * sizeof *q);
+    if (!q)
+        return -1;
+    n->open = q;
+    n->capopen = nc;
+    return 0;
 }
 
 void spf_net_solve(spf_net *n, double now)
@@ -526,12 +637,44 @@ void spf_net_solve(spf_net *n, double now)
     if (n->nchg == 0)
         return;
     n->solves++;
-    if (gather(n) != 0) { /* out of memory: keep the old rates; the next solve tries again */
-        return;
+    new_stamp(n);
+    for (;;) {
+        if (gather(n) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
+            return;
+        fill(n);
+        /* an edge link the new rates fill: the flows beyond it may have to
+         * give way; open it and solve again (rare) */
+        int filled = 0;
+        for (int h = 0; h < n->ne; h++) {
+            link *k = &n->l[n->elinks[h]];
+            if (k->rem <= k->capacity * TIGHT_EPS) {
+                k->force = (unsigned)n->solves;
+                filled++;
+            }
+        }
+        if (!filled)
+            break;
+        new_stamp(n);
     }
     n->chg_mark++;
     n->nchg = 0;
-    fill(n);
+    n->gathered += (uint64_t)n->nqf;
+    /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
+    for (int h = 0; h < n->nq; h++) {
+        link *k = &n->l[n->qlinks[h]];
+        k->used = 0;
+    }
+    for (int i = 0; i < n->nqf; i++) {
+        flow *f = n->qflows[i];
+        for (int e = 0; e < f->nel; e++) {
+            link *k = &n->l[f->el[e].link];
+            if (k->stamp == n->stamp)
+                k->used += f->el[e].coef * f->newrate;
+            else
+                k->used += f->el[e].coef * (f->newrate - f->value);
+        }
+        f->value = f->newrate;
+    }
     for (int i = 0; i < n->nqf; i++) {
         flow *f = n->qflows[i];
         double rate = f->newrate * f->rf;
@@ -545,7 +688,6 @@ void spf_net_solve(spf_net *n, double now)
         f->rate = rate;
         heap_move(n, f, f->rate > 0 ? now + f->remaining / f->rate : INFINITY);
     }
-    n->now_solved = now;
 }
 
 uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
@@ -554,4 +696,8 @@ void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated)
 {
     *solves = n->solves;
     *rerated = n->rerated;
+    if (getenv("SPF_DEBUG"))
+        fprintf(stderr, "fluid: %llu solves, %llu flows gathered, %llu rounds, %llu re-rated, %llu flows\n",
+                (unsigned long long)n->solves, (unsigned long long)n->gathered, (unsigned long long)n->rounds,
+                (unsigned long long)n->rerated, (unsigned long long)n->started);
 }
