@@ -124,7 +124,7 @@ static const sp_opt run_options[] = {
      "event loop with the same network model: SimGrid's platform and routes, the links shared max-min as SimGrid "
      "shares them, without SimGrid's per-message machinery; many times faster at thousands of ranks, the same times "
      "within 1% on bench/README.md section 28's runs). flow does not take degraded links, background traffic, a "
-     "failed rank, NVLS (the nccl-nvls algorithm) or --unshared-below"},
+     "failed rank or NVLS (the nccl-nvls algorithm)"},
     {.name = "unshared-below", .type = SP_OT_U64, .group = "network", F(unshared_below), .min = 0,
      .max = 1099511627776.0, .dflt = "0", .flags = SP_OPT_SUFFIX, .metavar = "BYTES",
      .help = "messages smaller than BYTES skip SimGrid's bandwidth sharing: each takes the time it would take alone "
@@ -836,7 +836,6 @@ static int plan_validate(sp_plan *p, sp_error *e)
         const char *what = sp_disturb_links_on(d)        ? "degraded links"
                            : sp_disturb_background_on(d) ? "background traffic"
                            : sp_disturb_failure_on(d)    ? "a failed rank"
-                           : p->unshared_below > 0       ? "--unshared-below"
                            : strcmp(sp_backend_name(), "simgrid") != 0 ? "sparsim-mpi (it runs real MPI)"
                                                                      : NULL;
         for (int i = 0; !what && i < count; i++)

@@ -24,15 +24,19 @@
  * for everything they posted; jump to the next event (a flow's latency over,
  * a flow through, a rank's sleep over); repeat until nothing is left.
  *
+ * --unshared-below as the SimGrid backend's postbox.c has it: a small
+ * message skips the sharing, its send completes at once and it is due at
+ * its receiver when spg_unshared_arrival says.
  * Not here (the plan refuses them with --engine flow): degraded links,
  * other jobs' traffic and a failed rank (disturbances that live in the
- * network), the nodes' reducing switches (NVLS), --unshared-below.
+ * network), the nodes' reducing switches (NVLS).
  */
 #include "coro.h"
 #include "fluid.h"
 #include "routes.h"
 #include "flow_engine.h"
 #include "sim/shim/disturb.h"
+#include "sim/backends/simgrid/simgrid_glue.h"
 
 #include <simgrid/host.h>
 
@@ -72,6 +76,8 @@ struct sp_req {
     struct sp_req *next;
     double t_posted;
     struct sp_req *next_free;
+    struct sp_req *out_prev, *out_next; /* the rank's shared sends under way */
+    unsigned char out;
 };
 
 typedef struct {
@@ -90,7 +96,19 @@ typedef struct {
     int waiting_remaining, waiting_recvs;
     sp_req *free_req;
     fget *free_get;
+    sp_req *out_head; /* shared sends under way, and how many */
+    int nout;
+    /* --unshared-below: messages due here that skipped the sharing, in the order they are due */
+    fmsg *box_head, *box_tail;
+    double in_free;
 } frank;
+
+/* a bypassing message falls due at a rank */
+typedef struct {
+    double t;
+    uint64_t seq;
+    int rank;
+} due_ev;
 
 static struct {
     sp_shim *sh;
@@ -110,6 +128,9 @@ static struct {
     int nfinished;
     int running; /* the rank running, -1: the scheduler */
     int oom;
+    double below; /* --unshared-below in bytes, 0: none */
+    due_ev *dues;
+    int ndues, capdues;
 } E;
 
 static inline frank *rank_of(sp_ctx *c) { return (frank *)c; }
@@ -182,6 +203,49 @@ static void sleep_until(frank *f, double t)
     f->seq = E.seq++;
     timer_push(f->ctx.rank);
     block(f, R_SLEEP);
+}
+
+static int due_less(const due_ev *a, const due_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
+
+static int due_push(double t, int rank)
+{
+    if (E.ndues == E.capdues) {
+        int nc = E.capdues ? 2 * E.capdues : 1024;
+        due_ev *d = realloc(E.dues, (size_t)nc * sizeof *d);
+        if (!d)
+            return -1;
+        E.dues = d;
+        E.capdues = nc;
+    }
+    due_ev ev = {t, E.seq++, rank};
+    int i = E.ndues++;
+    while (i > 0 && due_less(&ev, &E.dues[(i - 1) / 2])) {
+        E.dues[i] = E.dues[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    E.dues[i] = ev;
+    return 0;
+}
+
+static int due_pop(void)
+{
+    int r = E.dues[0].rank;
+    due_ev last = E.dues[--E.ndues];
+    int i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= E.ndues)
+            break;
+        if (c + 1 < E.ndues && due_less(&E.dues[c + 1], &E.dues[c]))
+            c++;
+        if (!due_less(&E.dues[c], &last))
+            break;
+        E.dues[i] = E.dues[c];
+        i = c;
+    }
+    if (E.ndues > 0)
+        E.dues[i] = last;
+    return r;
 }
 
 /* ---- messages ---- */
@@ -360,6 +424,16 @@ static void flow_done(void *ctx, void *owner, double t)
     sp_req *s = m->sreq;
     frank *fs = &E.r[m->src];
     if (s) {
+        if (s->out) {
+            if (s->out_prev)
+                s->out_prev->out_next = s->out_next;
+            else
+                fs->out_head = s->out_next;
+            if (s->out_next)
+                s->out_next->out_prev = s->out_prev;
+            s->out = 0;
+            fs->nout--;
+        }
         complete_req(fs, s, s->result);
         if (fs->state == R_WAIT && fs->waiting_remaining <= 0)
             make_ready(m->src);
@@ -402,6 +476,63 @@ static double send_overhead(const sp_ctx *c, size_t bytes)
     return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
 }
 
+/* --unshared-below, as the SimGrid backend's postbox.c has it: may a message
+ * to dst skip the sharing without overtaking one of the same pair that
+ * shares (a bounded scan: past a few shared sends under way, share) */
+static int may_bypass(const frank *f, int dst)
+{
+    if (f->nout == 0)
+        return 1;
+    if (f->nout > 16)
+        return 0;
+    for (const sp_req *r = f->out_head; r; r = r->out_next)
+        if (r->peer == dst)
+            return 0;
+    return 1;
+}
+
+/* a message that skips the sharing: due when each link of its route has
+ * served the bypassing messages posted before it (spg_unshared_arrival),
+ * and after the one due before it at its destination */
+static int post_unshared(fmsg *m)
+{
+    frank *d = &E.r[m->dst];
+    double due = spg_unshared_arrival(E.hosts[m->src], E.hosts[m->dst], (double)m->bytes, E.now);
+    if (due < 0) {
+        sp_fail(E.sh, "no route from rank %d to rank %d", m->src, m->dst);
+        return -1;
+    }
+    if (due < d->in_free)
+        due = d->in_free;
+    d->in_free = due;
+    m->t_done = due;
+    m->next = NULL;
+    if (d->box_tail)
+        d->box_tail->next = m;
+    else
+        d->box_head = m;
+    d->box_tail = m;
+    if (due_push(due, m->dst) != 0) {
+        E.oom = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* the bypassing messages due by now, delivered; how many */
+static int take_box(frank *f)
+{
+    int n = 0;
+    while (f->box_head && f->box_head->t_done <= E.now) {
+        fmsg *m = f->box_head;
+        if (!(f->box_head = m->next))
+            f->box_tail = NULL;
+        deliver(f, m);
+        n++;
+    }
+    return n;
+}
+
 static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
 {
     frank *f = rank_of(c);
@@ -435,7 +566,23 @@ static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     r->peer = dst;
     r->tag = tag;
     r->result = (long long)bytes;
+    if (E.below > 0 && (double)bytes < E.below && may_bypass(f, dst)) {
+        if (post_unshared(m) != 0) {
+            free(m);
+            req_free(f, r);
+            return NULL;
+        }
+        r->done = 1;
+        return r;
+    }
     m->sreq = r;
+    r->out = 1;
+    r->out_prev = NULL;
+    r->out_next = f->out_head;
+    if (f->out_head)
+        f->out_head->out_prev = r;
+    f->out_head = r;
+    f->nout++;
     frank *d = &E.r[dst];
     if (d->first_free) {
         fget *g = d->first_free;
@@ -528,6 +675,7 @@ static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             f->waiting_recvs += !reqs[i]->is_send;
         }
     for (;;) {
+        take_box(f);
         if (take_done(f) < 0)
             return SP_ERR_MEM;
         if (f->waiting_remaining <= 0)
@@ -614,6 +762,11 @@ static void free_rank(frank *f)
         f->mbox_head = m->next;
         free(m);
     }
+    while (f->box_head) {
+        fmsg *m = f->box_head;
+        f->box_head = m->next;
+        free(m);
+    }
     while (f->posted_head) {
         sp_req *r = f->posted_head;
         f->posted_head = r->next;
@@ -650,6 +803,7 @@ static void free_all(void)
     free(E.ready);
     free(E.timers);
     free(E.barrier_order);
+    free(E.dues);
     memset(&E, 0, sizeof E);
 }
 
@@ -660,9 +814,10 @@ static void drop_flow(void *ctx, void *owner, double t)
     (void)t;
 }
 
-int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size_t errlen)
+int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int piecewise, spf_stats *st, char *err, size_t errlen)
 {
     memset(&E, 0, sizeof E);
+    E.below = below;
     E.sh = sh;
     E.P = P;
     E.hosts = hosts;
@@ -678,6 +833,15 @@ int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size
         free_all();
         snprintf(err, errlen, "out of memory for %d ranks", P);
         return 1;
+    }
+    if (below > 0) {
+        if (spg_uncontended_init(piecewise) != 0) {
+            free(args);
+            free_all();
+            snprintf(err, errlen, "internal error: the network model's factors could not be read");
+            return 1;
+        }
+        spg_unshared_reset();
     }
     E.routes = spf_routes_new(E.net, err, errlen);
     if (!E.routes) {
@@ -720,7 +884,10 @@ int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size
         spf_net_solve(E.net, E.now);
         double tn = spf_net_next(E.net);
         double tt = E.ntimers ? E.r[E.timers[0]].wake : INFINITY;
+        double td = E.ndues ? E.dues[0].t : INFINITY;
         double t = tn < tt ? tn : tt;
+        if (td < t)
+            t = td;
         if (!isfinite(t))
             break;
         if (t > E.now)
@@ -729,6 +896,11 @@ int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size
             spf_net_advance(E.net, t, flow_done, NULL);
         while (E.ntimers && E.r[E.timers[0]].wake <= t)
             make_ready(timer_pop());
+        while (E.ndues && E.dues[0].t <= t) {
+            int r = due_pop();
+            if (E.r[r].state == R_WAIT)
+                make_ready(r);
+        }
         events++;
     }
     int unfinished = 0, first = -1;

@@ -17,7 +17,10 @@ typedef struct {
 } spf_stats;
 
 /* runs sh's ranks, rank r on hosts[r] of the platform SimGrid has loaded
- * (its network model set); 0, or 1 with a message */
-int spf_run(sp_shim *sh, int P, sg_host_t *hosts, spf_stats *st, char *err, size_t errlen);
+ * (its network model set); messages under `below` bytes skip the sharing
+ * (--unshared-below; piecewise: the model's factors are SMPI's); 0, or 1
+ * with a message */
+int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int piecewise, spf_stats *st, char *err,
+            size_t errlen);
 
 #endif

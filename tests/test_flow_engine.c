@@ -1,0 +1,257 @@
+/* test_flow_engine.c - `--engine flow`: sparsim's own event loop against
+ * SimGrid.  The fluid sharing gives the max-min rates worked out by hand
+ * (one link, two flows of different weights, a flow held by its bound, the
+ * classic two-link case, and a change that fills a link the re-solve did not
+ * open at first); whole runs give SimGrid's simulated time for every
+ * algorithm on four kinds of platform and network model, with host
+ * overheads and stragglers; the ring keeps its closed form; what the engine
+ * does not model is refused with one line. */
+#include "helpers.h"
+#include "sim/backends/flow/fluid.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the fluid sharing ---- */
+
+typedef struct {
+    double t[8];
+} ends;
+
+static void on_end(void *ctx, void *owner, double t)
+{
+    ((ends *)ctx)->t[(intptr_t)owner] = t;
+}
+
+/* runs the network until every flow has ended */
+static void drain(spf_net *n, ends *e, double now)
+{
+    for (;;) {
+        spf_net_solve(n, now);
+        double t = spf_net_next(n);
+        if (!isfinite(t))
+            break;
+        now = t;
+        spf_net_advance(n, t, on_end, e);
+    }
+}
+
+static void near(double got, double want, const char *what)
+{
+    cr_assert(fabs(got - want) <= 1e-12 * fabs(want) + 1e-18, "%s: %.15g, expected %.15g", what, got, want);
+}
+
+Test(fluid, a_lone_flow_takes_latency_then_bytes_over_capacity)
+{
+    spf_net *n = spf_net_new();
+    int l = spf_net_add_link(n, 1e9);
+    ends e = {{0}};
+    cr_assert_eq(spf_flow_start(n, 0, 1e6, 5e-6, 0, 1, 1, &l, NULL, 1, (void *)0), 0);
+    drain(n, &e, 0);
+    near(e.t[0], 5e-6 + 1e-3, "alone");
+    spf_net_free(n);
+}
+
+/* two flows from t = 0, penalties 1 and 3: shares 3/4 and 1/4 of 4 GB/s
+ * while both run; the first, 3 MB at 3 GB/s, ends at 1 ms; the second then
+ * has 1 MB of its 2 MB left, alone at 4 GB/s: 0.25 ms more */
+Test(fluid, weights_share_in_inverse_proportion_to_penalty)
+{
+    spf_net *n = spf_net_new();
+    int l = spf_net_add_link(n, 4e9);
+    ends e = {{0}};
+    spf_flow_start(n, 0, 3e6, 0, 0, 1, 1, &l, NULL, 1, (void *)0);
+    spf_flow_start(n, 0, 2e6, 0, 0, 3, 1, &l, NULL, 1, (void *)1);
+    drain(n, &e, 0);
+    near(e.t[0], 1e-3, "heavier share");
+    near(e.t[1], 1.25e-3, "lighter share");
+    spf_net_free(n);
+}
+
+/* a flow bound at 1 GB/s leaves the rest of a 4 GB/s link to the other; the
+ * rate factor (SimGrid's bandwidth factor) scales what a flow moves */
+Test(fluid, a_bound_holds_a_flow_and_the_rest_goes_to_the_other)
+{
+    spf_net *n = spf_net_new();
+    int l = spf_net_add_link(n, 4e9);
+    ends e = {{0}};
+    spf_flow_start(n, 0, 1e6, 0, 1e9, 1, 1, &l, NULL, 1, (void *)0);
+    spf_flow_start(n, 0, 3e6, 0, 0, 1, 0.5, &l, NULL, 1, (void *)1);
+    drain(n, &e, 0);
+    near(e.t[0], 1e-3, "bound");
+    /* 1.5 MB moved by 1 ms at 1.5 GB/s, the other 1.5 MB alone at 2 GB/s */
+    near(e.t[1], 1.75e-3, "the rest, moved at half the value");
+    spf_net_free(n);
+}
+
+/* A (10 B/s) and B (4 B/s); f0 on A, f1 on A and B, f2 on B: B fills first
+ * at 2 each, f0 takes A's remaining 8 (Bertsekas and Gallager's example) */
+Test(fluid, the_most_loaded_link_saturates_first)
+{
+    spf_net *n = spf_net_new();
+    int a = spf_net_add_link(n, 10), b = spf_net_add_link(n, 4);
+    int ab[] = {a, b};
+    ends e = {{0}};
+    spf_flow_start(n, 0, 80, 0, 0, 1, 1, &a, NULL, 1, (void *)0);
+    spf_flow_start(n, 0, 20, 0, 0, 1, 1, ab, NULL, 2, (void *)1);
+    spf_flow_start(n, 0, 20, 0, 0, 1, 1, &b, NULL, 1, (void *)2);
+    drain(n, &e, 0);
+    near(e.t[0], 10, "f0 at 8");
+    near(e.t[1], 10, "f1 at 2");
+    near(e.t[2], 10, "f2 at 2");
+    spf_net_free(n);
+}
+
+/* L1 (10) carries f0 and f1; f1 also crosses L2 (12.5), with g, which L3
+ * (7) holds at 7: L2 carries 5 + 7 and has room.  When f0 ends, f1 wants 10
+ * but L2 fills: f1 and g meet at 6.25 on L2 and g gives up 0.75 of its 7.
+ * The solve after f0's end starts from L1, where L2 is only at its edge. */
+Test(fluid, a_link_the_change_fills_makes_the_flows_beyond_it_give_way)
+{
+    spf_net *n = spf_net_new();
+    int l1 = spf_net_add_link(n, 10), l2 = spf_net_add_link(n, 12.5), l3 = spf_net_add_link(n, 7);
+    int r1[] = {l1, l2}, rg[] = {l2, l3};
+    ends e = {{0}};
+    spf_flow_start(n, 0, 5, 0, 0, 1, 1, &l1, NULL, 1, (void *)0);   /* ends at 1 s */
+    spf_flow_start(n, 0, 100, 0, 0, 1, 1, r1, NULL, 2, (void *)1);  /* 5 by 1 s, then 6.25 */
+    spf_flow_start(n, 0, 100, 0, 0, 1, 1, rg, NULL, 2, (void *)2);  /* 7 until 1 s, then 6.25 */
+    drain(n, &e, 0);
+    near(e.t[0], 1, "f0");
+    /* f1: 95 left at 1 s; g: 93 left at 1 s; at 6.25 each g ends first */
+    double tg = 1 + 93 / 6.25;
+    near(e.t[2], tg, "g gave way");
+    /* f1 then has 95 - 93 = 2 left, alone: L1 gives 10, L2 12.5 */
+    near(e.t[1], tg + 2.0 / 10, "f1");
+    spf_net_free(n);
+}
+
+Test(fluid, a_message_of_no_bytes_ends_with_its_latency)
+{
+    spf_net *n = spf_net_new();
+    int l = spf_net_add_link(n, 1e9);
+    ends e = {{0}};
+    spf_flow_start(n, 0, 0, 3e-6, 0, 1, 1, &l, NULL, 1, (void *)0);
+    drain(n, &e, 0);
+    near(e.t[0], 3e-6, "latency only");
+    spf_net_free(n);
+}
+
+/* ---- whole runs against SimGrid ---- */
+
+#define ALGOS "ring,recdoubling,rabenseifner,topka,gtopk,gaussiank,topkdsa,oktopk,onebit,qgz,powersgd,zen,spardl"
+#define NALGO 13
+
+/* each algorithm's per-iteration simulated times, from comparison.csv's rows
+ * and each summary.json (in the order of ALGOS) */
+static void times_of(const char *engine, const char *const *extra, double out[NALGO][4], int *iters)
+{
+    const char *dir = t_tmpdir();
+    const char *args[40] = {"run", "--algo", ALGOS, "--engine", engine, "--out", dir, "--no-trace", "--no-csv",
+                            "--quiet"};
+    int a = 10;
+    for (int i = 0; extra[i]; i++)
+        args[a++] = extra[i];
+    args[a] = NULL;
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "--engine %s: status %d: %s", engine, p.status, p.err);
+    t_proc_free(&p);
+    char names[] = ALGOS;
+    int k = 0;
+    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ","), k++) {
+        char *s = t_read_file(t_path(t_path(dir, tok), "summary.json"), NULL);
+        cr_assert_not_null(s, "%s: no summary", tok);
+        cJSON *j = cJSON_Parse(s);
+        cJSON *its = cJSON_GetObjectItem(j, "iterations");
+        *iters = cJSON_GetArraySize(its);
+        for (int i = 0; i < *iters && i < 4; i++)
+            out[k][i] = cJSON_GetObjectItem(cJSON_GetArrayItem(its, i), "time_s")->valuedouble;
+        cJSON_Delete(j);
+        free(s);
+    }
+}
+
+/* the same simulated time, iteration by iteration, for every algorithm; tol
+ * is relative: SimGrid ends the actions due within 1e-9 s of each other
+ * together and takes a link whose remaining capacity is under 1e-5 of it as
+ * full, which moves concurrent flows' ends by nanoseconds (1e-6 to 1e-4 of
+ * an iteration here; bench/README.md section 28 has the runs at scale) */
+static void same_times(const char *const *extra, double tol)
+{
+    double sg[NALGO][4], fl[NALGO][4];
+    int ni = 0, nf = 0;
+    times_of("simgrid", extra, sg, &ni);
+    times_of("flow", extra, fl, &nf);
+    cr_assert_eq(ni, nf);
+    char names[] = ALGOS;
+    int k = 0;
+    for (char *tok = strtok(names, ","); tok; tok = strtok(NULL, ","), k++)
+        for (int i = 0; i < ni && i < 4; i++)
+            cr_assert(fabs(fl[k][i] - sg[k][i]) <= tol * sg[k][i], "%s iteration %d (%s ...): flow %.12g s, simgrid %.12g s",
+                      tok, i, extra[1], fl[k][i], sg[k][i]);
+}
+
+/* Aries wiring, CM02 (daint's own), model payloads */
+Test(flow_engine, daint_gives_simgrids_times)
+{
+    const char *extra[] = {"--platform", "daint", "--ranks", "16", "--n", "256K", "--iters", "2", NULL};
+    same_times(extra, 1e-4);
+}
+
+/* the Ethernet crossbar under LV08 with cross-traffic (1gbe's own), exact payloads */
+Test(flow_engine, ethernet_under_lv08_gives_simgrids_times)
+{
+    const char *extra[] = {"--platform", "1gbe", "--ranks", "16", "--n", "64K", "--iters", "2", NULL};
+    same_times(extra, 1e-9);
+}
+
+/* SMPI's piecewise factors, a device's host overheads and copies, and a straggler */
+Test(flow_engine, smpi_with_overheads_and_a_straggler_gives_simgrids_times)
+{
+    const char *extra[] = {"--platform", "daint", "--network", "smpi", "--device", "p100", "--ranks", "16",
+                           "--n", "256K", "--iters", "2", "--straggler-ranks", "3", "--straggler-factor", "3", NULL};
+    same_times(extra, 1e-4);
+}
+
+/* eight-GPU nodes on NVSwitch and rails (the nodes' builder, the h100 profile) */
+Test(flow_engine, dgx_nodes_give_simgrids_times)
+{
+    const char *extra[] = {"--platform", "dgx-h100:2", "--ranks", "16", "--n", "1M", "--iters", "2", NULL};
+    same_times(extra, 1e-4);
+}
+
+/* 1gbe under cm02: 2(P-1) steps of alpha + (n/P) 4 beta, to the last digit */
+Test(flow_engine, the_ring_keeps_its_closed_form)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "64K", "--payload", "size", "--network",
+                          "cm02", "--engine", "flow", "--no-trace", "--out", dir, "--quiet", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
+    cJSON *j = cJSON_Parse(s);
+    double t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "time_per_iter_s"), "mean")->valuedouble;
+    cJSON_Delete(j);
+    free(s);
+    double closed = 2.0 * 7 * (100e-6 + 8192 * 4 * 8e-9);
+    cr_assert(fabs(t - closed) <= 1e-12 * closed, "flow %.15g s, closed form %.15g s", t, closed);
+}
+
+Test(flow_engine, what_it_does_not_model_is_refused)
+{
+    const char *degraded[] = {"run", "--engine", "flow", "--algo", "ring", "--ranks", "8", "--degrade-nic", "2",
+                              "--degrade-bw", "0.5", "--out", t_tmpdir(), NULL};
+    t_refused(degraded, "--engine flow does not model degraded links");
+    const char *failed[] = {"run", "--engine", "flow", "--algo", "ring", "--ranks", "8", "--fail-rank", "2",
+                            "--out", t_tmpdir(), NULL};
+    t_refused(failed, "--engine flow does not model a failed rank");
+    const char *nvls[] = {"run", "--engine", "flow", "--algo", "nccl-nvls", "--ranks", "16", "--platform",
+                          "dgx-h100:2", "--out", t_tmpdir(), NULL};
+    t_refused(nvls, "--engine flow does not model nccl-nvls");
+    const char *bad[] = {"run", "--engine", "fluid", "--out", t_tmpdir(), NULL};
+    t_refused(bad, "--engine");
+}
