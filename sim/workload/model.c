@@ -219,6 +219,7 @@ static uint64_t draw_count(double mean, double cap, double z)
  * each direction node m and common value z the selection probability and the
  * selected value's mean and variance (signs along M) */
 #define NXCACHE 4
+struct rplan;
 typedef struct {
     int64_t cell;
     int have_z;
@@ -227,7 +228,23 @@ typedef struct {
     /* reduced_class at a few x (owners share the global threshold) */
     double xs[NXCACHE], xf[NXCACHE][NC];
     int nx, xnext;
+    /* what reduced_class does the same for every x >= 0 (plan_build); kept
+     * with the slot, valid while have_plan */
+    int have_plan;
+    struct rplan *plan;
 } cell_t;
+
+/* sum_tail of one value (j = 1) needs no cell but its p and t: the terms of
+ * class s, node k and common value q, kept for the iteration, and the
+ * numerator at the last x asked (the two cells around a threshold ask for
+ * the same x one after the other) */
+typedef struct {
+    double w, mm, sd, xz; /* xz: from x >= xz on both Q_t are exactly 0 (zero_from) */
+} tterm;
+typedef struct {
+    int built, at, n, have_last;
+    double x_last, num_last;
+} tone;
 
 /* the tails of one threshold cell as one rank sees them (rank_view) */
 #define NRCELL 4096
@@ -287,6 +304,12 @@ struct sp_model {
     double gk_thr, gk_val;
     uint64_t gk_K;
     int gk_t;
+    /* sum_tail's terms of one value (tone): this iteration's, at one_gamma */
+    tone one[NC][NM_MAX][NZ_MAX];
+    tterm *one_terms;
+    int n_one_terms, cap_one_terms;
+    double one_gamma;
+    int one_valid;
 };
 
 static double scale_at(sp_model *m, int g)
@@ -428,6 +451,7 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
         c->cell = ci;
         c->have_z = 0;
         c->nx = c->xnext = 0;
+        c->have_plan = 0;
         cell_tail(m, c, t);
     }
     if (need_z && !c->have_z)
@@ -477,6 +501,7 @@ static void reset_cells(sp_model *m)
 {
     m->ncells_used = 0;
     m->gk_t = -1;
+    m->one_valid = 0;
     if (m->rcells)
         for (int i = 0; i < NRCELL; i++)
             m->rcells[i].gb = 0;
@@ -940,9 +965,259 @@ static double reduced_class(const sp_model *m, const cell_t *c, int s, double x,
     return f;
 }
 
+/* ---- reduced_class for x >= 0, with what does not depend on x done once ----
+ *
+ * The same operations on the same values as reduced_class and sum_tail above,
+ * in the same order, so the same doubles: the binomial weights, the numbers
+ * of values j and their sums' mean and spread are the cell's (plan_build);
+ * one value's terms are the iteration's (one_build).  A term is skipped only
+ * where it is exactly 0: both Q_t are 0 from z >= PT_MAX on, and xz bounds
+ * the x beyond which z = (x -+ mm) / sd reaches PT_MAX whatever the rounding
+ * (a margin of 1e-12 against a few ulps); adding 0 to a sum of non-negative
+ * terms leaves it as it is.  Terms of equal j one after the other (strata
+ * that round to the same count) are worked out once. */
+
+/* the x beyond which Q_t((x - mm) / sd) + Q_t((x + mm) / sd) is exactly 0
+ * (NAN, which no x reaches, where sd is too small or not finite to tell) */
+static double zero_from(double mm, double sd)
+{
+    if (!(sd > 1e-250) || !isfinite(sd) || !isfinite(mm))
+        return NAN;
+    double xz = (fabs(mm) + PT_MAX * sd) * (1 + 1e-12);
+    return isfinite(xz) ? xz : NAN;
+}
+
+typedef struct {
+    double pmf, j, mm, sd, xz; /* j >= 2: mm, sd, xz as sum_tail; j = 1: one value */
+} rterm;
+typedef struct {
+    int kind; /* 0 none (p <= 1e-15), 1 binomial weights pmf, 2 strata */
+    int at, n, n1; /* its terms; the first n1 of them are of j = 1 */
+    double w;
+    double xz; /* for x >= xz every term of j >= 2 is exactly 0 (NAN: not known) */
+} rhead;
+struct rplan {
+    int P;
+    rhead h[NC][NM_MAX][NZ_MAX];
+    rterm *t;
+    int nt, cap;
+};
+
+static int plan_add(struct rplan *pl, double pmf, double j, const cell_t *c, int s, int k, int q)
+{
+    if (pl->nt == pl->cap) {
+        int nc = pl->cap ? 2 * pl->cap : 4096;
+        rterm *t = realloc(pl->t, (size_t)nc * sizeof *t);
+        if (!t)
+            return -1;
+        pl->t = t;
+        pl->cap = nc;
+    }
+    rterm *r = &pl->t[pl->nt++];
+    r->pmf = pmf;
+    r->j = j;
+    r->mm = r->sd = 0;
+    r->xz = NAN;
+    if (!(j < 1.5)) {
+        r->mm = j * c->m1[s][k][q];
+        r->sd = sqrt(j * c->v1[s][k][q]);
+        if (r->sd > 0)
+            r->xz = zero_from(r->mm, r->sd);
+    }
+    return 0;
+}
+
+/* the cell's plan (-1: out of memory, then reduced_class answers) */
+static int plan_build(const sp_model *m, cell_t *c)
+{
+    if (!c->plan) {
+        c->plan = calloc(1, sizeof *c->plan);
+        if (!c->plan)
+            return -1;
+    }
+    struct rplan *pl = c->plan;
+    uint64_t n = (uint64_t)m->P;
+    pl->P = m->P;
+    pl->nt = 0;
+    for (int s = 0; s < NC; s++)
+        for (int k = 0; k < m->nm; k++)
+            for (int q = 0; q < m->nzn; q++) {
+                rhead *h = &pl->h[s][k][q];
+                double p = c->p[s][k][q];
+                h->kind = 0;
+                h->at = pl->nt;
+                h->n = 0;
+                h->w = m->m_w[k] * m->z_w[q];
+                h->xz = NAN;
+                h->n1 = 0;
+                if (m->Ns[s] <= 0 || c->tail[s] <= 1e-13 || p <= 1e-15)
+                    continue;
+                double mean = (double)n * p;
+                if (mean < 12 && p < 0.5) {
+                    h->kind = 1;
+                    double pmf = exp((double)n * log1p(-p)), r = p / (1 - p), cum = pmf;
+                    for (uint64_t j = 0; j < n && cum < 1 - 1e-10; j++) {
+                        pmf *= (double)(n - j) / (double)(j + 1) * r;
+                        cum += pmf;
+                        if (plan_add(pl, pmf, (double)(j + 1), c, s, k, q) != 0)
+                            return -1;
+                    }
+                } else {
+                    h->kind = 2;
+                    double sd = sqrt(mean * (1 - p));
+                    for (int i = 0; i < STRATA; i++) {
+                        double j = floor(mean + sd * strata[i] + 0.5);
+                        if (j < 1)
+                            continue;
+                        if (j > (double)n)
+                            j = (double)n;
+                        if (plan_add(pl, 0, j, c, s, k, q) != 0)
+                            return -1;
+                    }
+                }
+                h->n = pl->nt - h->at;
+                /* j grows along the terms: those of j = 1 lead */
+                double xz = 0;
+                for (int i = h->at; i < pl->nt; i++) {
+                    double z = pl->t[i].xz;
+                    if (pl->t[i].j < 1.5) {
+                        if (i - h->at == h->n1)
+                            h->n1++;
+                        else
+                            xz = NAN; /* not leading (never): no shortcut */
+                    } else {
+                        xz = isnan(z) || isnan(xz) ? NAN : z > xz ? z : xz;
+                    }
+                }
+                h->xz = xz;
+            }
+    c->have_plan = 1;
+    return 0;
+}
+
+/* one value's terms of (s, k, q), as sum_tail takes them (-1: out of memory) */
+static int one_build(sp_model *m, int s, int k, int q)
+{
+    tone *o = &m->one[s][k][q];
+    double g = m->sigma[s] * m->gamma_scale;
+    double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
+    o->at = m->n_one_terms;
+    for (int u = 0; u < m->ncomp; u++) {
+        double sd = own_sd(m, s, u);
+        for (int jj = 0; jj < NS; jj++) {
+            double w = m->psi[s][k][jj] * m->comp_w[u];
+            if (w <= TINY)
+                continue;
+            if (m->n_one_terms == m->cap_one_terms) {
+                int nc = m->cap_one_terms ? 2 * m->cap_one_terms : 4096;
+                tterm *t = realloc(m->one_terms, (size_t)nc * sizeof *t);
+                if (!t)
+                    return -1;
+                m->one_terms = t;
+                m->cap_one_terms = nc;
+            }
+            tterm *t = &m->one_terms[m->n_one_terms++];
+            t->w = w;
+            t->mm = m->sigma[s] * sv[jj] + mu;
+            t->sd = sd;
+            t->xz = zero_from(t->mm, sd);
+        }
+    }
+    o->n = m->n_one_terms - o->at;
+    o->built = 1;
+    o->have_last = 0;
+    return 0;
+}
+
+/* sum_tail's numerator of one value at x > t: sum of w (Q_t + Q_t) */
+static double one_tail(sp_model *m, int s, int k, int q, double x, int *err)
+{
+    if (!m->one_valid || m->one_gamma != m->gamma_scale) {
+        for (int a = 0; a < NC; a++)
+            for (int b = 0; b < NM_MAX; b++)
+                for (int d = 0; d < NZ_MAX; d++)
+                    m->one[a][b][d].built = 0;
+        m->n_one_terms = 0;
+        m->one_gamma = m->gamma_scale;
+        m->one_valid = 1;
+    }
+    tone *o = &m->one[s][k][q];
+    if (!o->built && one_build(m, s, k, q) != 0) {
+        *err = 1;
+        return 0;
+    }
+    if (o->have_last && o->x_last == x)
+        return o->num_last;
+    double tail = 0;
+    const tterm *t = &m->one_terms[o->at];
+    for (int i = 0; i < o->n; i++) {
+        if (x >= t[i].xz)
+            continue;
+        double mm = t[i].mm, sd = t[i].sd;
+        tail += t[i].w * (Q_t((x - mm) / sd) + Q_t((x + mm) / sd));
+    }
+    o->x_last = x;
+    o->num_last = tail;
+    o->have_last = 1;
+    return tail;
+}
+
+/* reduced_class(m, c, s, x, t) for x >= 0 from the cell's plan (-1: out of
+ * memory) */
+static int reduced_class_plan(sp_model *m, const cell_t *c, int s, double x, double t, double *out)
+{
+    double f = 0;
+    if (c->tail[s] <= 1e-13) {
+        *out = 0;
+        return 0;
+    }
+    const struct rplan *pl = c->plan;
+    for (int k = 0; k < m->nm; k++)
+        for (int q = 0; q < m->nzn; q++) {
+            const rhead *h = &pl->h[s][k][q];
+            if (h->kind == 0)
+                continue;
+            double p = c->p[s][k][q], sum = 0, jprev = -1, T = 0;
+            const rterm *r = &pl->t[h->at];
+            int nt = x >= h->xz ? h->n1 : h->n; /* those of j >= 2 are 0 (and come after) */
+            for (int i = 0; i < nt; i++) {
+                if (r[i].j != jprev) {
+                    jprev = r[i].j;
+                    if (r[i].j < 1.5) {
+                        if (x <= t)
+                            T = 1;
+                        else {
+                            int err = 0;
+                            double num = one_tail(m, s, k, q, x, &err);
+                            if (err)
+                                return -1;
+                            T = num / p;
+                        }
+                    } else if (x >= r[i].xz) {
+                        T = 0;
+                    } else if (r[i].sd <= 0) {
+                        T = fabs(r[i].mm) > x;
+                    } else {
+                        double mm = r[i].mm, sd = r[i].sd;
+                        T = Q_t((x - mm) / sd) + Q_t((x + mm) / sd);
+                    }
+                }
+                if (T == 0 && r[i].j >= 1.5)
+                    continue; /* exactly 0 whatever the weight */
+                if (h->kind == 1)
+                    sum += r[i].pmf * T;
+                else
+                    sum += T / STRATA;
+            }
+            f += h->w * sum;
+        }
+    *out = f;
+    return 0;
+}
+
 /* every class's reduced_class at the cell's own threshold, remembered for
  * the last few x */
-static const double *reduced_cell(const sp_model *m, cell_t *c, double x, int keep)
+static const double *reduced_cell(sp_model *m, cell_t *c, double x, int keep)
 {
     for (int i = 0; i < c->nx; i++)
         if (c->xs[i] == x)
@@ -956,6 +1231,20 @@ static const double *reduced_cell(const sp_model *m, cell_t *c, double x, int ke
         f = c->xf[i];
     }
     double t = exp(CELL * (double)c->cell);
+    if (x >= 0 && m->ablation != SP_MODEL_DISJOINT && ((c->have_plan && c->plan->P == m->P) || plan_build(m, c) == 0)) {
+        int s = 0;
+        for (; s < NC; s++) {
+            f[s] = 0;
+            if (m->Ns[s] > 0 && reduced_class_plan(m, c, s, x, t, &f[s]) != 0)
+                break;
+        }
+        if (s == NC)
+            return f;
+        /* out of memory on the way: the long way from the class it stopped at */
+        for (; s < NC; s++)
+            f[s] = m->Ns[s] > 0 ? reduced_class(m, c, s, x, t) : 0;
+        return f;
+    }
     for (int s = 0; s < NC; s++)
         f[s] = m->Ns[s] > 0 ? reduced_class(m, c, s, x, t) : 0;
     return f;
@@ -1433,7 +1722,11 @@ void sp_model_free(sp_model *m)
     sp_profile_free(&m->p);
     free(m->nls);
     free(m->nz);
+    if (m->cells)
+        for (int i = 0; i < NCELL; i++)
+            free(m->cells[i].plan);
     free(m->cells);
+    free(m->one_terms);
     free(m->rcells);
     free(m->views);
     free(m->share);
