@@ -85,7 +85,7 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
     printf("  messages: %llu; wall time %.3f s, %.0f messages/s", (unsigned long long)rep->total_msgs,
            rep->wall_seconds, sp_report_message_rate(rep));
     if (rep->wall_profile.samples)
-        printf(" (time in SimGrid's network model %.0f%%, the rest of SimGrid %.0f%%, sparsim %.0f%%, "
+        printf(" (time in the network model %.0f%%, the engine %.0f%%, sparsim %.0f%%, "
                "libraries %.0f%%)",
                100 * sp_report_wall_share(rep, SP_WALL_MODEL), 100 * sp_report_wall_share(rep, SP_WALL_ENGINE),
                100 * sp_report_wall_share(rep, SP_WALL_SPARSIM), 100 * sp_report_wall_share(rep, SP_WALL_LIBS));

@@ -96,9 +96,23 @@ static int cmp_addr(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* the flow engine's network model and engine (sim/backends/flow/sections.h);
+ * weak: a program without them (sparsim-mpi) has none */
+extern const char __start_spf_netmodel[] __attribute__((weak)), __stop_spf_netmodel[] __attribute__((weak));
+extern const char __start_spf_engine[] __attribute__((weak)), __stop_spf_engine[] __attribute__((weak));
+
+static int within(uintptr_t pc, const char *lo, const char *hi)
+{
+    return lo && hi && pc >= (uintptr_t)lo && pc < (uintptr_t)hi;
+}
+
 /* the class of one address (see wall_profile.h) */
 static int class_of(uintptr_t pc, const char *self)
 {
+    if (within(pc, __start_spf_netmodel, __stop_spf_netmodel))
+        return SP_WALL_MODEL;
+    if (within(pc, __start_spf_engine, __stop_spf_engine))
+        return SP_WALL_ENGINE;
     Dl_info di;
     if (!pc || !dladdr((void *)pc, &di) || !di.dli_fname)
         return SP_WALL_LIBS;

@@ -9,9 +9,11 @@
  *
  *   network model  SimGrid's max-min solver and resource models (its lmm
  *                  and resource namespaces: link and CPU models, their
- *                  actions, the sharing's re-solve at each flow's start and end)
+ *                  actions, the sharing's re-solve at each flow's start and
+ *                  end); with --engine flow, its fluid sharing (fluid.c)
  *   engine         the rest of SimGrid: actors and their context switches,
- *                  simcalls, activities, mailboxes, the main loop
+ *                  simcalls, activities, mailboxes, the main loop; with
+ *                  --engine flow, its event loop and coroutines
  *   sparsim        sparsim's own code (the executable: algorithms, shim,
  *                  backends, accounting, writers)
  *   libraries      everything else: the C and C++ runtimes (malloc, memcpy),

@@ -1,6 +1,7 @@
 /* coro.c - coroutines for the flow engine (coro.h says why by hand). */
 #define _GNU_SOURCE
 #include "coro.h"
+#include "sections.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -91,10 +92,10 @@ struct spf_coro {
 #ifndef SPF_CORO_ASM
 static spf_coro *boot_c;
 static void *boot_arg;
-static void boot_uc(void) { boot_c->fn(boot_arg); }
+SPF_ENGINE static void boot_uc(void) { boot_c->fn(boot_arg); }
 #endif
 
-spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen)
+SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen)
 {
     long page = sysconf(_SC_PAGESIZE);
     stack = (stack + (size_t)page - 1) / (size_t)page * (size_t)page;
@@ -157,7 +158,7 @@ spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *ar
     return c;
 }
 
-void spf_coros_free(spf_coro *c)
+SPF_ENGINE void spf_coros_free(spf_coro *c)
 {
     if (!c)
         return;
@@ -179,10 +180,10 @@ void spf_coros_free(spf_coro *c)
 #endif
 
 #ifndef SPF_CORO_ASM
-static int started_flag(spf_coro *c, int i) { return c->s[i].uc.uc_stack.ss_sp != NULL; }
+SPF_ENGINE static int started_flag(spf_coro *c, int i) { return c->s[i].uc.uc_stack.ss_sp != NULL; }
 #endif
 
-void spf_coro_resume(spf_coro *c, int i)
+SPF_ENGINE void spf_coro_resume(spf_coro *c, int i)
 {
     ENTER_FIBER(c, i);
 #ifdef SPF_CORO_ASM
@@ -203,7 +204,7 @@ void spf_coro_resume(spf_coro *c, int i)
     BACK_IN_MAIN(c);
 }
 
-void spf_coro_started(spf_coro *c)
+SPF_ENGINE void spf_coro_started(spf_coro *c)
 {
 #ifdef SPF_ASAN
     IN_FIBER(c, NULL);
@@ -212,7 +213,7 @@ void spf_coro_started(spf_coro *c)
 #endif
 }
 
-void spf_coro_yield(spf_coro *c, int i)
+SPF_ENGINE void spf_coro_yield(spf_coro *c, int i)
 {
 #ifdef SPF_ASAN
     void *fake = NULL;
@@ -226,7 +227,7 @@ void spf_coro_yield(spf_coro *c, int i)
     IN_FIBER(c, fake);
 }
 
-void spf_coro_exit(spf_coro *c, int i)
+SPF_ENGINE void spf_coro_exit(spf_coro *c, int i)
 {
 #ifdef SPF_ASAN
     __sanitizer_start_switch_fiber(NULL, c->main_bottom, c->main_size);

@@ -32,6 +32,7 @@
  * network), the nodes' reducing switches (NVLS).
  */
 #include "coro.h"
+#include "sections.h"
 #include "fluid.h"
 #include "routes.h"
 #include "flow_engine.h"
@@ -133,35 +134,35 @@ static struct {
     int ndues, capdues;
 } E;
 
-static inline frank *rank_of(sp_ctx *c) { return (frank *)c; }
+SPF_ENGINE static inline frank *rank_of(sp_ctx *c) { return (frank *)c; }
 
 /* ---- scheduling ---- */
 
-static void make_ready(int r)
+SPF_ENGINE static void make_ready(int r)
 {
     E.r[r].state = R_READY;
     E.ready[(E.ready_head + E.nready) % E.P] = r;
     E.nready++;
 }
 
-static void block(frank *f, int state)
+SPF_ENGINE static void block(frank *f, int state)
 {
     f->state = state;
     spf_coro_yield(E.coro, f->ctx.rank);
 }
 
-static int timer_less(int a, int b)
+SPF_ENGINE static int timer_less(int a, int b)
 {
     return E.r[a].wake < E.r[b].wake || (E.r[a].wake == E.r[b].wake && E.r[a].seq < E.r[b].seq);
 }
 
-static void timer_set(int i, int r)
+SPF_ENGINE static void timer_set(int i, int r)
 {
     E.timers[i] = r;
     E.r[r].heap = i;
 }
 
-static void timer_push(int r)
+SPF_ENGINE static void timer_push(int r)
 {
     int i = E.ntimers++;
     while (i > 0) {
@@ -174,7 +175,7 @@ static void timer_push(int r)
     timer_set(i, r);
 }
 
-static int timer_pop(void)
+SPF_ENGINE static int timer_pop(void)
 {
     int top = E.timers[0];
     int last = E.timers[--E.ntimers];
@@ -195,7 +196,7 @@ static int timer_pop(void)
     return top;
 }
 
-static void sleep_until(frank *f, double t)
+SPF_ENGINE static void sleep_until(frank *f, double t)
 {
     if (t <= E.now)
         return;
@@ -205,9 +206,9 @@ static void sleep_until(frank *f, double t)
     block(f, R_SLEEP);
 }
 
-static int due_less(const due_ev *a, const due_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
+SPF_ENGINE static int due_less(const due_ev *a, const due_ev *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
 
-static int due_push(double t, int rank)
+SPF_ENGINE static int due_push(double t, int rank)
 {
     if (E.ndues == E.capdues) {
         int nc = E.capdues ? 2 * E.capdues : 1024;
@@ -227,7 +228,7 @@ static int due_push(double t, int rank)
     return 0;
 }
 
-static int due_pop(void)
+SPF_ENGINE static int due_pop(void)
 {
     int r = E.dues[0].rank;
     due_ev last = E.dues[--E.ndues];
@@ -258,7 +259,7 @@ static void *alloc0(size_t n)
     return p;
 }
 
-static void start_flow(fmsg *m, fget *g)
+SPF_ENGINE static void start_flow(fmsg *m, fget *g)
 {
     m->get = g;
     g->m = m;
@@ -275,7 +276,7 @@ static void start_flow(fmsg *m, fget *g)
 }
 
 /* a slot opened at rank f: the oldest waiting send takes it, or it waits */
-static int post_get(frank *f)
+SPF_ENGINE static int post_get(frank *f)
 {
     fget *g = f->free_get;
     if (g)
@@ -303,7 +304,7 @@ static int post_get(frank *f)
     return 0;
 }
 
-static int ensure_gets(frank *f)
+SPF_ENGINE static int ensure_gets(frank *f)
 {
     while (f->ngets_pending < f->nposted - f->nheld)
         if (post_get(f) != 0)
@@ -311,7 +312,7 @@ static int ensure_gets(frank *f)
     return 0;
 }
 
-static void complete_req(frank *f, sp_req *r, long long result)
+SPF_ENGINE static void complete_req(frank *f, sp_req *r, long long result)
 {
     r->done = 1;
     r->result = result;
@@ -322,7 +323,7 @@ static void complete_req(frank *f, sp_req *r, long long result)
     }
 }
 
-static void copy_into(sp_req *r, const fmsg *m)
+SPF_ENGINE static void copy_into(sp_req *r, const fmsg *m)
 {
     if (m->bytes > r->cap) {
         r->result = SP_ERR_TRUNC;
@@ -334,7 +335,7 @@ static void copy_into(sp_req *r, const fmsg *m)
 }
 
 /* a message whose order is settled: to a posted receive, or queued */
-static void deliver(frank *f, fmsg *m)
+SPF_ENGINE static void deliver(frank *f, fmsg *m)
 {
     sp_ctx *c = &f->ctx;
     sp_msg_event ev = {m->iter, m->phase, m->src, c->rank, m->tag, m->bytes, m->t_post, m->t_done};
@@ -368,7 +369,7 @@ static void deliver(frank *f, fmsg *m)
     f->unexp_tail = m;
 }
 
-static int order_settled(const fget *g)
+SPF_ENGINE static int order_settled(const fget *g)
 {
     for (const fget *h = g->prev; h; h = h->prev)
         if (!h->done && h->m && h->m->src == g->m->src)
@@ -376,7 +377,7 @@ static int order_settled(const fget *g)
     return 1;
 }
 
-static void unlink_get(frank *f, fget *g)
+SPF_ENGINE static void unlink_get(frank *f, fget *g)
 {
     if (g->prev)
         g->prev->next = g->next;
@@ -391,7 +392,7 @@ static void unlink_get(frank *f, fget *g)
 }
 
 /* the rank looks at a slot whose message is through (transport.c's on_get_done) */
-static void get_done(frank *f, fget *g)
+SPF_ENGINE static void get_done(frank *f, fget *g)
 {
     g->done = 1;
     f->ngets_pending--;
@@ -416,7 +417,7 @@ static void get_done(frank *f, fget *g)
 }
 
 /* the scheduler: a message's flow has ended at t */
-static void flow_done(void *ctx, void *owner, double t)
+SPF_ENGINE static void flow_done(void *ctx, void *owner, double t)
 {
     (void)ctx;
     fmsg *m = owner;
@@ -453,7 +454,7 @@ static void flow_done(void *ctx, void *owner, double t)
 
 /* ---- the backend's operations ---- */
 
-static sp_req *new_req(frank *f)
+SPF_ENGINE static sp_req *new_req(frank *f)
 {
     sp_req *r = f->free_req;
     if (r)
@@ -464,13 +465,13 @@ static sp_req *new_req(frank *f)
     return r;
 }
 
-static void req_free(frank *f, sp_req *r)
+SPF_ENGINE static void req_free(frank *f, sp_req *r)
 {
     r->next_free = f->free_req;
     f->free_req = r;
 }
 
-static double send_overhead(const sp_ctx *c, size_t bytes)
+SPF_ENGINE static double send_overhead(const sp_ctx *c, size_t bytes)
 {
     const sp_device *d = c->shim->dev;
     return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
@@ -479,7 +480,7 @@ static double send_overhead(const sp_ctx *c, size_t bytes)
 /* --unshared-below, as the SimGrid backend's postbox.c has it: may a message
  * to dst skip the sharing without overtaking one of the same pair that
  * shares (a bounded scan: past a few shared sends under way, share) */
-static int may_bypass(const frank *f, int dst)
+SPF_ENGINE static int may_bypass(const frank *f, int dst)
 {
     if (f->nout == 0)
         return 1;
@@ -494,7 +495,7 @@ static int may_bypass(const frank *f, int dst)
 /* a message that skips the sharing: due when each link of its route has
  * served the bypassing messages posted before it (spg_unshared_arrival),
  * and after the one due before it at its destination */
-static int post_unshared(fmsg *m)
+SPF_ENGINE static int post_unshared(fmsg *m)
 {
     frank *d = &E.r[m->dst];
     double due = spg_unshared_arrival(E.hosts[m->src], E.hosts[m->dst], (double)m->bytes, E.now);
@@ -520,7 +521,7 @@ static int post_unshared(fmsg *m)
 }
 
 /* the bypassing messages due by now, delivered; how many */
-static int take_box(frank *f)
+SPF_ENGINE static int take_box(frank *f)
 {
     int n = 0;
     while (f->box_head && f->box_head->t_done <= E.now) {
@@ -533,7 +534,7 @@ static int take_box(frank *f)
     return n;
 }
 
-static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
+SPF_ENGINE static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
 {
     frank *f = rank_of(c);
     double o = send_overhead(c, bytes);
@@ -598,7 +599,7 @@ static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t byt
     return r;
 }
 
-static sp_req *fe_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
+SPF_ENGINE static sp_req *fe_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 {
     frank *f = rank_of(c);
     sp_req *r = new_req(f);
@@ -647,7 +648,7 @@ static sp_req *fe_irecv(sp_ctx *c, int src, int tag, void *buf, size_t cap)
 }
 
 /* the slots through since the rank last looked */
-static int take_done(frank *f)
+SPF_ENGINE static int take_done(frank *f)
 {
     int n = 0;
     while (f->done_head) {
@@ -663,7 +664,7 @@ static int take_done(frank *f)
     return n;
 }
 
-static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
+SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
 {
     frank *f = rank_of(c);
     f->waiting_remaining = 0;
@@ -708,19 +709,19 @@ static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
     return rc;
 }
 
-static double fe_now(const sp_ctx *c)
+SPF_ENGINE static double fe_now(const sp_ctx *c)
 {
     (void)c;
     return E.now;
 }
 
-static void fe_advance(sp_ctx *c, double seconds)
+SPF_ENGINE static void fe_advance(sp_ctx *c, double seconds)
 {
     if (seconds > 0)
         sleep_until(rank_of(c), E.now + seconds);
 }
 
-static void fe_barrier(sp_ctx *c, void (*last)(void *), void *arg)
+SPF_ENGINE static void fe_barrier(sp_ctx *c, void (*last)(void *), void *arg)
 {
     frank *f = rank_of(c);
     if (E.arrived + 1 == E.P) {
@@ -738,7 +739,7 @@ static void fe_barrier(sp_ctx *c, void (*last)(void *), void *arg)
 static const sp_backend flow_transport = {"simgrid", fe_isend, fe_irecv, fe_waitall, fe_now, fe_advance, fe_barrier,
                                           NULL};
 
-static void rank_body(void *arg)
+SPF_ENGINE static void rank_body(void *arg)
 {
     frank *f = arg;
     spf_coro_started(E.coro);
@@ -750,7 +751,7 @@ static void rank_body(void *arg)
 
 /* ---- the run ---- */
 
-static void free_rank(frank *f)
+SPF_ENGINE static void free_rank(frank *f)
 {
     while (f->unexp_head) {
         fmsg *m = f->unexp_head;
@@ -791,7 +792,7 @@ static void free_rank(frank *f)
     }
 }
 
-static void free_all(void)
+SPF_ENGINE static void free_all(void)
 {
     if (E.r)
         for (int i = 0; i < E.P; i++)
@@ -807,14 +808,14 @@ static void free_all(void)
     memset(&E, 0, sizeof E);
 }
 
-static void drop_flow(void *ctx, void *owner, double t)
+SPF_ENGINE static void drop_flow(void *ctx, void *owner, double t)
 {
     (void)ctx;
     (void)owner;
     (void)t;
 }
 
-int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int piecewise, spf_stats *st, char *err, size_t errlen)
+SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int piecewise, spf_stats *st, char *err, size_t errlen)
 {
     memset(&E, 0, sizeof E);
     E.below = below;

@@ -19,10 +19,10 @@
  *    is fixed at its bound first.
  */
 #include "fluid.h"
+#include "sections.h"
 
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,19 +96,19 @@ struct spf_net {
 
 /* ---- the heap ---- */
 
-static void heap_set(spf_net *n, int i, flow *f)
+SPF_NETMODEL static void heap_set(spf_net *n, int i, flow *f)
 {
     n->heap[i] = f;
     f->heap = i;
 }
 
 /* a before b: the earlier event, and of two at one instant the one posted first */
-static inline int before(const flow *a, const flow *b)
+SPF_NETMODEL static inline int before(const flow *a, const flow *b)
 {
     return a->t_event < b->t_event || (a->t_event == b->t_event && TIE(a->seq, b->seq));
 }
 
-static void heap_up(spf_net *n, int i)
+SPF_NETMODEL static void heap_up(spf_net *n, int i)
 {
     flow *f = n->heap[i];
     while (i > 0) {
@@ -121,7 +121,7 @@ static void heap_up(spf_net *n, int i)
     heap_set(n, i, f);
 }
 
-static void heap_down(spf_net *n, int i)
+SPF_NETMODEL static void heap_down(spf_net *n, int i)
 {
     flow *f = n->heap[i];
     for (;;) {
@@ -138,7 +138,7 @@ static void heap_down(spf_net *n, int i)
     heap_set(n, i, f);
 }
 
-static int heap_push(spf_net *n, flow *f)
+SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
 {
     if (n->nheap == n->capheap) {
         int nc = n->capheap ? 2 * n->capheap : 256;
@@ -153,7 +153,7 @@ static int heap_push(spf_net *n, flow *f)
     return 0;
 }
 
-static void heap_remove(spf_net *n, flow *f)
+SPF_NETMODEL static void heap_remove(spf_net *n, flow *f)
 {
     int i = f->heap;
     f->heap = -1;
@@ -167,7 +167,7 @@ static void heap_remove(spf_net *n, flow *f)
 }
 
 /* a flow's key changed (it is in the heap) */
-static void heap_move(spf_net *n, flow *f, double t)
+SPF_NETMODEL static void heap_move(spf_net *n, flow *f, double t)
 {
     f->t_event = t;
     heap_up(n, f->heap);
@@ -176,9 +176,9 @@ static void heap_move(spf_net *n, flow *f, double t)
 
 /* ---- links ---- */
 
-spf_net *spf_net_new(void) { return calloc(1, sizeof(spf_net)); }
+SPF_NETMODEL spf_net *spf_net_new(void) { return calloc(1, sizeof(spf_net)); }
 
-void spf_net_free(spf_net *n)
+SPF_NETMODEL void spf_net_free(spf_net *n)
 {
     if (!n)
         return;
@@ -206,7 +206,7 @@ void spf_net_free(spf_net *n)
     free(n);
 }
 
-int spf_net_add_link(spf_net *n, double capacity)
+SPF_NETMODEL int spf_net_add_link(spf_net *n, double capacity)
 {
     if (n->nl == n->capl) {
         int nc = n->capl ? 2 * n->capl : 64;
@@ -222,9 +222,9 @@ int spf_net_add_link(spf_net *n, double capacity)
     return n->nl++;
 }
 
-int spf_net_links(const spf_net *n) { return n->nl; }
+SPF_NETMODEL int spf_net_links(const spf_net *n) { return n->nl; }
 
-static int mark_changed(spf_net *n, int li)
+SPF_NETMODEL static int mark_changed(spf_net *n, int li)
 {
     link *k = &n->l[li];
     if (k->changed == n->chg_mark + 1)
@@ -242,14 +242,14 @@ static int mark_changed(spf_net *n, int li)
     return 0;
 }
 
-void spf_net_set_capacity(spf_net *n, int li, double capacity, double now)
+SPF_NETMODEL void spf_net_set_capacity(spf_net *n, int li, double capacity, double now)
 {
     (void)now;
     n->l[li].capacity = capacity;
     mark_changed(n, li);
 }
 
-static int link_add(spf_net *n, flow *f, int e)
+SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
     if (k->nf == k->cap) {
@@ -271,7 +271,7 @@ static int link_add(spf_net *n, flow *f, int e)
     return mark_changed(n, f->el[e].link);
 }
 
-static void link_remove(spf_net *n, flow *f, int e)
+SPF_NETMODEL static void link_remove(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
     int pos = f->el[e].pos;
@@ -286,7 +286,7 @@ static void link_remove(spf_net *n, flow *f, int e)
 
 /* ---- flows ---- */
 
-int spf_flow_start(spf_net *n, double now, double bytes, double latency, double bound, double penalty, double rf,
+SPF_NETMODEL int spf_flow_start(spf_net *n, double now, double bytes, double latency, double bound, double penalty, double rf,
                    const int *links, const double *coefs, int nlinks, void *owner)
 {
     flow *f = n->free_flows;
@@ -330,7 +330,7 @@ int spf_flow_start(spf_net *n, double now, double bytes, double latency, double 
 }
 
 /* a latent flow's latency is over: it joins its links */
-static int activate(spf_net *n, flow *f, double t)
+SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 {
     f->state = ACTIVE;
     f->t_last = t;
@@ -355,7 +355,7 @@ static int activate(spf_net *n, flow *f, double t)
     return 0;
 }
 
-static void end_flow(spf_net *n, flow *f)
+SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
     if (f->state == ACTIVE)
@@ -372,13 +372,13 @@ static void end_flow(spf_net *n, flow *f)
     n->live--;
 }
 
-double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
+SPF_NETMODEL double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
 
 /* SimGrid 3.32 ends every action due within surf/precision (1e-9 s) of
  * the clock at the clock (network_cm02.cpp, update_actions_state_lazy) */
 #define SAME_INSTANT 1e-9
 
-void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx)
+SPF_NETMODEL void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx)
 {
     while (n->nheap && n->heap[0]->t_event <= t + SAME_INSTANT) {
         flow *f = n->heap[0];
@@ -396,7 +396,7 @@ void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, 
 
 /* ---- the solve ---- */
 
-static int push_qlink(spf_net *n, int li)
+SPF_NETMODEL static int push_qlink(spf_net *n, int li)
 {
     if (n->nq == n->capq) {
         int nc = n->capq ? 2 * n->capq : 256;
@@ -411,7 +411,7 @@ static int push_qlink(spf_net *n, int li)
     return 0;
 }
 
-static int push_qflow(spf_net *n, flow *f)
+SPF_NETMODEL static int push_qflow(spf_net *n, flow *f)
 {
     if (n->nqf == n->capqf) {
         int nc = n->capqf ? 2 * n->capqf : 256;
@@ -430,9 +430,9 @@ static int push_qflow(spf_net *n, flow *f)
  * links can a change reach other flows.  A link with room to spare bounds
  * nobody; a change may fill it, which the solve checks (spf_net_solve). */
 #define TIGHT_EPS 1e-7
-static inline int tight(const link *k) { return k->used >= k->capacity * (1 - TIGHT_EPS); }
+SPF_NETMODEL static inline int tight(const link *k) { return k->used >= k->capacity * (1 - TIGHT_EPS); }
 
-static int push_elink(spf_net *n, int li)
+SPF_NETMODEL static int push_elink(spf_net *n, int li)
 {
     if (n->ne == n->cape) {
         int nc = n->cape ? 2 * n->cape : 256;
@@ -447,7 +447,7 @@ static int push_elink(spf_net *n, int li)
     return 0;
 }
 
-static void new_stamp(spf_net *n)
+SPF_NETMODEL static void new_stamp(spf_net *n)
 {
     n->stamp++;
     if (n->stamp == 0) { /* wrapped: no stale stamp may match */
@@ -462,7 +462,7 @@ static void new_stamp(spf_net *n)
 /* the part of the sharing graph the changed links reach through flows and
  * tight links (and links forced open); the links its flows cross beyond
  * that are its edge */
-static int gather(spf_net *n)
+SPF_NETMODEL static int gather(spf_net *n)
 {
     n->nq = n->nqf = n->ne = 0;
     for (int i = 0; i < n->nchg; i++)
@@ -500,7 +500,7 @@ static int gather(spf_net *n)
 }
 
 /* fixes flow f at rate r: the links it crosses lose what it takes */
-static void fix(spf_net *n, flow *f, double r)
+SPF_NETMODEL static void fix(spf_net *n, flow *f, double r)
 {
     f->fixed = 1;
     f->newrate = r;
@@ -519,7 +519,7 @@ static void fix(spf_net *n, flow *f, double r)
 /* progressive filling over the gathered part.  The lists of links with
  * unfixed flows and of unfixed flows shrink as rounds fix flows, so a
  * round costs what is still open, not the whole part. */
-__attribute__((noinline)) static void fill(spf_net *n)
+SPF_NETMODEL static void fill(spf_net *n)
 {
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
@@ -617,7 +617,7 @@ __attribute__((noinline)) static void fill(spf_net *n)
 }
 
 /* room for the fill's open links */
-static int room(spf_net *n)
+SPF_NETMODEL static int room(spf_net *n)
 {
     if (n->nq + n->ne <= n->capopen)
         return 0;
@@ -632,7 +632,7 @@ static int room(spf_net *n)
     return 0;
 }
 
-void spf_net_solve(spf_net *n, double now)
+SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 {
     if (n->nchg == 0)
         return;
@@ -690,14 +690,10 @@ void spf_net_solve(spf_net *n, double now)
     }
 }
 
-uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
-int spf_net_flows_live(const spf_net *n) { return n->live; }
-void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated)
+SPF_NETMODEL uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
+SPF_NETMODEL int spf_net_flows_live(const spf_net *n) { return n->live; }
+SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated)
 {
     *solves = n->solves;
     *rerated = n->rerated;
-    if (getenv("SPF_DEBUG"))
-        fprintf(stderr, "fluid: %llu solves, %llu flows gathered, %llu rounds, %llu re-rated, %llu flows\n",
-                (unsigned long long)n->solves, (unsigned long long)n->gathered, (unsigned long long)n->rounds,
-                (unsigned long long)n->rerated, (unsigned long long)n->started);
 }
