@@ -548,8 +548,10 @@ SPF_NETMODEL static void fill(spf_net *n)
     }
     /* the open links: the part's and its edge's, one list (room made by spf_net_solve) */
     int *open = n->open;
-    memcpy(open, n->qlinks, (size_t)n->nq * sizeof *open);
-    memcpy(open + n->nq, n->elinks, (size_t)n->ne * sizeof *open);
+    if (n->nq)
+        memcpy(open, n->qlinks, (size_t)n->nq * sizeof *open);
+    if (n->ne)
+        memcpy(open + n->nq, n->elinks, (size_t)n->ne * sizeof *open);
     int nl = n->nq + n->ne, nf = n->nqf; /* open links and flows, compacted at the front of the lists */
     while (nf > 0) {
         n->rounds++;
