@@ -212,14 +212,14 @@ Test(flow_engine, ethernet_under_lv08_gives_simgrids_times)
 Test(flow_engine, smpi_with_overheads_and_a_straggler_gives_simgrids_times)
 {
     const char *extra[] = {"--platform", "daint", "--network", "smpi", "--device", "p100", "--ranks", "16",
-                           "--n", "256K", "--iters", "2", "--straggler-ranks", "3", "--straggler-factor", "3", NULL};
+                           "--n", "64K", "--iters", "2", "--straggler-ranks", "3", "--straggler-factor", "3", NULL};
     same_times(extra, 1e-4);
 }
 
 /* eight-GPU nodes on NVSwitch and rails (the nodes' builder, the h100 profile) */
 Test(flow_engine, dgx_nodes_give_simgrids_times)
 {
-    const char *extra[] = {"--platform", "dgx-h100:2", "--ranks", "16", "--n", "1M", "--iters", "2", NULL};
+    const char *extra[] = {"--platform", "dgx-h100:2", "--ranks", "16", "--n", "128K", "--iters", "2", NULL};
     same_times(extra, 1e-4);
 }
 

@@ -781,8 +781,7 @@ SPF_ENGINE static void free_rank(frank *f)
     while (f->gets_head) {
         fget *g = f->gets_head;
         f->gets_head = g->next;
-        if (g->m && g->through) /* delivered messages are freed by the receive */
-            free(g->m);
+        free(g->m); /* still under way, through and not looked at, or held back (delivered ones left the list) */
         free(g);
     }
     while (f->free_get) {
@@ -880,7 +879,7 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
             spf_coro_resume(E.coro, r);
             E.running = -1;
         }
-        if (E.oom || sh->failed)
+        if (E.oom) /* a failed rank's run goes on: the ranks stop at the next iteration, as on SimGrid */
             break;
         spf_net_solve(E.net, E.now);
         double tn = spf_net_next(E.net);
