@@ -12,7 +12,7 @@ finish.  Writes flow-engine.csv and flow-engine.md into --out.
 
 usage: bench/flow_engine.py [--build build] [--platforms daint,1gbe,bench/platforms/fat-tree-1024.xml]
                             [--ranks 64,256,1024] [--algos ...] [--cap 300] [--out bench/flow]
-                            [--engines simgrid,flow]
+       bench/flow_engine.py --table-from CSV [--out DIR]   (the table again from a CSV)
 """
 import argparse
 import csv
@@ -58,12 +58,16 @@ def main():
     ap.add_argument("--algos", default=ALGOS)
     ap.add_argument("--cap", type=int, default=300, help="seconds a SimGrid run may take (0: no cap)")
     ap.add_argument("--out", default="bench/flow")
+    ap.add_argument("--table-from", metavar="CSV", help="only write flow-engine.md (into --out) from this CSV")
     a = ap.parse_args()
+    if a.table_from:
+        os.makedirs(a.out, exist_ok=True)
+        write_table(rows_from_csv(a.table_from), os.path.join(a.out, "flow-engine.md"))
+        return
     sparsim = os.path.join(a.build, "sparsim")
     if not os.access(sparsim, os.X_OK):
         sys.exit("flow_engine.py: no sparsim in %s (build it first)" % a.build)
     os.makedirs(a.out, exist_ok=True)
-    rows = []
     csv_path = os.path.join(a.out, "flow-engine.csv")
     fields = ["platform", "ranks", "algo", "messages", "simgrid_time_s", "flow_time_s", "ratio", "simgrid_wall_s",
               "flow_wall_s", "speedup", "simgrid_status", "flow_status"]
@@ -85,21 +89,35 @@ def main():
                         row.update(ratio=fl["time"] / sg["time"], speedup=sg["wall"] / fl["wall"])
                     w.writerow(row)
                     fcsv.flush()
-                    rows.append((row, sg, fl))
                     print("%s P=%d %s: simgrid %s, flow %s%s" % (
                         row["platform"], ranks, algo, fmt_wall(sg), fmt_wall(fl),
                         ", ratio %.6f" % row["ratio"] if "ratio" in row else ""), flush=True)
+    write_table(rows_from_csv(csv_path), os.path.join(a.out, "flow-engine.md"))
+
+
+def rows_from_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_table(rows, path):
+    """flow-engine.md from the CSV's rows: times, their ratio, walls, messages per wall second"""
+    def num(v, f):
+        return f % float(v) if v not in ("", None) else "-"
     lines = ["| platform | P | algorithm | messages | simulated s per iteration: SimGrid | flow | flow / SimGrid | "
-             "wall s: SimGrid | flow | speedup |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for row, sg, fl in rows:
-        lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            row["platform"], row["ranks"], row["algo"],
-            "{:,}".format(int(row["messages"])) if "messages" in row else "-",
-            "%.6g" % sg["time"] if sg["status"] == "ok" else "-",
-            "%.6g" % fl["time"] if fl["status"] == "ok" else fl["status"],
-            "%.4f" % row["ratio"] if "ratio" in row else "-", fmt_wall(sg), fmt_wall(fl),
-            "%.1fx" % row["speedup"] if "speedup" in row else "-"))
-    with open(os.path.join(a.out, "flow-engine.md"), "w") as f:
+             "wall s: SimGrid | flow | speedup | messages per wall s: SimGrid | flow |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        msgs = float(r["messages"]) if r["messages"] else None
+        sg_ok, fl_ok = r["simgrid_status"] == "ok", r["flow_status"] == "ok"
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["platform"], r["ranks"], r["algo"], "{:,}".format(int(msgs)) if msgs else "-",
+            num(r["simgrid_time_s"], "%.6g") if sg_ok else "-", num(r["flow_time_s"], "%.6g") if fl_ok else r["flow_status"],
+            num(r["ratio"], "%.4f"), num(r["simgrid_wall_s"], "%.2f") if sg_ok else r["simgrid_status"],
+            num(r["flow_wall_s"], "%.2f") if fl_ok else "-", num(r["speedup"], "%.1fx"),
+            "{:,.0f}".format(msgs / float(r["simgrid_wall_s"])) if sg_ok and msgs else "-",
+            "{:,.0f}".format(msgs / float(r["flow_wall_s"])) if fl_ok and msgs else "-"))
+    with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
