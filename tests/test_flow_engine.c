@@ -27,6 +27,15 @@ static void on_end(void *ctx, void *owner, double t)
     ((ends *)ctx)->t[(intptr_t)owner] = t;
 }
 
+typedef struct {
+    double *t;
+} ends_all;
+
+static void on_end_all(void *ctx, void *owner, double t)
+{
+    ((ends_all *)ctx)->t[(intptr_t)owner] = t;
+}
+
 /* runs the network until every flow has ended */
 static void drain(spf_net *n, ends *e, double now)
 {
@@ -138,6 +147,77 @@ Test(fluid, a_message_of_no_bytes_ends_with_its_latency)
     drain(n, &e, 0);
     near(e.t[0], 3e-6, "latency only");
     spf_net_free(n);
+}
+
+/* The pruned solve (only what a change reaches through full links; flows
+ * below the level of those that ended left alone) against the whole one, on
+ * random networks: 40 links, 400 flows of 1 to 4 links, random sizes,
+ * weights, bounds, latencies and start times; every flow must end at the
+ * same instant. */
+static uint64_t random_run(int whole, unsigned seed, double *end, int nflows)
+{
+    spf_net *n = spf_net_new();
+    spf_net_whole(n, whole);
+    srand(seed);
+    int links[40];
+    for (int i = 0; i < 40; i++)
+        links[i] = spf_net_add_link(n, 1 + rand() % 10);
+    /* flows start in batches at random times; the network runs between */
+    double now = 0;
+    ends_all e = {end};
+    int started = 0;
+    while (started < nflows || isfinite(spf_net_next(n))) {
+        double next_start = started < nflows ? now + (rand() % 100) * 0.01 : INFINITY;
+        for (;;) {
+            spf_net_solve(n, now);
+            double t = spf_net_next(n);
+            if (!isfinite(t) || t > next_start)
+                break;
+            now = t;
+            spf_net_advance(n, t, on_end_all, &e);
+        }
+        if (started == nflows)
+            break;
+        now = next_start;
+        for (int b = 1 + rand() % 5; b > 0 && started < nflows; b--, started++) {
+            int nl = 1 + rand() % 4, route[4];
+            for (int j = 0; j < nl; j++)
+                route[j] = links[rand() % 40];
+            for (int j = 1; j < nl; j++) /* a link once per route */
+                for (int q = 0; q < j; q++)
+                    if (route[q] == route[j])
+                        route[j] = links[(route[j] + 1 + q) % 40];
+            double bound = rand() % 4 == 0 ? 0.5 + rand() % 3 : 0;
+            spf_flow_start(n, now, 1 + rand() % 50, (rand() % 3) * 0.05, bound, 1 + rand() % 3, 1, route, NULL, nl,
+                           (void *)(intptr_t)started);
+        }
+    }
+    uint64_t solves, rerated, gathered;
+    spf_net_work(n, &solves, &rerated, &gathered);
+    spf_net_free(n);
+    return gathered;
+}
+
+Test(fluid, the_pruned_solve_equals_the_whole_one)
+{
+    enum { N = 400 };
+    uint64_t all = 0, pruned = 0;
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        double a[N], b[N];
+        for (int i = 0; i < N; i++)
+            a[i] = b[i] = -1;
+        all += random_run(1, seed, a, N);
+        pruned += random_run(0, seed, b, N);
+        for (int i = 0; i < N; i++) {
+            cr_assert(a[i] >= 0, "seed %u: flow %d never ended", seed, i);
+            cr_assert(fabs(a[i] - b[i]) <= 1e-9 * a[i], "seed %u, flow %d: pruned %.15g, whole %.15g", seed, i, b[i],
+                      a[i]);
+        }
+    }
+    /* and the pruning did leave flows out */
+    cr_assert(pruned < all * 3 / 4, "pruned solves took %llu flows, whole ones %llu", (unsigned long long)pruned,
+              (unsigned long long)all);
+    cr_log_info("flows taken into solves: whole %llu, pruned %llu", (unsigned long long)all, (unsigned long long)pruned);
 }
 
 /* ---- whole runs against SimGrid ---- */

@@ -912,7 +912,7 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
         }
     if (st) {
         st->flows = spf_net_flows_started(E.net);
-        spf_net_work(E.net, &st->solves, &st->rerated);
+        spf_net_work(E.net, &st->solves, &st->rerated, &st->gathered);
         st->events = events;
     }
     int rc = 0;

@@ -14,6 +14,7 @@ typedef struct {
     uint64_t events;  /* instants the loop stopped at */
     uint64_t solves;  /* re-solves of the sharing */
     uint64_t rerated; /* flows whose rate a solve changed, summed */
+    uint64_t gathered; /* flows taken into a solve, summed */
 } spf_stats;
 
 /* runs sh's ranks, rank r on hosts[r] of the platform SimGrid has loaded

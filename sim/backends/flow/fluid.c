@@ -67,6 +67,7 @@ typedef struct {
     unsigned force;   /* to be expanded in the current solve */
     unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
     double rem, usage;
+    double excl; /* what the flows left out of the solve (below its floor) take of it */
     int unfixed;
 } link;
 
@@ -92,6 +93,12 @@ struct spf_net {
     flow **qflows;
     int nqf, capqf;
     double now_solved;
+    /* the floor of the next solve: the lowest level (value x penalty) among
+     * the flows that ended since the last one; 0 once a flow started or a
+     * capacity changed (then everything the change reaches is solved) */
+    double floor;
+    int grew;
+    int whole; /* solve everything a change reaches through any link (spf_net_whole) */
 };
 
 /* ---- the heap ---- */
@@ -176,7 +183,13 @@ SPF_NETMODEL static void heap_move(spf_net *n, flow *f, double t)
 
 /* ---- links ---- */
 
-SPF_NETMODEL spf_net *spf_net_new(void) { return calloc(1, sizeof(spf_net)); }
+SPF_NETMODEL spf_net *spf_net_new(void)
+{
+    spf_net *n = calloc(1, sizeof(spf_net));
+    if (n)
+        n->floor = INFINITY;
+    return n;
+}
 
 SPF_NETMODEL void spf_net_free(spf_net *n)
 {
@@ -246,6 +259,7 @@ SPF_NETMODEL void spf_net_set_capacity(spf_net *n, int li, double capacity, doub
 {
     (void)now;
     n->l[li].capacity = capacity;
+    n->grew = 1;
     mark_changed(n, li);
 }
 
@@ -351,6 +365,7 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
     for (int e = 0; e < f->nel; e++)
         if (link_add(n, f, e) != 0)
             return -1;
+    n->grew = 1;
     heap_move(n, f, INFINITY); /* until the solve rates it */
     return 0;
 }
@@ -358,6 +373,8 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
+    if (f->state == ACTIVE && f->nel > 0 && f->el[0].pos >= 0 && f->value * f->penalty < n->floor)
+        n->floor = f->value * f->penalty;
     if (f->state == ACTIVE)
         for (int e = 0; e < f->nel; e++)
             if (f->el[e].pos >= 0) {
@@ -408,6 +425,7 @@ SPF_NETMODEL static int push_qlink(spf_net *n, int li)
     }
     n->qlinks[n->nq++] = li;
     n->l[li].stamp = n->stamp;
+    n->l[li].excl = 0;
     return 0;
 }
 
@@ -461,8 +479,13 @@ SPF_NETMODEL static void new_stamp(spf_net *n)
 
 /* the part of the sharing graph the changed links reach through flows and
  * tight links (and links forced open); the links its flows cross beyond
- * that are its edge */
-SPF_NETMODEL static int gather(spf_net *n)
+ * that are its edge.  When only flows ended since the last solve, the flows
+ * whose level (value x penalty) is below the lowest of theirs keep their
+ * rates: progressive filling reaches that level exactly as before, since
+ * none of the ended flows' links filled below it (else the flow would have
+ * been fixed there).  They stay out, and what they take is left out of
+ * their links' capacity. */
+SPF_NETMODEL static int gather(spf_net *n, double floor)
 {
     n->nq = n->nqf = n->ne = 0;
     for (int i = 0; i < n->nchg; i++)
@@ -474,6 +497,10 @@ SPF_NETMODEL static int gather(spf_net *n)
             flow *f = k->f[j];
             if (f->stamp == n->stamp)
                 continue;
+            if (f->value * f->penalty < floor) { /* below the floor: it keeps its rate, and takes its part */
+                k->excl += f->el[k->fe[j]].coef * f->value;
+                continue;
+            }
             if (push_qflow(n, f) != 0)
                 return -1;
             for (int e = 0; e < f->nel; e++) {
@@ -481,7 +508,7 @@ SPF_NETMODEL static int gather(spf_net *n)
                 link *m = &n->l[li];
                 if (m->stamp == n->stamp)
                     continue;
-                if (tight(m) || m->force == (unsigned)n->solves) {
+                if (n->whole || tight(m) || m->force == (unsigned)n->solves) {
                     if (push_qlink(n, li) != 0)
                         return -1;
                 } else if (m->edge != n->stamp && push_elink(n, li) != 0) {
@@ -523,7 +550,9 @@ SPF_NETMODEL static void fill(spf_net *n)
 {
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
-        k->rem = k->capacity;
+        k->rem = k->capacity - k->excl;
+        if (k->rem < 0)
+            k->rem = 0;
         k->usage = 0;
         k->unfixed = 0;
     }
@@ -640,8 +669,9 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
         return;
     n->solves++;
     new_stamp(n);
+    double floor = n->grew || n->whole ? 0 : n->floor * (1 - 1e-9);
     for (;;) {
-        if (gather(n) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
+        if (gather(n, floor) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
             return;
         fill(n);
         /* an edge link the new rates fill: the flows beyond it may have to
@@ -660,11 +690,13 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     }
     n->chg_mark++;
     n->nchg = 0;
+    n->floor = INFINITY;
+    n->grew = 0;
     n->gathered += (uint64_t)n->nqf;
     /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
-        k->used = 0;
+        k->used = k->excl;
     }
     for (int i = 0; i < n->nqf; i++) {
         flow *f = n->qflows[i];
@@ -692,10 +724,14 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     }
 }
 
+SPF_NETMODEL void spf_net_whole(spf_net *n, int on) { n->whole = on; }
+
 SPF_NETMODEL uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
 SPF_NETMODEL int spf_net_flows_live(const spf_net *n) { return n->live; }
-SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated)
+SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered)
 {
     *solves = n->solves;
     *rerated = n->rerated;
+    if (gathered)
+        *gathered = n->gathered;
 }

@@ -50,11 +50,17 @@ double spf_net_next(const spf_net *n);
  * 1e-9 s after it, as at t: done(ctx, owner, t) for each flow that ends */
 void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx);
 
+/* on: every solve takes in all that a change reaches through any link, and
+ * every flow in it, whatever its level (the plain max-min solve, which the
+ * pruned one must equal: tests) */
+void spf_net_whole(spf_net *n, int on);
+
 /* flows started, and flows still under way (latent or moving) */
 uint64_t spf_net_flows_started(const spf_net *n);
 int spf_net_flows_live(const spf_net *n);
-/* counters of the solver's work: solves, flows re-rated over all solves */
-void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated);
+/* counters of the solver's work: solves, flows re-rated and flows taken
+ * into the solves, summed over all solves */
+void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered);
 
 #ifdef __cplusplus
 }
