@@ -836,8 +836,10 @@ static int plan_validate(sp_plan *p, sp_error *e)
         const char *what = sp_disturb_links_on(d)        ? "degraded links"
                            : sp_disturb_background_on(d) ? "background traffic"
                            : sp_disturb_failure_on(d)    ? "a failed rank"
-                           : strcmp(sp_backend_name(), "simgrid") != 0 ? "sparsim-mpi (it runs real MPI)"
-                                                                     : NULL;
+                                                         : NULL;
+        if (strcmp(sp_backend_name(), "simgrid") != 0)
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--engine flow is for the simulator (sparsim run): sparsim-mpi runs real MPI processes");
         for (int i = 0; !what && i < count; i++)
             if (algos[i]->run == sp_nccl_nvls)
                 what = "nccl-nvls (the nodes' reducing switches)";
