@@ -120,6 +120,21 @@ void sp_shim_sync(sp_ctx *c, void (*last)(void *arg), void *arg);
  * iteration): the rank's clock advances by it, as disturbances stretch it. */
 void sp_shim_compute_seconds(sp_ctx *c, double seconds);
 
+/* Host and copy overheads of the device profile (topologies/device.h),
+ * zero in the plain profiles, the same on every simulated engine.  The
+ * rule, per message and per call:
+ *  - posting a send costs the sender o_send of host CPU plus the copy of the
+ *    message from device to host memory (the papers' codes send from host
+ *    buffers), before the message leaves: sp_overhead_send;
+ *  - every wait (one blocking call into the communication library: a step
+ *    of a collective) costs call_o, and every receive it completes o_recv
+ *    plus the copy of what arrived from host to device memory, after the
+ *    wait: sp_overhead_wait, then sp_overhead_received per receive.
+ * LogGP's o: Alexandrov, Ionescu, Schauser, Scheiman, SPAA 1995. */
+double sp_overhead_send(const sp_ctx *c, size_t bytes);
+double sp_overhead_wait(const sp_ctx *c);
+double sp_overhead_received(const sp_ctx *c, long long bytes);
+
 /* Called by a backend when a message has been delivered to rank `c`. */
 void sp_deliver(sp_ctx *c, const sp_msg_event *e);
 

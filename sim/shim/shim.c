@@ -250,3 +250,17 @@ void sp_fail(sp_shim *sh, const char *fmt, ...)
     vsnprintf(sh->errmsg, sizeof sh->errmsg, fmt, ap);
     va_end(ap);
 }
+
+double sp_overhead_send(const sp_ctx *c, size_t bytes)
+{
+    const sp_device *d = c->shim->dev;
+    return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
+}
+
+double sp_overhead_wait(const sp_ctx *c) { return c->shim->dev ? c->shim->dev->call_o : 0.0; }
+
+double sp_overhead_received(const sp_ctx *c, long long bytes)
+{
+    const sp_device *d = c->shim->dev;
+    return d && bytes >= 0 ? d->recv_o + sp_device_copy_time(d, (double)bytes) : 0.0;
+}

@@ -471,12 +471,6 @@ SPF_ENGINE static void req_free(frank *f, sp_req *r)
     f->free_req = r;
 }
 
-SPF_ENGINE static double send_overhead(const sp_ctx *c, size_t bytes)
-{
-    const sp_device *d = c->shim->dev;
-    return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
-}
-
 /* --unshared-below, as the SimGrid backend's postbox.c has it: may a message
  * to dst skip the sharing without overtaking one of the same pair that
  * shares (a bounded scan: past a few shared sends under way, share) */
@@ -537,7 +531,7 @@ SPF_ENGINE static int take_box(frank *f)
 SPF_ENGINE static sp_req *fe_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
 {
     frank *f = rank_of(c);
-    double o = send_overhead(c, bytes);
+    double o = sp_overhead_send(c, bytes);
     if (o > 0) {
         sleep_until(f, E.now + o);
         if (t_post > 0 || c->shim->want_times)
@@ -686,8 +680,7 @@ SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             return SP_ERR_COMM;
     }
     int rc = 0;
-    const sp_device *dev = c->shim->dev;
-    double o = dev ? dev->call_o : 0.0;
+    double o = sp_overhead_wait(c);
     for (int i = 0; i < n; i++) {
         if (!reqs[i]) {
             if (sizes)
@@ -695,8 +688,8 @@ SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             continue;
         }
         long long res = reqs[i]->result;
-        if (dev && !reqs[i]->is_send && res >= 0)
-            o += dev->recv_o + sp_device_copy_time(dev, (double)res);
+        if (!reqs[i]->is_send)
+            o += sp_overhead_received(c, res);
         if (res < 0 && rc == 0)
             rc = (int)res;
         if (sizes)

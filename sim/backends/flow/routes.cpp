@@ -21,6 +21,7 @@
  * user's --cfg would be followed too.
  */
 #include "routes.h"
+#include "sim/backends/simgrid/simgrid_glue.h"
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -28,6 +29,7 @@
 #include <xbt/config.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -36,40 +38,6 @@
 #include <vector>
 
 namespace {
-
-struct pieces {
-  std::vector<std::pair<double, double>> t; /* threshold, factor; ascending */
-  double at(double size) const
-  {
-    /* 1 up to the first threshold, then the factor of the largest threshold below S */
-    double f = 1.0;
-    for (auto const& p : t) {
-      if (size <= p.first)
-        return f;
-      f = p.second;
-    }
-    return f;
-  }
-};
-
-pieces parse(const std::string& text)
-{
-  pieces p;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos)
-      end = text.size();
-    std::string item = text.substr(pos, end - pos);
-    size_t colon     = item.find(':');
-    if (colon != std::string::npos)
-      p.t.emplace_back(std::strtod(item.substr(0, colon).c_str(), nullptr),
-                       std::strtod(item.substr(colon + 1).c_str(), nullptr));
-    pos = end + 1;
-  }
-  std::sort(p.t.begin(), p.t.end());
-  return p;
-}
 
 /* a route as the model sees it, whatever the message's size */
 struct route {
@@ -88,9 +56,8 @@ struct spf_routes {
   spf_net* net;
   std::unordered_map<const simgrid::s4u::Link*, int> ids;
   std::unordered_map<uint64_t, route> cache;
-  bool piecewise = false, cross = false;
-  double lat_factor = 1, bw_factor = 1, weight_s = 0, gamma = 0;
-  pieces lat_p, bw_p;
+  bool cross = false;
+  double weight_s = 0, gamma = 0;
   route scratch;
   char text[256] = "";
 };
@@ -167,17 +134,10 @@ spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
     r->cross          = simgrid::config::get_value<bool>("network/crosstraffic");
     r->gamma          = simgrid::config::get_value<double>("network/TCP-gamma");
     r->weight_s       = simgrid::config::get_value<double>("network/weight-S");
-    r->piecewise      = model == "SMPI";
-    if (r->piecewise) {
-      r->lat_p = parse(simgrid::config::get_value<std::string>("smpi/lat-factor"));
-      r->bw_p  = parse(simgrid::config::get_value<std::string>("smpi/bw-factor"));
-    } else {
-      r->lat_factor = simgrid::config::get_value<double>("network/latency-factor");
-      r->bw_factor  = simgrid::config::get_value<double>("network/bandwidth-factor");
-    }
-    snprintf(r->text, sizeof r->text, "%s, latency factor %s, bandwidth factor %s, weight-S %g, TCP-gamma %g, %s",
-             model.c_str(), r->piecewise ? "piecewise" : std::to_string(r->lat_factor).c_str(),
-             r->piecewise ? "piecewise" : std::to_string(r->bw_factor).c_str(), r->weight_s, r->gamma,
+    /* the factors, piecewise for SMPI, as the SimGrid backend reads them (simgrid_glue.cpp) */
+    if (spg_uncontended_init(model == "SMPI") != 0)
+      throw std::runtime_error("factors");
+    snprintf(r->text, sizeof r->text, "%s, weight-S %g, TCP-gamma %g, %s", model.c_str(), r->weight_s, r->gamma,
              r->cross ? "cross-traffic" : "no cross-traffic");
   } catch (...) {
     snprintf(err, errlen, "the network model's options could not be read from SimGrid's configuration");
@@ -210,8 +170,8 @@ int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_i
       return -1;
     rt = &r->cache.emplace(key, std::move(r->scratch)).first->second;
   }
-  double lf = r->piecewise ? r->lat_p.at(bytes) : r->lat_factor;
-  double bf = r->piecewise ? r->bw_p.at(bytes) : r->bw_factor;
+  double lf, bf;
+  spg_model_factors(bytes, &lf, &bf);
   double bound = std::min(rt->min_bw, rt->fat);
   if (rt->lat > 0 && r->gamma > 0)
     bound = std::min(bound, r->gamma / (2.0 * rt->lat));

@@ -277,6 +277,14 @@ double alone_time(const std::vector<simgrid::s4u::Link*>& links, double lat, dou
 }
 } // namespace
 
+/* the network model's latency and bandwidth factors for a message of
+ * `bytes` (after spg_uncontended_init; the flow engine prices with them too) */
+void spg_model_factors(double bytes, double* lat_factor, double* bw_factor)
+{
+  *lat_factor = um.piecewise ? um.lat.at(bytes) : um.lat_factor;
+  *bw_factor  = um.piecewise ? um.bw.at(bytes) : um.bw_factor;
+}
+
 /* seconds a message of `bytes` takes from `from` to `to` with nothing else
  * on its links; -1 if there is no route */
 double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes)

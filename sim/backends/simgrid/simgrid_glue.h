@@ -47,6 +47,8 @@ void spg_on_deadlock(void (*fn)(void));
 int spg_uncontended_init(int piecewise);
 double spg_uncontended_time(sg_host_t from, sg_host_t to, double bytes);
 double spg_unshared_arrival(sg_host_t from, sg_host_t to, double bytes, double start);
+/* the model's latency and bandwidth factors for a message of `bytes` */
+void spg_model_factors(double bytes, double *lat_factor, double *bw_factor);
 void spg_unshared_reset(void);
 
 #ifdef __cplusplus

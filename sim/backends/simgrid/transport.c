@@ -343,21 +343,7 @@ static int progress(sp_ctx *c)
     return 0;
 }
 
-/* Host and copy overheads of the device profile (topologies/device.h),
- * zero in the plain profiles.  The rule, per message and per call:
- *  - posting a send costs the sender o_send of host CPU plus the copy of the
- *    message from device to host memory (the papers' codes send from host
- *    buffers), before the message leaves;
- *  - every receive a wait completes costs o_recv plus the copy of what
- *    arrived from host to device memory, after the wait;
- *  - every wait (one blocking call into the communication library: a step
- *    of a collective) costs call_o.
- * LogGP's o: Alexandrov, Ionescu, Schauser, Scheiman, SPAA 1995. */
-static double send_overhead(const sp_ctx *c, size_t bytes)
-{
-    const sp_device *d = c->shim->dev;
-    return d ? d->send_o + sp_device_copy_time(d, (double)bytes) : 0.0;
-}
+/* the device's host overheads: sp_overhead_* (sim/shim/backend.h) */
 
 /* a send's envelope (the data captured) and request, filled as far as every
  * send fills them: to `peer` (a rank, or SP_SWITCH) under `tag`; NULL, with
@@ -399,7 +385,7 @@ static sp_req *new_send(sp_ctx *c, int peer, int tag, const void *buf, size_t by
 static sp_req *sg_isend(sp_ctx *c, int dst, int tag, const void *buf, size_t bytes, double t_post)
 {
     spg_rank *s = spg_rank_of(c);
-    double o = send_overhead(c, bytes);
+    double o = sp_overhead_send(c, bytes);
     if (o > 0) {
         sg_actor_sleep_for(o);
         if (t_post > 0 || c->shim->want_times)
@@ -524,8 +510,7 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
         }
     }
     int rc = 0;
-    const sp_device *dev = c->shim->dev;
-    double o = dev ? dev->call_o : 0.0;
+    double o = sp_overhead_wait(c);
     for (int i = 0; i < n; i++) {
         if (!reqs[i]) {
             if (sizes)
@@ -533,8 +518,8 @@ static int sg_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             continue;
         }
         long long res = reqs[i]->result;
-        if (dev && !reqs[i]->is_send && res >= 0)
-            o += dev->recv_o + sp_device_copy_time(dev, (double)res);
+        if (!reqs[i]->is_send)
+            o += sp_overhead_received(c, res);
         if (res < 0 && rc == 0)
             rc = (int)res;
         if (sizes)
