@@ -50,6 +50,7 @@ typedef struct flow {
     int fixed;      /* rate set in the current solve */
     double newrate;
     double value;   /* the solved value now in force (rate = value x rf) */
+    int fresh;      /* joined its links since the last solve: always solved */
     void *owner;
     elem *el;
     elem inl[8];
@@ -68,6 +69,7 @@ typedef struct {
     unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
     double rem, usage;
     double excl; /* what the flows left out of the solve (below its floor) take of it */
+    double share; /* sum of coef / penalty over its flows: its level if none were held elsewhere is capacity / share */
     int unfixed;
 } link;
 
@@ -94,8 +96,8 @@ struct spf_net {
     int nqf, capqf;
     double now_solved;
     /* the floor of the next solve: the lowest level (value x penalty) among
-     * the flows that ended since the last one; 0 once a flow started or a
-     * capacity changed (then everything the change reaches is solved) */
+     * the flows that ended since the last one, and a bound below the level
+     * of each that started; 0 once a capacity changed */
     double floor;
     int grew;
     int whole; /* solve everything a change reaches through any link (spf_net_whole) */
@@ -279,6 +281,7 @@ SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
         k->cap = nc;
     }
     f->el[e].pos = k->nf;
+    k->share += f->el[e].coef / f->penalty;
     k->f[k->nf] = f;
     k->fe[k->nf] = e;
     k->nf++;
@@ -289,6 +292,7 @@ SPF_NETMODEL static void link_remove(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
     int pos = f->el[e].pos;
+    k->share = k->nf > 1 ? k->share - f->el[e].coef / f->penalty : 0;
     k->nf--;
     if (pos != k->nf) {
         k->f[pos] = k->f[k->nf];
@@ -365,7 +369,21 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
     for (int e = 0; e < f->nel; e++)
         if (link_add(n, f, e) != 0)
             return -1;
-    n->grew = 1;
+    /* the level the new flow will be fixed at is at least its bound's, or
+     * the lowest its links could fill at with every flow on them growing
+     * (flows fixed lower elsewhere only leave more): the flows below it keep
+     * their rates (gather) */
+    double lb = f->bound * f->penalty;
+    for (int e = 0; e < f->nel; e++) {
+        const link *k = &n->l[f->el[e].link];
+        double lv = k->share > 0 ? k->capacity / k->share : INFINITY;
+        if (lv < lb)
+            lb = lv;
+    }
+    lb *= 1 - 1e-6; /* the shares are sums kept up as flows come and go */
+    f->fresh = 1;
+    if (lb < n->floor)
+        n->floor = lb;
     heap_move(n, f, INFINITY); /* until the solve rates it */
     return 0;
 }
@@ -479,12 +497,12 @@ SPF_NETMODEL static void new_stamp(spf_net *n)
 
 /* the part of the sharing graph the changed links reach through flows and
  * tight links (and links forced open); the links its flows cross beyond
- * that are its edge.  When only flows ended since the last solve, the flows
- * whose level (value x penalty) is below the lowest of theirs keep their
- * rates: progressive filling reaches that level exactly as before, since
- * none of the ended flows' links filled below it (else the flow would have
- * been fixed there).  They stay out, and what they take is left out of
- * their links' capacity. */
+ * that are its edge.  The flows whose level (value x penalty) is below the
+ * lowest level of the flows that ended or started since the last solve keep
+ * their rates: progressive filling reaches that level exactly as before,
+ * since none of the changed flows' links fills below it (an ended flow
+ * would have been fixed there before, a started one would be now).  They
+ * stay out, and what they take is left out of their links' capacity. */
 SPF_NETMODEL static int gather(spf_net *n, double floor)
 {
     n->nq = n->nqf = n->ne = 0;
@@ -497,7 +515,7 @@ SPF_NETMODEL static int gather(spf_net *n, double floor)
             flow *f = k->f[j];
             if (f->stamp == n->stamp)
                 continue;
-            if (f->value * f->penalty < floor) { /* below the floor: it keeps its rate, and takes its part */
+            if (!f->fresh && f->value * f->penalty < floor) { /* below the floor: it keeps its rate, and takes its part */
                 k->excl += f->el[k->fe[j]].coef * f->value;
                 continue;
             }
@@ -708,6 +726,7 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
                 k->used += f->el[e].coef * (f->newrate - f->value);
         }
         f->value = f->newrate;
+        f->fresh = 0;
     }
     for (int i = 0; i < n->nqf; i++) {
         flow *f = n->qflows[i];
