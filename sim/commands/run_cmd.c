@@ -203,8 +203,8 @@ static int run_many(const sp_plan *base, char names[][64], int count)
     if (ok) {
         fprintf(pf.f, COMPARISON_HEADER "\n");
         if (!base->quiet) {
-            printf("P = %d on %s (%s network, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
-                   base->platform, base->network, base->device, (unsigned long long)base->n, base->density,
+            printf("P = %d on %s (%s network%s, device %s), n = %llu, density %g, %d iteration%s\n", base->ranks,
+                   base->platform, base->network, base->engine == 1 ? " on the flow engine" : "", base->device, (unsigned long long)base->n, base->density,
                    base->iters, base->iters == 1 ? "" : "s");
             printf("%-14s %14s %16s %14s %10s", "algorithm", "time/iter (s)", "volume/rank (B)", "bound (B)",
                    "vol/bound");

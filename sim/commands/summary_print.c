@@ -22,9 +22,9 @@ void sp_cli_print_summary(const sp_plan *p, const sp_report *rep, const char *ba
     sp_report_figures f;
     sp_report_figures_of(rep, &f);
     char b1[32], b2[32], b3[32], b4[32];
-    printf("%s on %s (%s network, device %s): P = %d, n = %llu, density %g (k = %llu), %d iteration%s, %s "
+    printf("%s on %s (%s network%s, device %s): P = %d, n = %llu, density %g (k = %llu), %d iteration%s, %s "
            "payloads\n",
-           p->algo, p->platform, p->network, p->device, p->ranks, (unsigned long long)rep->n, p->density,
+           p->algo, p->platform, p->network, p->engine == 1 ? " on the flow engine" : "", p->device, p->ranks, (unsigned long long)rep->n, p->density,
            (unsigned long long)rep->k, rep->niters, rep->niters == 1 ? "" : "s", rep->exact ? "exact" : rep->model ? "model" : "size-only");
     printf("  %s time per iteration: %.6g s (min %.6g, max %.6g)\n", strcmp(backend, "mpi") ? "simulated" : "measured",
            f.t_mean, f.t_min, f.t_max);
