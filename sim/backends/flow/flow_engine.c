@@ -127,7 +127,6 @@ static struct {
     uint64_t seq;
     int arrived, *barrier_order;
     int nfinished;
-    int running; /* the rank running, -1: the scheduler */
     int oom;
     double below; /* --unshared-below in bytes, 0: none */
     due_ev *dues;
@@ -729,7 +728,7 @@ SPF_ENGINE static void fe_barrier(sp_ctx *c, void (*last)(void *), void *arg)
     block(f, R_BARRIER);
 }
 
-static const sp_backend flow_transport = {"simgrid", fe_isend, fe_irecv, fe_waitall, fe_now, fe_advance, fe_barrier,
+static const sp_backend flow_transport = {"flow", fe_isend, fe_irecv, fe_waitall, fe_now, fe_advance, fe_barrier,
                                           NULL};
 
 SPF_ENGINE static void rank_body(void *arg)
@@ -807,14 +806,13 @@ SPF_ENGINE static void drop_flow(void *ctx, void *owner, double t)
     (void)t;
 }
 
-SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int piecewise, spf_stats *st, char *err, size_t errlen)
+SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, char *err, size_t errlen)
 {
     memset(&E, 0, sizeof E);
     E.below = below;
     E.sh = sh;
     E.P = P;
     E.hosts = hosts;
-    E.running = -1;
     E.r = calloc((size_t)P, sizeof *E.r);
     E.ready = calloc((size_t)P, sizeof *E.ready);
     E.timers = calloc((size_t)P, sizeof *E.timers);
@@ -827,21 +825,14 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
         snprintf(err, errlen, "out of memory for %d ranks", P);
         return 1;
     }
-    if (below > 0) {
-        if (spg_uncontended_init(piecewise) != 0) {
-            free(args);
-            free_all();
-            snprintf(err, errlen, "internal error: the network model's factors could not be read");
-            return 1;
-        }
-        spg_unshared_reset();
-    }
-    E.routes = spf_routes_new(E.net, err, errlen);
+    E.routes = spf_routes_new(E.net, err, errlen); /* it reads the model's factors (spg_uncontended_init) */
     if (!E.routes) {
         free(args);
         free_all();
         return 1;
     }
+    if (below > 0)
+        spg_unshared_reset();
     for (int i = 0; i < P; i++) {
         frank *f = &E.r[i];
         f->ctx.rank = i;
@@ -861,16 +852,13 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
     }
     for (int i = 0; i < P; i++)
         make_ready(i);
-    uint64_t events = 0;
     for (;;) {
         while (E.nready > 0) {
             int r = E.ready[E.ready_head];
             E.ready_head = (E.ready_head + 1) % P;
             E.nready--;
             E.r[r].state = R_RUN;
-            E.running = r;
             spf_coro_resume(E.coro, r);
-            E.running = -1;
         }
         if (E.oom) /* a failed rank's run goes on: the ranks stop at the next iteration, as on SimGrid */
             break;
@@ -894,7 +882,6 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
             if (E.r[r].state == R_WAIT)
                 make_ready(r);
         }
-        events++;
     }
     int unfinished = 0, first = -1;
     for (int i = 0; i < P; i++)
@@ -903,11 +890,6 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, int p
                 first = i;
             unfinished++;
         }
-    if (st) {
-        st->flows = spf_net_flows_started(E.net);
-        spf_net_work(E.net, &st->solves, &st->rerated, &st->gathered);
-        st->events = events;
-    }
     int rc = 0;
     if (E.oom) {
         snprintf(err, errlen, "out of memory during the simulation");

@@ -79,8 +79,7 @@ struct spf_net {
     flow **heap;
     int nheap, capheap;
     flow *free_flows;
-    int live;
-    uint64_t started, solves, rerated, gathered, rounds;
+    uint64_t started, solves, rerated, gathered;
     /* links changed since the last solve */
     int *chg;
     int nchg, capchg;
@@ -94,14 +93,29 @@ struct spf_net {
     int capopen;
     flow **qflows;
     int nqf, capqf;
-    double now_solved;
     /* the floor of the next solve: the lowest level (value x penalty) among
      * the flows that ended since the last one, and a bound below the level
-     * of each that started; 0 once a capacity changed */
+     * of each that started */
     double floor;
-    int grew;
     int whole; /* solve everything a change reaches through any link (spf_net_whole) */
 };
+
+/* room for `need` elements of `size` bytes in *arr (capacity *cap, doubled
+ * from `first`): 0, or -1 (memory; *arr as it was) */
+SPF_NETMODEL static int grow(void *arr, int *cap, size_t size, int need, int first)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap : first;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*(void **)arr, (size_t)nc * size);
+    if (!p)
+        return -1;
+    *(void **)arr = p;
+    *cap = nc;
+    return 0;
+}
 
 /* ---- the heap ---- */
 
@@ -149,14 +163,8 @@ SPF_NETMODEL static void heap_down(spf_net *n, int i)
 
 SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
 {
-    if (n->nheap == n->capheap) {
-        int nc = n->capheap ? 2 * n->capheap : 256;
-        flow **h = realloc(n->heap, (size_t)nc * sizeof *h);
-        if (!h)
-            return -1;
-        n->heap = h;
-        n->capheap = nc;
-    }
+    if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + 1, 256) != 0)
+        return -1;
     heap_set(n, n->nheap++, f);
     heap_up(n, f->heap);
     return 0;
@@ -223,62 +231,37 @@ SPF_NETMODEL void spf_net_free(spf_net *n)
 
 SPF_NETMODEL int spf_net_add_link(spf_net *n, double capacity)
 {
-    if (n->nl == n->capl) {
-        int nc = n->capl ? 2 * n->capl : 64;
-        link *l = realloc(n->l, (size_t)nc * sizeof *l);
-        if (!l)
-            return -1;
-        n->l = l;
-        n->capl = nc;
-    }
+    if (grow(&n->l, &n->capl, sizeof *n->l, n->nl + 1, 64) != 0)
+        return -1;
     link *k = &n->l[n->nl];
     memset(k, 0, sizeof *k);
     k->capacity = capacity;
     return n->nl++;
 }
 
-SPF_NETMODEL int spf_net_links(const spf_net *n) { return n->nl; }
-
 SPF_NETMODEL static int mark_changed(spf_net *n, int li)
 {
     link *k = &n->l[li];
     if (k->changed == n->chg_mark + 1)
         return 0;
-    if (n->nchg == n->capchg) {
-        int nc = n->capchg ? 2 * n->capchg : 64;
-        int *c = realloc(n->chg, (size_t)nc * sizeof *c);
-        if (!c)
-            return -1;
-        n->chg = c;
-        n->capchg = nc;
-    }
+    if (grow(&n->chg, &n->capchg, sizeof *n->chg, n->nchg + 1, 64) != 0)
+        return -1;
     k->changed = n->chg_mark + 1;
     n->chg[n->nchg++] = li;
     return 0;
 }
 
-SPF_NETMODEL void spf_net_set_capacity(spf_net *n, int li, double capacity, double now)
-{
-    (void)now;
-    n->l[li].capacity = capacity;
-    n->grew = 1;
-    mark_changed(n, li);
-}
-
 SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
-    if (k->nf == k->cap) {
-        int nc = k->cap ? 2 * k->cap : 4;
-        flow **ff = realloc(k->f, (size_t)nc * sizeof *ff);
-        if (!ff)
+    if (k->nf == k->cap) { /* the two lists grow together */
+        int cap = k->cap;
+        if (grow(&k->f, &cap, sizeof *k->f, k->nf + 1, 4) != 0)
             return -1;
-        k->f = ff;
-        int *fe = realloc(k->fe, (size_t)nc * sizeof *fe);
-        if (!fe)
+        cap = k->cap;
+        if (grow(&k->fe, &cap, sizeof *k->fe, k->nf + 1, 4) != 0)
             return -1;
-        k->fe = fe;
-        k->cap = nc;
+        k->cap = cap;
     }
     f->el[e].pos = k->nf;
     k->share += f->el[e].coef / f->penalty;
@@ -342,7 +325,6 @@ SPF_NETMODEL int spf_flow_start(spf_net *n, double now, double bytes, double lat
         n->free_flows = f;
         return -1;
     }
-    n->live++;
     n->started++;
     return 0;
 }
@@ -404,7 +386,6 @@ SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
         free(f->el);
     f->next_free = n->free_flows;
     n->free_flows = f;
-    n->live--;
 }
 
 SPF_NETMODEL double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
@@ -433,14 +414,8 @@ SPF_NETMODEL void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, 
 
 SPF_NETMODEL static int push_qlink(spf_net *n, int li)
 {
-    if (n->nq == n->capq) {
-        int nc = n->capq ? 2 * n->capq : 256;
-        int *q = realloc(n->qlinks, (size_t)nc * sizeof *q);
-        if (!q)
-            return -1;
-        n->qlinks = q;
-        n->capq = nc;
-    }
+    if (grow(&n->qlinks, &n->capq, sizeof *n->qlinks, n->nq + 1, 256) != 0)
+        return -1;
     n->qlinks[n->nq++] = li;
     n->l[li].stamp = n->stamp;
     n->l[li].excl = 0;
@@ -449,14 +424,8 @@ SPF_NETMODEL static int push_qlink(spf_net *n, int li)
 
 SPF_NETMODEL static int push_qflow(spf_net *n, flow *f)
 {
-    if (n->nqf == n->capqf) {
-        int nc = n->capqf ? 2 * n->capqf : 256;
-        flow **q = realloc(n->qflows, (size_t)nc * sizeof *q);
-        if (!q)
-            return -1;
-        n->qflows = q;
-        n->capqf = nc;
-    }
+    if (grow(&n->qflows, &n->capqf, sizeof *n->qflows, n->nqf + 1, 256) != 0)
+        return -1;
     n->qflows[n->nqf++] = f;
     f->stamp = n->stamp;
     return 0;
@@ -470,14 +439,8 @@ SPF_NETMODEL static inline int tight(const link *k) { return k->used >= k->capac
 
 SPF_NETMODEL static int push_elink(spf_net *n, int li)
 {
-    if (n->ne == n->cape) {
-        int nc = n->cape ? 2 * n->cape : 256;
-        int *q = realloc(n->elinks, (size_t)nc * sizeof *q);
-        if (!q)
-            return -1;
-        n->elinks = q;
-        n->cape = nc;
-    }
+    if (grow(&n->elinks, &n->cape, sizeof *n->elinks, n->ne + 1, 256) != 0)
+        return -1;
     n->elinks[n->ne++] = li;
     n->l[li].edge = n->stamp;
     return 0;
@@ -601,7 +564,6 @@ SPF_NETMODEL static void fill(spf_net *n)
         memcpy(open + n->nq, n->elinks, (size_t)n->ne * sizeof *open);
     int nl = n->nq + n->ne, nf = n->nqf; /* open links and flows, compacted at the front of the lists */
     while (nf > 0) {
-        n->rounds++;
         double level = INFINITY;
         for (int h = 0; h < nl;) {
             link *k = &n->l[open[h]];
@@ -666,20 +628,7 @@ SPF_NETMODEL static void fill(spf_net *n)
 }
 
 /* room for the fill's open links */
-SPF_NETMODEL static int room(spf_net *n)
-{
-    if (n->nq + n->ne <= n->capopen)
-        return 0;
-    int nc = n->capopen;
-    while (nc < n->nq + n->ne)
-        nc = nc ? 2 * nc : 256;
-    int *q = realloc(n->open, (size_t)nc * sizeof *q);
-    if (!q)
-        return -1;
-    n->open = q;
-    n->capopen = nc;
-    return 0;
-}
+SPF_NETMODEL static int room(spf_net *n) { return grow(&n->open, &n->capopen, sizeof *n->open, n->nq + n->ne, 256); }
 
 SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 {
@@ -687,7 +636,7 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
         return;
     n->solves++;
     new_stamp(n);
-    double floor = n->grew || n->whole ? 0 : n->floor * (1 - 1e-9);
+    double floor = n->whole ? 0 : n->floor * (1 - 1e-9);
     for (;;) {
         if (gather(n, floor) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
             return;
@@ -709,7 +658,6 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     n->chg_mark++;
     n->nchg = 0;
     n->floor = INFINITY;
-    n->grew = 0;
     n->gathered += (uint64_t)n->nqf;
     /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
     for (int h = 0; h < n->nq; h++) {
@@ -745,8 +693,6 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 
 SPF_NETMODEL void spf_net_whole(spf_net *n, int on) { n->whole = on; }
 
-SPF_NETMODEL uint64_t spf_net_flows_started(const spf_net *n) { return n->started; }
-SPF_NETMODEL int spf_net_flows_live(const spf_net *n) { return n->live; }
 SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered)
 {
     *solves = n->solves;

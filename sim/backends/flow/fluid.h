@@ -29,9 +29,6 @@ void spf_net_free(spf_net *n);
 
 /* a shared link of `capacity` bytes per second: its id, or -1 (memory) */
 int spf_net_add_link(spf_net *n, double capacity);
-int spf_net_links(const spf_net *n);
-/* changes a link's capacity from now on (degraded links) */
-void spf_net_set_capacity(spf_net *n, int link, double capacity, double now);
 
 /* a flow posted at `now`: `bytes` after `latency` seconds, through links[i]
  * with consumption coefs[i] (NULL: all 1).  The sharing solves for a value
@@ -55,9 +52,6 @@ void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, 
  * pruned one must equal: tests) */
 void spf_net_whole(spf_net *n, int on);
 
-/* flows started, and flows still under way (latent or moving) */
-uint64_t spf_net_flows_started(const spf_net *n);
-int spf_net_flows_live(const spf_net *n);
 /* counters of the solver's work: solves, flows re-rated and flows taken
  * into the solves, summed over all solves */
 void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered);

@@ -59,7 +59,6 @@ struct spf_routes {
   bool cross = false;
   double weight_s = 0, gamma = 0;
   route scratch;
-  char text[256] = "";
 };
 
 namespace {
@@ -137,8 +136,6 @@ spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
     /* the factors, piecewise for SMPI, as the SimGrid backend reads them (simgrid_glue.cpp) */
     if (spg_uncontended_init(model == "SMPI") != 0)
       throw std::runtime_error("factors");
-    snprintf(r->text, sizeof r->text, "%s, weight-S %g, TCP-gamma %g, %s", model.c_str(), r->weight_s, r->gamma,
-             r->cross ? "cross-traffic" : "no cross-traffic");
   } catch (...) {
     snprintf(err, errlen, "the network model's options could not be read from SimGrid's configuration");
     delete r;
@@ -148,8 +145,6 @@ spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
 }
 
 void spf_routes_free(spf_routes* r) { delete r; }
-
-const char* spf_routes_describe(const spf_routes* r) { return r->text; }
 
 int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info* out)
 {

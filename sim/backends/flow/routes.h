@@ -45,9 +45,6 @@ void spf_routes_free(spf_routes *r);
  * when there is no route.  The info stays valid until the next call. */
 int spf_route(spf_routes *r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info *out);
 
-/* the model's name and parameters, one line (summary and tests) */
-const char *spf_routes_describe(const spf_routes *r);
-
 #ifdef __cplusplus
 }
 #endif
