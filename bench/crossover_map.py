@@ -50,20 +50,74 @@ KIND = {a: kind for kind, algos in (("dense", DENSE_FLAT + DENSE_NODES + NVLS), 
         for a in algos}
 
 
-def schemes(platform):
+def schemes(platform, left_out=()):
+    """the schemes of a platform, less those left out"""
     nodes = platform not in ("1gbe", "daint")
     nvls = platform in ("dgx-h100", "roce", "roce-4to1")
-    return (DENSE_NODES + (NVLS if nvls else []) if nodes else DENSE_FLAT) + SPARSE + (NODE_AWARE if nodes else [])
+    every = (DENSE_NODES + (NVLS if nvls else []) if nodes else DENSE_FLAT) + SPARSE + (NODE_AWARE if nodes else [])
+    return [a for a in every if a not in left_out]
 
 
-def sweep(sparsim, platform, model, ranks, jobs, out):
+# Rank counts from --flow-from up run on sparsim's flow engine (bench/README.md
+# section 28: SimGrid's answers within 1% on 99 of 106 runs, at a fraction of
+# its wall time), in sweeps of their own (sweep-PLATFORM-MODEL-flow*.csv).  It
+# does not model NVLink SHARP, so nccl-nvls is not among them; and some schemes
+# are left out above a rank count, each for the reason given here, which the
+# tables repeat.
+LEFT_OUT = {
+    "nccl-nvls": (0, "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
+                     "(P = 16 to 256, every cell of section 21)"),
+    "nccl-ring": (1024, "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): slower than nccl-tree "
+                        "in every cell at P = 512 and 1024, and 2x slower for BERT on dgx-h100 at P = 2048 "
+                        "(9.0 ms against 3.9 ms), while its simulation grows as P^2 x channels messages"),
+    "topkdsa": (1024, "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
+                      "(94 s of wall time at P = 2048 on dgx-h100)"),
+    # on platforms of nodes only: on daint and 1gbe it is the sparse scheme that wins
+    "oktopk": (1024, "on platforms of nodes its P - 1 rounds of small messages across the NICs make it 4x slower "
+                     "than nccl-tree for BERT on dgx-h100 at P = 2048 (16.2 ms against 3.9 ms), behind rail:oktopk "
+                     "and rail:gtopk, and its simulation took 286 s"),
+}
+NODES_ONLY = ("oktopk",)
+
+# options the flow engine's cells add on some platforms from a rank count up, and why
+EXTRA = {
+    "--unshared-below 4K": (("1gbe", "daint"), 2048,
+                            "messages under 4 KB skip bandwidth sharing (bench/README.md section 13: Ok-Topk's and "
+                            "TopkDSA's whole iterations within 1% of shared runs at their P = 4096 message sizes)"),
+}
+
+
+def left_out(platform, P, flow):
+    """{scheme: why} of the schemes a cell leaves out"""
+    out = {}
+    nodes = platform not in ("1gbe", "daint")
+    for algo, (above, why) in LEFT_OUT.items():
+        if flow and P > above and algo in schemes(platform) and (nodes or algo not in NODES_ONLY):
+            out[algo] = why
+    return out
+
+
+def extra(platform, P, flow):
+    """the options a cell adds: a list of the EXTRA keys"""
+    return [o for o, (plats, frm, _) in EXTRA.items() if flow and platform in plats and P >= frm]
+
+
+def sweep_path(out, platform, model, suffix=""):
+    return os.path.join(out, "sweep-%s-%s%s.csv" % (platform, model, suffix))
+
+
+def sweep(sparsim, platform, model, ranks, jobs, out, nodes, algos, suffix="", engine=None, opts=()):
+    """one sweep of the map (its CSV kept in OUT; --resume runs only what is missing); the path"""
     name, device = PLATFORMS[platform]
     if "{nodes}" in name:  # a fixed leaf-spine for every P: as many nodes as the largest P needs
-        name = name.format(nodes=max(ranks) // 8)
-    path = os.path.join(out, "sweep-%s-%s.csv" % (platform, model))
-    cmd = [sparsim, "sweep", "--algo", ",".join(schemes(platform)), "--ranks", ",".join(map(str, ranks)),
+        name = name.format(nodes=nodes)
+    path = sweep_path(out, platform, model, suffix)
+    cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", ",".join(map(str, ranks)),
            "--platform", name, "--workload", model, "--payload", "model",
            "--iters", "2", "--device", device, "--train-model", model, "--overlap", "--jobs", str(jobs), "--out", path]
+    if engine:
+        cmd += ["--engine", engine]
+    cmd += list(opts)
     if os.path.exists(path):
         if first_line(path) == sweep_columns(sparsim):
             cmd.append("--resume")
@@ -102,8 +156,8 @@ MODELS = ("vgg16", "lstm", "bert", "resnet20", "alexnet", "resnet50", "lstm-ptb"
 
 
 def cells(sweeps):
-    """one row per (platform, model, P) of the sweeps [(csv, platform, model)]: the fastest scheme of
-    each kind and the winner"""
+    """one row per (platform, model, P) of the sweeps [(csv or list of CSVs, platform, model)]: the
+    fastest scheme of each kind and the winner; the engine the cell ran on, and the schemes it left out"""
     import pandas as pd
     parts = []
     for path, platform, model in sweeps:
@@ -123,8 +177,10 @@ def cells(sweeps):
             continue
         win = min(best.values(), key=lambda r: r.time_per_iter_mean_s)
         d = best["dense"].time_per_iter_mean_s
+        flow = g.settings.astype(str).str.contains(r"(^|;)engine=flow(;|$)").any()
         row = {"platform": plat, "model": model, "ranks": int(P), "winner": win.algo, "winner_kind": KIND[win.algo],
-               "winner_s": win.time_per_iter_mean_s}
+               "winner_s": win.time_per_iter_mean_s, "engine": "flow" if flow else "simgrid",
+               "left_out": " ".join(sorted(left_out(plat, int(P), flow)))}
         for kind in ("dense", "sparse", "node-aware"):
             r = best.get(kind)
             row[kind] = r.algo if r is not None else ""
@@ -169,7 +225,38 @@ def write_md(m, path, cmd):
                     cellv.append("%s (x%.2f); %s / %s" % (r.winner, r.sparse_speedup, fmt_rate(r.dense_samples_per_s),
                                                            fmt_rate(max(sps)) if sps else "-"))
                 f.write("| %s | %s |\n" % (model, " | ".join(cellv)))
+            flowP = sorted(g[g.engine == "flow"].ranks.unique())
+            if flowP:
+                f.write("\nP = %s: on the flow engine (bench/README.md section 28).\n" % ", ".join(map(str, flowP)))
+            gone = {}
+            for _, r in g.iterrows():
+                for algo in str(r.left_out).split() if isinstance(r.left_out, str) else []:
+                    gone.setdefault(algo, []).append(int(r.ranks))
+            for algo, ps in gone.items():
+                f.write("%s not run at P = %s: %s.\n" % (algo, ", ".join(map(str, sorted(set(ps)))), LEFT_OUT[algo][1]))
+            for o, (_, _, why) in EXTRA.items():
+                ps = sorted(P for P in flowP if o in extra(plat, P, True))
+                if ps:
+                    f.write("P = %s: with `%s`, %s.\n" % (", ".join(map(str, ps)), o, why))
             f.write("\n")
+
+
+def plan(platform, ranks, flow_from):
+    """the sweeps of one (platform, model): [(CSV suffix, ranks, schemes, engine)], one per set of
+    schemes: SimGrid below flow_from, the flow engine from it up"""
+    parts = []
+    small = [P for P in ranks if P < flow_from]
+    if small:
+        parts.append(("", small, schemes(platform), None, []))
+    groups = {}
+    for P in (P for P in ranks if P >= flow_from):
+        key = (tuple(sorted(left_out(platform, P, True))), tuple(extra(platform, P, True)))
+        groups.setdefault(key, []).append(P)
+    for (out, opts), rs in sorted(groups.items(), key=lambda g: min(g[1])):
+        suffix = "-flow" + "".join("-no-" + x for x in out) + "".join(
+            "-" + o.strip("-").replace(" ", "").replace("unshared-below", "u") for o in opts)
+        parts.append((suffix, rs, schemes(platform, out), "flow", [w for o in opts for w in o.split()]))
+    return parts
 
 
 def main():
@@ -180,6 +267,9 @@ def main():
     ap.add_argument("--models", default="vgg16,lstm,resnet50,bert,gpt2-xl")
     ap.add_argument("--ranks", default="8,16,32,64,128,256")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--flow-from", type=int, default=512,
+                    help="run the rank counts from this one up on the flow engine (--engine flow), leaving out the "
+                         "schemes LEFT_OUT names above their rank counts (default: 512)")
     ap.add_argument("--no-run", action="store_true",
                     help="draw the map from the sweep CSVs already in --out, whichever sparsim wrote them; run nothing")
     a = ap.parse_args()
@@ -198,20 +288,28 @@ def main():
         print("crossover_map: --ranks must be a comma list of integers", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
-    if a.no_run:
-        sweeps = [(os.path.join(a.out, "sweep-%s-%s.csv" % (p, mo)), p, mo) for p in plats for mo in models]
-        missing = [s for s, _, _ in sweeps if not os.path.exists(s)]
-        if missing:
-            print("crossover_map: --no-run, and %s is missing" % missing[0], file=sys.stderr)
-            return 2
-    else:
-        sweeps = [(sweep(a.sparsim, p, mo, ranks, a.jobs, a.out), p, mo) for p in plats for mo in models]
+    sweeps = []
+    for p in plats:
+        for mo in models:
+            parts = plan(p, ranks, a.flow_from)
+            paths = [sweep_path(a.out, p, mo, part[0]) for part in parts]
+            if a.no_run:  # the map of the sweeps there are: a cell whose sweep was not run is left empty
+                paths = [x for x in paths if os.path.exists(x)]
+                if not paths:
+                    print("crossover_map: --no-run, and %s has no sweep of %s on %s" % (a.out, mo, p), file=sys.stderr)
+                    return 2
+            else:
+                for suffix, rs, algos, engine, opts in parts:
+                    sweep(a.sparsim, p, mo, rs, a.jobs, a.out, max(rs) // 8, algos, suffix, engine, opts)
+            sweeps.append((paths, p, mo))
     m = cells(sweeps)
     # the platforms and the models in the order asked for (the models from small to large by default)
     m["_p"], m["_m"] = m.platform.map(plats.index), m.model.map(models.index)
     m = m.sort_values(["_p", "_m", "ranks"]).drop(columns=["_p", "_m"])
     m.to_csv(os.path.join(a.out, "map.csv"), index=False)
     cmd = "bench/crossover_map.py --platforms %s --models %s --ranks %s" % (a.platforms, a.models, a.ranks)
+    if any(P >= a.flow_from for P in ranks):
+        cmd += " --flow-from %d" % a.flow_from
     write_md(m, os.path.join(a.out, "crossover.md"), cmd)
     for p in plot_scaling.plot_map(m, a.out):
         print(p)

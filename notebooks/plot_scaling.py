@@ -307,7 +307,10 @@ def _map_panel(ax, plat, g, fontsize):
     for i, mo in enumerate(models):
         for j, p in enumerate(Ps):
             r = g[(g.model == mo) & (g.ranks == p)]
-            if r.empty or not r.iloc[0].sparse_speedup:
+            if r.empty:  # a cell the map's sweeps did not run
+                ax.text(j, i, "not run", ha="center", va="center", fontsize=fontsize, color="0.5")
+                continue
+            if not r.iloc[0].sparse_speedup:
                 continue
             r = r.iloc[0]
             text = "%s\nallreduce x%.2f" % (MAP_SHORT.get(r.winner, r.winner), float(r.sparse_speedup))

@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """bench/crossover_map.py on a small map (ResNet-20, P = 8 and 16, dgx-h100 and
-1gbe): every cell's winner is the fastest of its sweep's rows, each kind's best
-is of that kind, the speedup is the fastest dense time over the fastest sparse
-or node-aware one, and the table and one PNG heat map per platform are written;
-an unknown platform is refused with one line and exit 2.
+1gbe, P = 16 on the flow engine with --flow-from 16): every cell's winner is
+the fastest of its sweep's rows, each kind's best is of that kind, the speedup
+is the fastest dense time over the fastest sparse or node-aware one, the cells
+from --flow-from up ran on the flow engine without the schemes it leaves out
+(nccl-nvls), and the table and one PNG heat map per platform are written; an
+unknown platform is refused with one line and exit 2.
 
 usage: test_crossover_map.py SPARSIM SOURCE_DIR
 """
@@ -32,7 +34,7 @@ tmp = tempfile.mkdtemp(prefix="sparsim-test-map-")
 try:
     script = os.path.join(SRC, "bench", "crossover_map.py")
     r = subprocess.run(["/usr/bin/python3", script, "--sparsim", SPARSIM, "--platforms", "dgx-h100,1gbe",
-                        "--models", "resnet20", "--ranks", "8,16", "--jobs", "2", "--out", tmp],
+                        "--models", "resnet20", "--ranks", "8,16", "--flow-from", "16", "--jobs", "2", "--out", tmp],
                        capture_output=True, text=True)
     check(r.returncode == 0, "the map runs (%s)" % r.stderr.strip()[-300:])
     if r.returncode == 0:
@@ -40,12 +42,21 @@ try:
         m = pd.read_csv(os.path.join(tmp, "map.csv"))
         check(len(m) == 4, "four cells (2 platforms x 2 rank counts): %d" % len(m))
         for plat in ("dgx-h100", "1gbe"):
-            rows = plot_scaling.oktopk_steady(plot_scaling.load(os.path.join(tmp, "sweep-%s-resnet20.csv" % plat)))
-            check(set(rows.algo) == set(crossover_map.schemes(plat)),
-                  "%s: every scheme of the platform ran (%s)" % (plat, ",".join(sorted(set(rows.algo)))))
+            parts = crossover_map.plan(plat, [8, 16], 16)
+            rows = plot_scaling.oktopk_steady(plot_scaling.load(
+                [crossover_map.sweep_path(tmp, plat, "resnet20", suffix) for suffix, *_ in parts]))
             for P in (8, 16):
                 c = m[(m.platform == plat) & (m.ranks == P)].iloc[0]
                 g = rows[rows.ranks == P]
+                gone = set(crossover_map.left_out(plat, P, P == 16))
+                check(set(g.algo) == set(crossover_map.schemes(plat)) - gone,
+                      "%s P=%d: every scheme of the platform ran but %s (%s)" %
+                      (plat, P, sorted(gone), ",".join(sorted(set(g.algo)))))
+                check(c.engine == ("flow" if P == 16 else "simgrid") and
+                      g.settings.astype(str).str.contains("engine=flow").all() == (P == 16),
+                      "%s P=%d: ran on the %s engine" % (plat, P, c.engine))
+                check(str(c.left_out if isinstance(c.left_out, str) else "") == " ".join(sorted(gone)),
+                      "%s P=%d: the cell names what it left out (%r)" % (plat, P, c.left_out))
                 fastest = g.loc[g.time_per_iter_mean_s.idxmin()]
                 check(c.winner == fastest.algo and abs(c.winner_s - fastest.time_per_iter_mean_s) <= 1e-12,
                       "%s P=%d: the winner %s is the fastest row (%s)" % (plat, P, c.winner, fastest.algo))
@@ -65,6 +76,8 @@ try:
             check(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "%s heat map" % png)
         md = open(os.path.join(tmp, "crossover.md")).read()
         check("## dgx-h100" in md and "## 1gbe" in md and "| resnet20 |" in md, "crossover.md has both tables")
+        check("nccl-nvls not run at P = 16: the flow engine does not model" in md and
+              md.count("P = 16: on the flow engine") == 2, "crossover.md says what ran on the flow engine and what not")
     r = subprocess.run(["/usr/bin/python3", script, "--sparsim", SPARSIM, "--platforms", "nowhere", "--out",
                         os.path.join(tmp, "bad")], capture_output=True, text=True)
     lines = r.stderr.strip().splitlines()
