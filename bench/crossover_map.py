@@ -67,15 +67,20 @@ def schemes(platform, left_out=()):
 LEFT_OUT = {
     "nccl-nvls": (0, "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
                      "(P = 16 to 256, every cell of section 21)"),
-    "nccl-ring": (1024, "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): slower than nccl-tree "
-                        "in every cell at P = 512 and 1024, and 2x slower for BERT on dgx-h100 at P = 2048 "
-                        "(9.0 ms against 3.9 ms), while its simulation grows as P^2 x channels messages"),
+    "nccl-ring": (1024, "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 slower "
+                        "than nccl-tree in every cell but GPT-2 XL's, where they are within 7% (the ring ahead on "
+                        "alps); at P = 2048 on dgx-h100 slower for BERT (9.0 ms against 3.9 ms) and for GPT-2 XL "
+                        "(44.3 ms against 41.2 ms, check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the tree's time "
+                        "hardly moves from 2048 to 4096 (BERT: 3.94 to 4.00 ms); its simulation grows as P^2 x channels "
+                        "messages (3.3 minutes at P = 2048)"),
     "topkdsa": (1024, "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
-                      "(94 s of wall time at P = 2048 on dgx-h100)"),
+                      "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)"),
     # on platforms of nodes only: on daint and 1gbe it is the sparse scheme that wins
-    "oktopk": (1024, "on platforms of nodes its P - 1 rounds of small messages across the NICs make it 4x slower "
-                     "than nccl-tree for BERT on dgx-h100 at P = 2048 (16.2 ms against 3.9 ms), behind rail:oktopk "
-                     "and rail:gtopk, and its simulation took 286 s"),
+    "oktopk": (1024, "for BERT (the one model the map runs past P = 1024) on platforms of nodes, its P - 1 rounds "
+                     "of small messages across the NICs make it 2.9x slower than nccl-tree on dgx-h100 at "
+                     "P = 2048 (11.4 ms in its steady state against 3.9 ms) and behind rail:gtopk's 3.3 ms, "
+                     "as it was behind rail:gtopk at P = 1024 on every platform of nodes; its simulation took "
+                     "286 s (check-dgx-h100-bert-2048.csv)"),
 }
 NODES_ONLY = ("oktopk",)
 
@@ -177,7 +182,7 @@ def cells(sweeps):
             continue
         win = min(best.values(), key=lambda r: r.time_per_iter_mean_s)
         d = best["dense"].time_per_iter_mean_s
-        flow = g.settings.astype(str).str.contains(r"(^|;)engine=flow(;|$)").any()
+        flow = g.settings.astype(str).str.contains(r"(?:^|;)engine=flow(?:;|$)").any()
         row = {"platform": plat, "model": model, "ranks": int(P), "winner": win.algo, "winner_kind": KIND[win.algo],
                "winner_s": win.time_per_iter_mean_s, "engine": "flow" if flow else "simgrid",
                "left_out": " ".join(sorted(left_out(plat, int(P), flow)))}
@@ -207,7 +212,8 @@ def write_md(m, path, cmd):
                 "In each cell: the fastest allreduce, and in brackets the fastest sparse or node-aware scheme's "
                 "speedup over the fastest dense one (below 1: dense wins); then the training throughput "
                 "(samples per second over all GPUs, with the platform's GPU) of the fastest dense scheme, its "
-                "allreduce overlapped with the backward pass, and of the fastest sparse one.\n\n"
+                "allreduce overlapped with the backward pass, and of the fastest sparse one. A cell shown as - was "
+                "not run (bench/README.md section 16 says why).\n\n"
                 % cmd)
         for plat, g in m.groupby("platform", sort=False):
             Ps = sorted(g.ranks.unique())
