@@ -50,9 +50,14 @@ KIND = {a: kind for kind, algos in (("dense", DENSE_FLAT + DENSE_NODES + NVLS), 
         for a in algos}
 
 
+def has_nodes(platform):
+    """a platform of multi-GPU nodes (NCCL's allreduces, the node-aware forms)"""
+    return platform not in ("1gbe", "daint")
+
+
 def schemes(platform, left_out=()):
     """the schemes of a platform, less those left out"""
-    nodes = platform not in ("1gbe", "daint")
+    nodes = has_nodes(platform)
     nvls = platform in ("dgx-h100", "roce", "roce-4to1")
     every = (DENSE_NODES + (NVLS if nvls else []) if nodes else DENSE_FLAT) + SPARSE + (NODE_AWARE if nodes else [])
     return [a for a in every if a not in left_out]
@@ -63,30 +68,30 @@ def schemes(platform, left_out=()):
 # its wall time), in sweeps of their own (sweep-PLATFORM-MODEL-flow*.csv).  It
 # does not model NVLink SHARP, so nccl-nvls is not among them; and some schemes
 # are left out above a rank count, each for the reason given here, which the
-# tables repeat.
+# tables repeat.  scheme: (left out above this P, why, on platforms of nodes only)
 LEFT_OUT = {
     "nccl-nvls": (0, "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
-                     "(P = 16 to 256, every cell of section 21)"),
+                     "(P = 16 to 256, every cell of section 21)", False),
     "nccl-ring": (1024, "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 slower "
                         "than nccl-tree in every cell but GPT-2 XL's, where they are within 7% (the ring ahead on "
                         "alps); at P = 2048 on dgx-h100 slower for BERT (9.0 ms against 3.9 ms) and for GPT-2 XL "
                         "(44.3 ms against 41.2 ms, check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the tree's time "
                         "hardly moves from 2048 to 4096 (BERT: 3.94 to 4.00 ms); its simulation grows as P^2 x channels "
-                        "messages (3.3 minutes at P = 2048)"),
+                        "messages (3.3 minutes at P = 2048)", False),
     "topkdsa": (1024, "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
-                      "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)"),
+                      "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)", False),
     # on platforms of nodes only: on daint and 1gbe it is the sparse scheme that wins
     "oktopk": (1024, "for BERT (the one model the map runs past P = 1024) on platforms of nodes, its P - 1 rounds "
                      "of small messages across the NICs make it 2.9x slower than nccl-tree on dgx-h100 at "
                      "P = 2048 (11.4 ms in its steady state against 3.9 ms) and behind rail:gtopk's 3.3 ms, "
                      "as it was behind rail:gtopk at P = 1024 on every platform of nodes; its simulation took "
-                     "286 s (check-dgx-h100-bert-2048.csv)"),
+                     "286 s (check-dgx-h100-bert-2048.csv)", True),
 }
-NODES_ONLY = ("oktopk",)
 
-# options the flow engine's cells add on some platforms from a rank count up, and why
+# options the flow engine's cells add on some platforms from a rank count up:
+# (platforms, from this P, the tag in the sweep's file name, why)
 EXTRA = {
-    "--unshared-below 4K": (("1gbe", "daint"), 2048,
+    "--unshared-below 4K": (("1gbe", "daint"), 2048, "u4K",
                             "messages under 4 KB skip bandwidth sharing (bench/README.md section 13: Ok-Topk's and "
                             "TopkDSA's whole iterations within 1% of shared runs at their P = 4096 message sizes)"),
 }
@@ -95,16 +100,15 @@ EXTRA = {
 def left_out(platform, P, flow):
     """{scheme: why} of the schemes a cell leaves out"""
     out = {}
-    nodes = platform not in ("1gbe", "daint")
-    for algo, (above, why) in LEFT_OUT.items():
-        if flow and P > above and algo in schemes(platform) and (nodes or algo not in NODES_ONLY):
+    for algo, (above, why, nodes_only) in LEFT_OUT.items():
+        if flow and P > above and algo in schemes(platform) and (has_nodes(platform) or not nodes_only):
             out[algo] = why
     return out
 
 
 def extra(platform, P, flow):
     """the options a cell adds: a list of the EXTRA keys"""
-    return [o for o, (plats, frm, _) in EXTRA.items() if flow and platform in plats and P >= frm]
+    return [o for o, (plats, frm, _, _) in EXTRA.items() if flow and platform in plats and P >= frm]
 
 
 def sweep_path(out, platform, model, suffix=""):
@@ -240,7 +244,7 @@ def write_md(m, path, cmd):
                     gone.setdefault(algo, []).append(int(r.ranks))
             for algo, ps in gone.items():
                 f.write("%s not run at P = %s: %s.\n" % (algo, ", ".join(map(str, sorted(set(ps)))), LEFT_OUT[algo][1]))
-            for o, (_, _, why) in EXTRA.items():
+            for o, (_, _, _, why) in EXTRA.items():
                 ps = sorted(P for P in flowP if o in extra(plat, P, True))
                 if ps:
                     f.write("P = %s: with `%s`, %s.\n" % (", ".join(map(str, ps)), o, why))
@@ -248,8 +252,8 @@ def write_md(m, path, cmd):
 
 
 def plan(platform, ranks, flow_from):
-    """the sweeps of one (platform, model): [(CSV suffix, ranks, schemes, engine)], one per set of
-    schemes: SimGrid below flow_from, the flow engine from it up"""
+    """the sweeps of one (platform, model): [(CSV suffix, ranks, schemes, engine, options)], one per
+    set of schemes and options: SimGrid below flow_from, the flow engine from it up"""
     parts = []
     small = [P for P in ranks if P < flow_from]
     if small:
@@ -259,8 +263,7 @@ def plan(platform, ranks, flow_from):
         key = (tuple(sorted(left_out(platform, P, True))), tuple(extra(platform, P, True)))
         groups.setdefault(key, []).append(P)
     for (out, opts), rs in sorted(groups.items(), key=lambda g: min(g[1])):
-        suffix = "-flow" + "".join("-no-" + x for x in out) + "".join(
-            "-" + o.strip("-").replace(" ", "").replace("unshared-below", "u") for o in opts)
+        suffix = "-flow" + "".join("-no-" + x for x in out) + "".join("-" + EXTRA[o][2] for o in opts)
         parts.append((suffix, rs, schemes(platform, out), "flow", [w for o in opts for w in o.split()]))
     return parts
 
