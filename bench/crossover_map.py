@@ -68,24 +68,31 @@ def schemes(platform, left_out=()):
 # its wall time), in sweeps of their own (sweep-PLATFORM-MODEL-flow*.csv).  It
 # does not model NVLink SHARP, so nccl-nvls is not among them; and some schemes
 # are left out above a rank count, each for the reason given here, which the
-# tables repeat.  scheme: (left out above this P, why, on platforms of nodes only)
+# tables repeat.  scheme: (left out above this P, on which platforms (None: all
+# of them, "nodes": those of multi-GPU nodes, or a tuple), the (platform, model)
+# cells where it is kept all the same, why)
 LEFT_OUT = {
-    "nccl-nvls": (0, "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
-                     "(P = 16 to 256, every cell of section 21)", False),
-    "nccl-ring": (1024, "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 slower "
-                        "than nccl-tree in every cell but GPT-2 XL's, where they are within 7% (the ring ahead on "
-                        "alps); at P = 2048 on dgx-h100 slower for BERT (9.0 ms against 3.9 ms) and for GPT-2 XL "
-                        "(44.3 ms against 41.2 ms, check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the tree's time "
-                        "hardly moves from 2048 to 4096 (BERT: 3.94 to 4.00 ms); its simulation grows as P^2 x channels "
-                        "messages (3.3 minutes at P = 2048)", False),
-    "topkdsa": (1024, "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
-                      "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)", False),
-    # on platforms of nodes only: on daint and 1gbe it is the sparse scheme that wins
-    "oktopk": (1024, "for BERT (the one model the map runs past P = 1024) on platforms of nodes, its P - 1 rounds "
-                     "of small messages across the NICs make it 2.9x slower than nccl-tree on dgx-h100 at "
-                     "P = 2048 (11.4 ms in its steady state against 3.9 ms) and behind rail:gtopk's 3.3 ms, "
-                     "as it was behind rail:gtopk at P = 1024 on every platform of nodes; its simulation took "
-                     "286 s (check-dgx-h100-bert-2048.csv)", True),
+    "nccl-nvls": (0, None, (), "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
+                               "(P = 16 to 256, every cell of section 21)"),
+    "nccl-ring": (1024, None, (), "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 "
+                                  "slower than nccl-tree in every cell but GPT-2 XL's, where they are within 7% (the ring "
+                                  "ahead on alps); at P = 2048 on dgx-h100 slower for BERT (9.0 ms against 3.9 ms) and for "
+                                  "GPT-2 XL (44.3 ms against 41.2 ms, check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the "
+                                  "tree's time hardly moves from 2048 to 4096 (BERT: 3.94 to 4.00 ms); its simulation "
+                                  "grows as P^2 x channels messages (3.3 minutes at P = 2048)"),
+    "topkdsa": (1024, None, (), "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
+                                "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)"),
+    "ring": (1024, ("1gbe",), (), "slower than Rabenseifner's allreduce in every cell from P = 8 to 1024 (by 0.1% at "
+                                  "P = 8, by 2.5x at 1024 for VGG-16 and LSTM), since its 2(P-1) messages each pay "
+                                  "LV08's latency where Rabenseifner's pay 2 log2 P; its simulation took 427 s at "
+                                  "P = 2048"),
+    # on daint and 1gbe the flat sparse schemes are the only sparse ones, and Ok-Topk wins there
+    "oktopk": (1024, "nodes", (("dgx-h100", "gpt2-xl"), ("roce", "gpt2-xl"), ("roce-4to1", "gpt2-xl")),
+               "on platforms of nodes its P - 1 rounds of small messages across the NICs put it behind "
+               "rail:gtopk at P = 1024 by 1.7-2.0x for BERT and 3.9-12x for VGG-16, LSTM and ResNet-50 "
+               "(at P = 2048 on dgx-h100, BERT: 11.4 ms in its steady state against 3.3 ms, 286 s of "
+               "simulation, check-dgx-h100-bert-2048.csv); it is kept for GPT-2 XL on dgx-h100, roce and "
+               "roce-4to1, where at P = 1024 it was the fastest scheme or within 6% of it"),
 }
 
 # options the flow engine's cells add on some platforms from a rank count up:
@@ -97,11 +104,12 @@ EXTRA = {
 }
 
 
-def left_out(platform, P, flow):
+def left_out(platform, model, P, flow):
     """{scheme: why} of the schemes a cell leaves out"""
     out = {}
-    for algo, (above, why, nodes_only) in LEFT_OUT.items():
-        if flow and P > above and algo in schemes(platform) and (has_nodes(platform) or not nodes_only):
+    for algo, (above, where, kept, why) in LEFT_OUT.items():
+        on = where is None or (has_nodes(platform) if where == "nodes" else platform in where)
+        if flow and P > above and on and algo in schemes(platform) and (platform, model) not in kept:
             out[algo] = why
     return out
 
@@ -189,7 +197,7 @@ def cells(sweeps):
         flow = g.settings.astype(str).str.contains(r"(?:^|;)engine=flow(?:;|$)").any()
         row = {"platform": plat, "model": model, "ranks": int(P), "winner": win.algo, "winner_kind": KIND[win.algo],
                "winner_s": win.time_per_iter_mean_s, "engine": "flow" if flow else "simgrid",
-               "left_out": " ".join(sorted(left_out(plat, int(P), flow)))}
+               "left_out": " ".join(sorted(left_out(plat, model, int(P), flow)))}
         for kind in ("dense", "sparse", "node-aware"):
             r = best.get(kind)
             row[kind] = r.algo if r is not None else ""
@@ -238,12 +246,16 @@ def write_md(m, path, cmd):
             flowP = sorted(g[g.engine == "flow"].ranks.unique())
             if flowP:
                 f.write("\nP = %s: on the flow engine (bench/README.md section 28).\n" % ", ".join(map(str, flowP)))
-            gone = {}
+            gone = {}  # scheme: ({P}, {model})
             for _, r in g.iterrows():
                 for algo in str(r.left_out).split() if isinstance(r.left_out, str) else []:
-                    gone.setdefault(algo, []).append(int(r.ranks))
-            for algo, ps in gone.items():
-                f.write("%s not run at P = %s: %s.\n" % (algo, ", ".join(map(str, sorted(set(ps)))), LEFT_OUT[algo][1]))
+                    ps, ms = gone.setdefault(algo, (set(), set()))
+                    ps.add(int(r.ranks))
+                    ms.add(r.model)
+            for algo, (ps, ms) in gone.items():
+                which = "" if ms == set(g.model) else " (%s)" % ", ".join(x for x in g.model.unique() if x in ms)
+                f.write("%s not run at P = %s%s: %s.\n" % (algo, ", ".join(map(str, sorted(ps))), which,
+                                                          LEFT_OUT[algo][3]))
             for o, (_, _, _, why) in EXTRA.items():
                 ps = sorted(P for P in flowP if o in extra(plat, P, True))
                 if ps:
@@ -251,7 +263,7 @@ def write_md(m, path, cmd):
             f.write("\n")
 
 
-def plan(platform, ranks, flow_from):
+def plan(platform, model, ranks, flow_from):
     """the sweeps of one (platform, model): [(CSV suffix, ranks, schemes, engine, options)], one per
     set of schemes and options: SimGrid below flow_from, the flow engine from it up"""
     parts = []
@@ -260,7 +272,7 @@ def plan(platform, ranks, flow_from):
         parts.append(("", small, schemes(platform), None, []))
     groups = {}
     for P in (P for P in ranks if P >= flow_from):
-        key = (tuple(sorted(left_out(platform, P, True))), tuple(extra(platform, P, True)))
+        key = (tuple(sorted(left_out(platform, model, P, True))), tuple(extra(platform, P, True)))
         groups.setdefault(key, []).append(P)
     for (out, opts), rs in sorted(groups.items(), key=lambda g: min(g[1])):
         suffix = "-flow" + "".join("-no-" + x for x in out) + "".join("-" + EXTRA[o][2] for o in opts)
@@ -300,7 +312,7 @@ def main():
     sweeps = []
     for p in plats:
         for mo in models:
-            parts = plan(p, ranks, a.flow_from)
+            parts = plan(p, mo, ranks, a.flow_from)
             paths = [sweep_path(a.out, p, mo, part[0]) for part in parts]
             if a.no_run:  # the map of the sweeps there are: a cell whose sweep was not run is left empty
                 paths = [x for x in paths if os.path.exists(x)]

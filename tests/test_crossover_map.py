@@ -42,13 +42,13 @@ try:
         m = pd.read_csv(os.path.join(tmp, "map.csv"))
         check(len(m) == 4, "four cells (2 platforms x 2 rank counts): %d" % len(m))
         for plat in ("dgx-h100", "1gbe"):
-            parts = crossover_map.plan(plat, [8, 16], 16)
+            parts = crossover_map.plan(plat, "resnet20", [8, 16], 16)
             rows = plot_scaling.oktopk_steady(plot_scaling.load(
                 [crossover_map.sweep_path(tmp, plat, "resnet20", suffix) for suffix, *_ in parts]))
             for P in (8, 16):
                 c = m[(m.platform == plat) & (m.ranks == P)].iloc[0]
                 g = rows[rows.ranks == P]
-                gone = set(crossover_map.left_out(plat, P, P == 16))
+                gone = set(crossover_map.left_out(plat, "resnet20", P, P == 16))
                 check(set(g.algo) == set(crossover_map.schemes(plat)) - gone,
                       "%s P=%d: every scheme of the platform ran but %s (%s)" %
                       (plat, P, sorted(gone), ",".join(sorted(set(g.algo)))))
@@ -78,6 +78,26 @@ try:
         check("## dgx-h100" in md and "## 1gbe" in md and "| resnet20 |" in md, "crossover.md has both tables")
         check("nccl-nvls not run at P = 16: the flow engine does not model" in md and
               md.count("P = 16: on the flow engine") == 2, "crossover.md says what ran on the flow engine and what not")
+    # the rules of LEFT_OUT by platform and model, and crossover.md naming the models a rule left out
+    import pandas as pd
+    lo = crossover_map.left_out
+    check("oktopk" in lo("dgx-h100", "bert", 2048, True) and "oktopk" not in lo("dgx-h100", "gpt2-xl", 2048, True)
+          and "oktopk" in lo("alps", "gpt2-xl", 2048, True) and "oktopk" not in lo("dgx-h100", "bert", 1024, True)
+          and "oktopk" not in lo("daint", "bert", 4096, True), "flat oktopk: left out past 1024 on nodes but where kept")
+    check(set(lo("1gbe", "bert", 2048, True)) == {"ring", "topkdsa"} and "ring" not in lo("daint", "bert", 2048, True)
+          and lo("1gbe", "bert", 2048, False) == {}, "the ring left out on 1gbe only; nothing on SimGrid")
+    check([x[0] for x in crossover_map.plan("dgx-h100", "gpt2-xl", [1024, 2048], 512)] ==
+          ["-flow-no-nccl-nvls", "-flow-no-nccl-nvls-no-nccl-ring-no-topkdsa"] and
+          crossover_map.plan("dgx-h100", "bert", [2048], 512)[0][0] ==
+          "-flow-no-nccl-nvls-no-nccl-ring-no-oktopk-no-topkdsa", "each set of left-out schemes its own sweep file")
+    cells = [{"platform": "roce", "model": mo, "ranks": 2048, "winner": "rail:gtopk", "sparse_speedup": 1.2,
+              "dense_samples_per_s": 1e6, "sparse_samples_per_s": 9e5, "node-aware_samples_per_s": 1.1e6,
+              "engine": "flow", "left_out": " ".join(sorted(lo("roce", mo, 2048, True)))} for mo in ("bert", "gpt2-xl")]
+    md_path = os.path.join(tmp, "rules.md")
+    crossover_map.write_md(pd.DataFrame(cells), md_path, "test")
+    md = open(md_path).read()
+    check("oktopk not run at P = 2048 (bert): on platforms of nodes" in md and
+          "nccl-ring not run at P = 2048: 2(P-1)" in md, "crossover.md names the models a rule left out")
     r = subprocess.run(["/usr/bin/python3", script, "--sparsim", SPARSIM, "--platforms", "nowhere", "--out",
                         os.path.join(tmp, "bad")], capture_output=True, text=True)
     lines = r.stderr.strip().splitlines()
