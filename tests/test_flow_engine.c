@@ -3,7 +3,7 @@
  * (one link, two flows of different weights, a flow held by its bound, the
  * classic two-link case, and a change that fills a link the re-solve did not
  * open at first); whole runs give SimGrid's simulated time for every
- * algorithm on four kinds of platform and network model, with host
+ * algorithm on five kinds of platform and network model, with host
  * overheads and stragglers; the ring keeps its closed form; what the engine
  * does not model is refused with one line. */
 #include "helpers.h"
@@ -95,6 +95,46 @@ Test(fluid, a_bound_holds_a_flow_and_the_rest_goes_to_the_other)
     /* 1.5 MB moved by 1 ms at 1.5 GB/s, the other 1.5 MB alone at 2 GB/s */
     near(e.t[1], 1.75e-3, "the rest, moved at half the value");
     spf_net_free(n);
+}
+
+/* A link fed only by links of no more than its capacity in all cannot bind:
+ * N1 (4 B/s) and N2 (6 B/s) feed U (10 B/s), and the solve with U on the
+ * routes equals the one without, also while U is full (flows through U
+ * alone at first, then one that stays on N2): what the flow engine does
+ * with such links (routes.cpp, never_binds) */
+static void fed_aggregate(int with_u, double *t)
+{
+    spf_net *n = spf_net_new();
+    int n1 = spf_net_add_link(n, 4), n2 = spf_net_add_link(n, 6), u = spf_net_add_link(n, 10);
+    int r1[] = {n1, u}, r2[] = {n2, u};
+    int len = with_u ? 2 : 1;
+    ends_all e = {t};
+    spf_flow_start(n, 0, 30, 0, 0, 1, 1, r1, NULL, len, (void *)0);
+    spf_flow_start(n, 0, 50, 0, 0, 2, 1, r1, NULL, len, (void *)1);
+    spf_flow_start(n, 0, 40, 0, 0, 1, 1, r2, NULL, len, (void *)2);
+    spf_flow_start(n, 0, 70, 0.5, 0, 3, 1, r2, NULL, len, (void *)3);
+    spf_flow_start(n, 0, 20, 2, 0, 1, 1, &n2, NULL, 1, (void *)4);
+    double now = 0;
+    for (;;) {
+        spf_net_solve(n, now);
+        double next = spf_net_next(n);
+        if (!isfinite(next))
+            break;
+        now = next;
+        spf_net_advance(n, next, on_end_all, &e);
+    }
+    spf_net_free(n);
+}
+
+Test(fluid, a_link_its_feeders_cannot_overfill_changes_no_rate)
+{
+    double with[5], without[5];
+    fed_aggregate(1, with);
+    fed_aggregate(0, without);
+    for (int i = 0; i < 5; i++)
+        near(with[i], without[i], "end of a flow with and without the fed link");
+    /* and the times are the sharing's: N1's two flows split 4 B/s 2:1 by penalty until f0 ends */
+    near(with[0], 30.0 / (4.0 * 2 / 3), "f0 at 2/3 of N1");
 }
 
 /* A (10 B/s) and B (4 B/s); f0 on A, f1 on A and B, f2 on B: B fills first
@@ -300,6 +340,15 @@ Test(flow_engine, smpi_with_overheads_and_a_straggler_gives_simgrids_times)
 Test(flow_engine, dgx_nodes_give_simgrids_times)
 {
     const char *extra[] = {"--platform", "dgx-h100:2", "--ranks", "16", "--n", "128K", "--iters", "2", NULL};
+    same_times(extra, 1e-4);
+}
+
+/* Alps' nodes on the dragonfly builder: four GPUs a node joined pairwise,
+ * switches' local aggregates (which the flow engine leaves out of the
+ * sharing: they cannot bind) */
+Test(flow_engine, alps_nodes_give_simgrids_times)
+{
+    const char *extra[] = {"--platform", "alps:4", "--ranks", "16", "--n", "128K", "--iters", "2", NULL};
     same_times(extra, 1e-4);
 }
 

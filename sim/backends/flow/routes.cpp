@@ -22,6 +22,7 @@
  */
 #include "routes.h"
 #include "sim/backends/simgrid/simgrid_glue.h"
+#include "sim/backends/simgrid/zone_links.hpp"
 
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -32,6 +33,7 @@
 #include <stdexcept>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +57,7 @@ struct route {
 struct spf_routes {
   spf_net* net;
   std::unordered_map<const simgrid::s4u::Link*, int> ids;
+  std::unordered_map<const simgrid::s4u::Link*, bool> never_binds;
   std::unordered_map<uint64_t, route> cache;
   bool cross = false;
   double weight_s = 0, gamma = 0;
@@ -94,6 +97,20 @@ void add(spf_routes* r, route& out, const simgrid::s4u::Link* l, double coef)
   out.coefs.push_back(coef);
 }
 
+/* the platform builder's word that nothing but links of no more than this
+ * link's bandwidth in all feed it (spg::set_feed); kept per link */
+bool never_binds(spf_routes* r, const simgrid::s4u::Link* l)
+{
+  auto it = r->never_binds.find(l);
+  if (it != r->never_binds.end())
+    return it->second;
+  const char* feed = l->get_property(spg::FEED_PROPERTY);
+  bool never       = feed && l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::SHARED &&
+               std::strtod(feed, nullptr) <= l->get_bandwidth();
+  r->never_binds.emplace(l, never);
+  return never;
+}
+
 void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, route& out)
 {
   std::vector<simgrid::s4u::Link*> fwd;
@@ -107,6 +124,10 @@ void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, rout
       out.min_bw = std::min(out.min_bw, l->get_bandwidth());
     if (r->weight_s > 0)
       out.ws += r->weight_s / l->get_bandwidth();
+    /* a link that cannot bind shares nothing (zone_links.hpp, set_feed): left out, where each flow
+     * through it takes it once and in full (without cross-traffic, crossed once) */
+    if (!r->cross && never_binds(r, l) && std::count(fwd.begin(), fwd.end(), l) == 1)
+      continue;
     add(r, out, l, 1.0);
   }
   if (r->cross) {

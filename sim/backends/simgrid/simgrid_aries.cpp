@@ -264,6 +264,7 @@ void AriesZone::spread_aggregates()
   for (int r = 0; r < routers_; r++) {
     int c = r / R, s = r % R;
     router_.push_back(make("__green_router_" + std::to_string(r), (R - 1) * GREEN_BW, 0.0));
+    spg::set_feed(router_.back(), NODES_PER_ROUTER * NIC_BW); /* its NICs' traffic within the chassis only */
     std::vector<const Link*> out, in;
     for (int t = 0; t < R; t++)
       if (t != s) {

@@ -196,11 +196,15 @@ void RailsZone::build()
   for (int u = 0; u < units; u++) {
     if (!f_.rail_optimized) {
       leaf_.push_back(make(name_of("leaf_up_", u), upbw, 0.0));
-      continue;
+    } else {
+      for (int j = 0; j < G(); j++)
+        leaf_.push_back(make(name_of("leaf_up_", j, u), upbw, 0.0));
     }
-    for (int j = 0; j < G(); j++)
-      leaf_.push_back(make(name_of("leaf_up_", j, u), upbw, 0.0));
   }
+  /* all that crosses a leaf's uplinks, either way, crosses one of its NICs
+   * first or next: without oversubscription they never bind */
+  for (const Duplex& d : leaf_)
+    spg::set_feed(d, down * f_.nic_bw);
 }
 
 void RailsZone::get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency)
@@ -276,6 +280,9 @@ void DragonflyZone::build()
   for (int grp = 0; grp < groups_; grp++)
     for (int x = 0; x < per_group_; x++)
       local_.push_back(make(name_of("local_", grp, x), (per_group_ - 1) * f_.local_bw, 0.0));
+  /* a switch's local aggregate carries its own NICs' traffic only */
+  for (const Duplex& d : local_)
+    spg::set_feed(d, f_.nics_per_switch * f_.nic_bw);
   global_.resize(static_cast<size_t>(groups_) * groups_);
   for (int x = 0; x < groups_; x++)
     for (int y = x + 1; y < groups_; y++)

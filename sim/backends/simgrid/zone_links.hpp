@@ -14,6 +14,7 @@
 
 #include "catch_message.hpp"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,22 @@ inline Duplex make_duplex(simgrid::kernel::routing::NetZoneImpl& z, const std::s
   l->set_latency(lat);
   l->seal();
   return {l->get_link_up(), l->get_link_down()};
+}
+
+/* the most that can ever enter link l: the summed bandwidth of the links that
+ * all its traffic crosses first (the NICs below a leaf, say).  A link whose
+ * feed is no more than its own bandwidth can never be the one that binds a
+ * flow: when it fills, so does every link that feeds it, at the same level
+ * and with the same flows.  The flow engine leaves it out of the sharing
+ * (flow/routes.cpp), which gives the same rates over fewer links; SimGrid
+ * shares it as any link. */
+constexpr const char* FEED_PROPERTY = "sparsim_feed";
+inline void set_feed(const Duplex& d, double bytes_per_s)
+{
+  char v[40];
+  snprintf(v, sizeof v, "%.17g", bytes_per_s);
+  d.up->set_property(FEED_PROPERTY, v);
+  d.down->set_property(FEED_PROPERTY, v);
 }
 
 /* link l onto the route `into` and its latency onto `latency` (either may be
