@@ -74,12 +74,14 @@ def schemes(platform, left_out=()):
 LEFT_OUT = {
     "nccl-nvls": (0, None, (), "the flow engine does not model NVLink SHARP; across nodes it was never the fastest "
                                "(P = 16 to 256, every cell of section 21)"),
-    "nccl-ring": (1024, None, (), "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 "
-                                  "slower than nccl-tree in every cell but GPT-2 XL's, where they are within 7% (the ring "
-                                  "ahead on alps); at P = 2048 on dgx-h100 slower for BERT (9.0 ms against 3.9 ms) and for "
-                                  "GPT-2 XL (44.3 ms against 41.2 ms, check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the "
-                                  "tree's time hardly moves from 2048 to 4096 (BERT: 3.94 to 4.00 ms); its simulation "
-                                  "grows as P^2 x channels messages (3.3 minutes at P = 2048)"),
+    "nccl-ring": (1024, None, (("alps", "gpt2-xl"),),
+                  "2(P-1) steps of a latency each, against the tree's 2 log2(P/G): at P = 512 and 1024 slower than "
+                  "nccl-tree in every cell but GPT-2 XL's, where they are within 7%; at P = 2048 on dgx-h100 slower "
+                  "for BERT (9.0 ms against 3.9 ms) and for GPT-2 XL (44.3 ms against 41.2 ms, "
+                  "check-nccl-ring-dgx-h100-gpt2-xl-2048.csv), while the tree's time hardly moves from 2048 to 4096 "
+                  "(BERT: 3.94 to 4.00 ms); its simulation grows as P^2 x channels messages (3.3 minutes at "
+                  "P = 2048). It is kept for GPT-2 XL on alps, where it was the fastest dense allreduce at every P "
+                  "from 16 to 1024 (135.2 ms against the tree's 143.0 at 1024)"),
     "topkdsa": (1024, None, (), "never the fastest in any cell up to P = 1024, and P(P-1) messages an iteration "
                                 "(94 s of wall time at P = 2048 on dgx-h100, check-dgx-h100-bert-2048.csv)"),
     "ring": (1024, ("1gbe",), (), "slower than Rabenseifner's allreduce in every cell from P = 8 to 1024 (by 0.1% at "
