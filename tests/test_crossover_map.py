@@ -19,6 +19,7 @@ SPARSIM, SRC = sys.argv[1:3]
 sys.path.insert(0, os.path.join(SRC, "bench"))
 sys.path.insert(0, os.path.join(SRC, "notebooks"))
 import crossover_map  # noqa: E402
+import pandas as pd  # noqa: E402
 import plot_scaling  # noqa: E402
 
 failures = []
@@ -38,7 +39,6 @@ try:
                        capture_output=True, text=True)
     check(r.returncode == 0, "the map runs (%s)" % r.stderr.strip()[-300:])
     if r.returncode == 0:
-        import pandas as pd
         m = pd.read_csv(os.path.join(tmp, "map.csv"))
         check(len(m) == 4, "four cells (2 platforms x 2 rank counts): %d" % len(m))
         for plat in ("dgx-h100", "1gbe"):
@@ -79,7 +79,6 @@ try:
         check("nccl-nvls not run at P = 16: the flow engine does not model" in md and
               md.count("P = 16: on the flow engine") == 2, "crossover.md says what ran on the flow engine and what not")
     # the rules of LEFT_OUT by platform and model, and crossover.md naming the models a rule left out
-    import pandas as pd
     lo = crossover_map.left_out
     check("oktopk" in lo("dgx-h100", "bert", 2048, True) and "oktopk" not in lo("dgx-h100", "gpt2-xl", 2048, True)
           and "oktopk" in lo("alps", "gpt2-xl", 2048, True) and "oktopk" not in lo("dgx-h100", "bert", 1024, True)
