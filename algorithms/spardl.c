@@ -53,11 +53,11 @@
  * authors send an index, a value and a size message; the papers' cost model
  * counts one.  Model workloads: for d = 1 no size depends on the data (model
  * and exact runs send the same messages).  For d > 1 the union of the d
- * holders' h indices sets the team allgather's sizes; the model answers
- * questions about ranks' selections, not about sums over a team, so it is
- * taken as disjoint, min(d h, k_b) - an upper bound, a choice: exact runs
- * overlap (bench/README.md, "SparDL beside Ok-Topk and TopkDSA", measures the
- * allgather 16-40% over at d = 4, the iteration 3-5%).
+ * holders' h indices sets the team allgather's sizes; the model answers it
+ * with the union of d teams' top h, a team's value of an entry being the sum
+ * of its W ranks' (sim/workload/model.c, op_team_union).  Taking the teams'
+ * selections as disjoint, min(d h, k_b), put the allgather 16-40% over exact
+ * at d = 4 (bench/README.md, "SparDL beside Ok-Topk and TopkDSA").
  */
 #include "algorithm.h"
 #include "blocks.h"
@@ -224,8 +224,8 @@ static int across_teams(spardl_rank *s)
     if (s->exact) {
         if ((rc = sum_across(s)) != SP_OK)
             return rc;
-    } else { /* the model knows ranks, not team sums: the teams' selections taken as disjoint */
-        s->mcnt = min_u64((uint64_t)s->d * s->hq, s->cap);
+    } else { /* the model's union of the d teams' top h of block q (sums over a team's W ranks) */
+        s->mcnt = sp_model_team_union(c, s->W, s->d, s->hq, (int64_t)s->qoff, (int64_t)(s->qoff + s->qlen), s->cap);
     }
     sp_compute(c, SP_K_MERGE, (double)s->d * (double)s->hq);
     sp_stat(c, "merged", (double)s->mcnt);

@@ -47,6 +47,8 @@ typedef struct {
                               uint64_t at_most);
     double (*global_kth)(void *m, int iter, double thr, uint64_t K);
     void (*consume)(void *m, int rank, int iter, double thr, double thr_global);
+    uint64_t (*team_union)(void *m, int rank, int iter, int W, int d, uint64_t h, int64_t lo, int64_t hi,
+                           uint64_t cap);
 } sp_model_ops;
 
 /* The state of one run that the shim core keeps (one per process). */

@@ -60,6 +60,11 @@ uint64_t sp_model_union(sp_ctx *c, double thr, int64_t lo, int64_t hi, uint64_t 
     return c->shim->model->union_count(model_of(c), model_rank(c), c->iter, thr, lo, hi, at_least, at_most);
 }
 
+uint64_t sp_model_team_union(sp_ctx *c, int W, int d, uint64_t h, int64_t lo, int64_t hi, uint64_t cap)
+{
+    return c->shim->model->team_union(model_of(c), model_rank(c), c->iter, W, d, h, lo, hi, cap);
+}
+
 uint64_t sp_model_reduced_above(sp_ctx *c, double thr, int64_t lo, int64_t hi, double thr_global, uint64_t at_most)
 {
     return c->shim->model->reduced_above(model_of(c), model_rank(c), c->iter, thr, lo, hi, thr_global, at_most);

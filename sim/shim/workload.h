@@ -47,6 +47,10 @@ uint64_t sp_model_union(sp_ctx *c, double thr, int64_t lo, int64_t hi, uint64_t 
 /* of those, how many have a reduced value (the sum of the ranks' selected
  * values) with magnitude above thr_global, at most at_most */
 uint64_t sp_model_reduced_above(sp_ctx *c, double thr, int64_t lo, int64_t hi, double thr_global, uint64_t at_most);
+/* distinct entries of [lo, hi) in the union of d teams' top h, a team's
+ * value of an entry being the sum of its W ranks' accumulated values (SparDL
+ * across teams), kept in [h, min(d h, cap)] */
+uint64_t sp_model_team_union(sp_ctx *c, int W, int d, uint64_t h, int64_t lo, int64_t hi, uint64_t cap);
 /* the K-th largest reduced magnitude over the whole index space, when every
  * rank selects at thr: the same on every rank */
 double sp_model_global_kth(sp_ctx *c, double thr, uint64_t K);

@@ -1585,8 +1585,91 @@ static void op_consume(void *state, int rank, int iter, double thr, double thr_g
     }
 }
 
-static const sp_model_ops ops = {op_count_above, op_kth,   op_std,           op_select,     op_index_at,
-                                 op_split,       op_union, op_reduced_above, op_global_kth, op_consume};
+/* The union of d teams' top h in [lo, hi) (SparDL's Spar-All-Gather across
+ * teams).  A team's value of an entry is the sum of its W ranks' accumulated
+ * values: given the direction node k and the common node q, W times the
+ * ranks' mean (the direction, the common part and the residual's mean along
+ * the direction) plus W independent deviations (the residual's spread and the
+ * rank's own noise), taken as a normal of W times their variance.  A team
+ * keeps the entries whose sum passes T, with T such that a team keeps h of
+ * [lo, hi) on average; given (k, q) the teams are independent, so an entry of
+ * class s is in the union with 1 - (1 - pi)^d.  The sum leaves out that the
+ * Spar-Reduce-Scatter forwards only each block's top entries: their sum is
+ * what decides which entries a team keeps.  Kept in [h, min(d h, cap)]. */
+static double team_pi(const sp_model *m, int s, int k, int q, double W, double T, const double *rm, const double *rv)
+{
+    double g = m->sigma[s] * m->gamma_scale;
+    double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]) + rm[k];
+    double own = 0;
+    for (int u = 0; u < m->ncomp; u++)
+        own += m->comp_w[u] * own_sd(m, s, u) * own_sd(m, s, u);
+    double sd = sqrt(W * (rv[k] + own));
+    if (sd <= 0)
+        return fabs(W * mu) > T;
+    return Q((T - W * mu) / sd) + Q((T + W * mu) / sd);
+}
+
+static double team_count(const sp_model *m, const double *ns, double W, int d, double T, double rm[][NM_MAX],
+                         double rv[][NM_MAX])
+{
+    double sum = 0;
+    for (int s = 0; s < NC; s++) {
+        if (ns[s] <= 0)
+            continue;
+        double e = 0;
+        for (int k = 0; k < m->nm; k++)
+            for (int q = 0; q < m->nzn; q++) {
+                double pi = team_pi(m, s, k, q, W, T, rm[s], rv[s]);
+                e += m->m_w[k] * m->z_w[q] * (d > 0 ? -expm1((double)d * log1p(-(pi < 1 ? pi : 1 - 1e-16))) : pi);
+            }
+        sum += ns[s] * e;
+    }
+    return sum;
+}
+
+static uint64_t op_team_union(void *state, int rank, int iter, int W, int d, uint64_t h, int64_t lo, int64_t hi,
+                              uint64_t cap)
+{
+    sp_model *m = state;
+    advance_to(m, iter);
+    uint64_t most = (uint64_t)d * h < cap ? (uint64_t)d * h : cap, least = h < most ? h : most;
+    /* the entries of each class in [lo, hi), and each class's residual mean and variance along a node */
+    double ns[NC], one[NC], rm[NC][NM_MAX], rv[NC][NM_MAX], nz = 0;
+    for (int s = 0; s < NC; s++) {
+        for (int j = 0; j < NC; j++)
+            one[j] = j == s;
+        ns[s] = m->Ns[s] > 0 ? over_range(m, one, lo, hi, &nz) : 0; /* nz: the range's non-zeros */
+        for (int k = 0; k < m->nm; k++) {
+            double a = 0, b = 0, w = 0;
+            for (int j = 0; j < NS; j++) {
+                double pw = m->psi[s][k][j], x = m->sigma[s] * sv[j];
+                w += pw;
+                a += pw * x;
+                b += pw * x * x;
+            }
+            rm[s][k] = w > 0 ? a / w : 0;
+            rv[s][k] = w > 0 ? fmax(b / w - rm[s][k] * rm[s][k], 0) : 0;
+        }
+    }
+    /* T: a team keeps h on average (bisection on log T; the count falls as T grows) */
+    double lo_t = 1e-30, hi_t = 1e30;
+    for (int i = 0; i < 200 && hi_t / lo_t > 1 + 1e-9; i++) {
+        double mid = sqrt(lo_t * hi_t);
+        if (team_count(m, ns, (double)W, 0, mid, rm, rv) > (double)h)
+            lo_t = mid;
+        else
+            hi_t = mid;
+    }
+    double u = team_count(m, ns, (double)W, d, sqrt(lo_t * hi_t), rm, rv);
+    /* one draw per block and iteration: the d holders of a block find the same union */
+    (void)rank;
+    uint64_t c = draw_count(u, nz, z_of(m, SP_ST_MODEL_UNION, 0, iter, (uint64_t)lo + 1));
+    return c < least ? least : c > most ? most : c;
+}
+
+static const sp_model_ops ops = {op_count_above, op_kth,        op_std,           op_select,
+                                 op_index_at,    op_split,      op_union,         op_reduced_above,
+                                 op_global_kth,  op_consume,    op_team_union};
 
 const sp_model_ops *sp_model_ops_table(void) { return &ops; }
 
