@@ -3,8 +3,9 @@
 (the compressed-schemes issue, item 7, for the schemes there are so far).
 
 BERT's gradient (n = 133,547,324) at density 0.01, model payloads, 2
-iterations (their mean: for Ok-Topk an exact recompute and a reuse, its
-steady state over tau' as the crossover map takes it), on the papers' platforms (1gbe, daint) and a
+iterations (their mean; Ok-Topk's two are an exact recompute and a reuse,
+taken at its steady state over tau', (t0 + (tau' - 1) t1) / tau', as the
+crossover map and bench/papers.py take them), on the papers' platforms (1gbe, daint) and a
 modern one (dgx-h100), at P = 64 and 256: the dense baseline (the MPI ring
 on flat platforms, the faster of NCCL's ring and tree on nodes), Ok-Topk and gTop-k, the 1-bit
 allreduce (onebit), the INT4 quantized one (qgz) and PowerSGD at rank 4
@@ -24,11 +25,18 @@ panel per platform.  --train adds BERT's forward and backward on each
 platform's device (--train-model bert, its default batch, no overlap) and
 the training throughput: samples per second and its ratio to dense.
 
+--setting papers replaces BERT at --ranks on the three platforms by the
+papers' own settings (bench/papers.py's): gTop-k's testbed (1gbe, p102,
+density 0.001, P = 32, its six models at its per-GPU batches) and Ok-Topk's
+(daint, p100: BERT at P = 256 and density 1% with batch 8, VGG-16 at P = 32
+and 2% with 16, the LSTM at P = 64 and 2% with 2); with --train the
+throughput is at those batches.  The table gets the model and density.
+
 usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-devices]
-       [--schemes LIST|all] [--train] [--jobs 2] [--markdown FILE] [--figure FILE.png]
+       [--schemes LIST|all] [--train] [--setting bert|papers] [--jobs 2] [--markdown FILE] [--figure FILE.png]
 """
 import argparse
-import csv
+import math
 import os
 import pathlib
 import subprocess
@@ -36,6 +44,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "notebooks"))
+import pandas as pd  # noqa: E402
+import plot_scaling  # noqa: E402  (Ok-Topk's steady state over tau')
 # platform, its dense baseline(s), the device that prices local kernels, and
 # the dense allreduces PowerSGD's factors try (the fastest kept): on the flat
 # platforms MPI's ring and Rabenseifner's, which an MPI library would choose
@@ -43,18 +54,27 @@ ROOT = os.path.dirname(HERE)
 PLATFORMS = [("1gbe", ["ring"], "p102", ["ring", "rabenseifner"]),
              ("daint", ["ring"], "p100", ["ring", "rabenseifner"]),
              ("dgx-h100", ["nccl-ring", "nccl-tree"], "h100", ["nccl-ring", "nccl-tree"])]
+# the papers' settings (bench/papers.py): (testbed, platform, model, P, density, per-GPU batch)
+PAPERS = [("gtopk", "1gbe", m, 32, 0.001, b) for m, b in
+          [("vgg16", 32), ("resnet20", 32), ("alexnet", 256), ("resnet50", 64), ("lstm-ptb", 20), ("lstm", 8)]] + \
+         [("oktopk", "daint", "bert", 256, 0.01, 8), ("oktopk", "daint", "vgg16", 32, 0.02, 16),
+          ("oktopk", "daint", "lstm", 64, 0.02, 2)]
 SCHEMES = ["oktopk", "gtopk", "onebit", "qgz", "powersgd"]
 ALL = ["topka", "gtopk", "gaussiank", "topkdsa", "oktopk", "zen", "spardl", "onebit", "qgz", "powersgd"]
 
 
-def draw(path, table, schemes):
-    """speedup over the dense baseline per scheme: a panel per platform, a group per P"""
+def draw(path, table, schemes, title):
+    """speedup over the dense baseline per scheme: a panel per platform (and model), a group per P"""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     plats = list(dict.fromkeys(t[0] for t in table))
-    fig, axes = plt.subplots(1, len(plats), figsize=(4.6 * len(plats), 3.8), sharey=True, squeeze=False)
-    for ax, plat in zip(axes[0], plats):
+    cols = min(3, len(plats))
+    rows = (len(plats) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(plats):]:
+        ax.set_visible(False)
+    for ax, plat in zip(axes.flat, plats):
         ps = [t for t in table if t[0] == plat]
         w = 0.8 / len(ps)
         for j, (_, P, at) in enumerate(ps):
@@ -68,11 +88,23 @@ def draw(path, table, schemes):
         dense = "/".join(dict.fromkeys(t[2]["dense"][2] for t in ps)) or "-"
         ax.set_title("%s (dense: %s)" % (plat, dense), fontsize=9)
         ax.grid(axis="y", which="both", alpha=0.3)
-    axes[0][0].set_ylabel("speedup over the dense allreduce")
-    axes[0][-1].legend(fontsize=8)
-    fig.suptitle("BERT, one allreduce per iteration (model payloads; accuracy not simulated)", fontsize=10)
+    for r in range(rows):
+        axes[r][0].set_ylabel("speedup over the dense allreduce")
+    axes[0][cols - 1].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def cases(a):
+    """what to run: one case per (platform, model, P list) with its sweep file"""
+    if a.setting == "bert":
+        return [dict(plat=plat, dense=dense, device=device, inners=inners, model="bert", density=None, ranks=a.ranks,
+                     batch=None, name=plat, testbed=None) for plat, dense, device, inners in PLATFORMS]
+    flat = {plat: (dense, device, inners) for plat, dense, device, inners in PLATFORMS}
+    return [dict(plat=plat, dense=flat[plat][0], device=flat[plat][1], inners=flat[plat][2], model=model, density=d,
+                 ranks=str(P), batch=b, name="%s-%s-%s-P%d" % (testbed, plat, model, P), testbed=testbed)
+            for testbed, plat, model, P, d, b in PAPERS]
 
 
 def main():
@@ -82,77 +114,93 @@ def main():
     ap.add_argument("--ranks", default="64,256")
     ap.add_argument("--no-devices", action="store_true", help="device none on every platform")
     ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma-separated, or all")
+    ap.add_argument("--setting", default="bert", choices=["bert", "papers"],
+                    help="bert: BERT at --ranks on every platform; papers: the gTop-k and Ok-Topk papers' settings")
     ap.add_argument("--jobs", default="2")
-    ap.add_argument("--train", action="store_true", help="training iterations of BERT: samples per second too")
+    ap.add_argument("--train", action="store_true", help="training iterations of the model: samples per second too")
     ap.add_argument("--markdown")
     ap.add_argument("--figure")
     a = ap.parse_args()
     schemes = ALL if a.schemes == "all" else a.schemes.split(",")
-    wide = len(schemes) <= 5
+    papers = a.setting == "papers"
+    wide = len(schemes) <= 5 and not papers
     table = []
     sparsim = os.path.join(a.build, "sparsim")
     os.makedirs(a.work, exist_ok=True)
+    head = "| platform | model | density | P |" if papers else "| platform | P |"
     if wide:
         lines = ["| platform | P | dense baseline: s | " + " | ".join("%s: s, x dense" % s for s in schemes)
                  + " | volume per rank, MB: dense / " + " / ".join(schemes) + " |", "|" + "---|" * (4 + len(schemes))]
     else:
-        lines = ["| platform | P | scheme | s per iteration | x dense | volume per rank, MB |"
-                 + (" samples/s | x dense |" if a.train else ""), "|---|---|---|---|---|---|" + ("---|---|" if a.train else "")]
-    for plat, dense, device, inners in PLATFORMS:
+        lines = [head + " scheme | s per iteration | x dense | volume per rank, MB |"
+                 + (" samples/s | x dense |" if a.train else ""),
+                 "|---|---|" + ("---|---|" if papers else "") + "---|---|---|---|" + ("---|---|" if a.train else "")]
+    for case in cases(a):
+        plat, dense = case["plat"], case["dense"]
         rows = []
         # PowerSGD's allreduces on each of its dense algorithms (the first with the others)
-        for i, inner in enumerate(inners):
-            out = os.path.join(a.work, "sweep-%s.csv" % plat if i == 0 else "sweep-%s-powersgd-%s.csv" % (plat, inner))
+        for i, inner in enumerate(case["inners"]):
+            out = os.path.join(a.work, "sweep-%s.csv" % case["name"] if i == 0
+                               else "sweep-%s-powersgd-%s.csv" % (case["name"], inner))
             algos = dense + schemes if i == 0 else ["powersgd"]
             if i > 0 and "powersgd" not in schemes:
                 continue
-            cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", a.ranks, "--platform", plat,
-                   "--device", "none" if a.no_devices else device, "--workload", "bert", "--payload", "model",
-                   "--iters", "2", "--jobs", a.jobs, "--powersgd-allreduce", inner, "--out", out]
+            cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", case["ranks"], "--platform", plat,
+                   "--device", "none" if a.no_devices else case["device"], "--workload", case["model"],
+                   "--payload", "model", "--iters", "2", "--jobs", a.jobs, "--powersgd-allreduce", inner, "--out", out]
+            if case["density"] is not None:
+                cmd += ["--density", repr(case["density"])]
+            if case["testbed"] == "oktopk":  # as bench/papers.py runs Ok-Topk's testbed
+                cmd += ["--oktopk-preset", case["model"], "--warmup", "0", "--gaussian-variant", "oktopk"]
             if a.train:
-                cmd += ["--train-model", "bert"]
+                cmd += ["--train-model", case["model"]]
+                if case["batch"]:
+                    cmd += ["--batch", str(case["batch"])]
             if os.path.exists(out):
                 cmd.append("--resume")
             r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if r.returncode != 0:
                 sys.exit("compressed: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
-            with open(out) as f:
-                rows += [dict(row, inner=inner) for row in csv.DictReader(f) if i == 0 or row["algo"] == "powersgd"]
-        for P in a.ranks.split(","):
+            df = plot_scaling.oktopk_steady(pd.read_csv(out))
+            rows += [dict(row, inner=inner) for row in df.to_dict("records") if i == 0 or row["algo"] == "powersgd"]
+        for P in case["ranks"].split(","):
             at = {}
             for row in rows:
-                if row["ranks"] != P:
+                if str(row["ranks"]) != P:
                     continue
                 name = "dense" if row["algo"] in dense else row["algo"]
                 t = float(row["time_per_iter_mean_s"])
                 if name not in at or t < at[name][0]:  # the faster of NCCL's two; PowerSGD's fastest inner
                     at[name] = (t, float(row["volume_bytes"]) / 1e6, row["inner"] if name == "powersgd" else row["algo"],
-                                float(row["samples_per_s"] or 0))
+                                0.0 if math.isnan(float(row["samples_per_s"])) else float(row["samples_per_s"]))
             if "dense" not in at:
                 continue
             td = at["dense"][0]
-            table.append((plat, P, at))
+            label = "%s | %s | %g | %s" % (plat, case["model"], case["density"], P) if papers else "%s | %s" % (plat, P)
+            table.append((plat if not papers else "%s %s" % (plat, case["model"]), P, at))
             if not wide:
                 sd = at["dense"][3]
                 tr = (lambda x: " %.4g | %.2f |" % (at[x][3], at[x][3] / sd if sd > 0 else 0)) if a.train else (lambda x: "")
-                lines.append("| %s | %s | dense (%s) | %.4g | 1.00 | %.1f |%s" % (plat, P, at["dense"][2], td, at["dense"][1],
-                                                                                tr("dense")))
+                lines.append("| %s | dense (%s) | %.4g | 1.00 | %.1f |%s" % (label, at["dense"][2], td, at["dense"][1],
+                                                                           tr("dense")))
                 for s in schemes:
                     if s in at:
-                        lines.append("| %s | %s | %s%s | %.4g | %.2f | %.1f |%s" % (
-                            plat, P, s, " (%s)" % at[s][2] if s == "powersgd" else "", at[s][0], td / at[s][0],
+                        lines.append("| %s | %s%s | %.4g | %.2f | %.1f |%s" % (
+                            label, s, " (%s)" % at[s][2] if s == "powersgd" else "", at[s][0], td / at[s][0],
                             at[s][1], tr(s)))
                 continue
             cells = ["%.4g, %.2f%s" % (at[s][0], td / at[s][0], " (%s)" % at[s][2] if s == "powersgd" else "")
                      if s in at else "-" for s in schemes]
             vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + schemes)
-            lines.append("| %s | %s | %.4g (%s) | %s | %s |" % (plat, P, td, at["dense"][2], " | ".join(cells), vols))
+            lines.append("| %s | %.4g (%s) | %s | %s |" % (label, td, at["dense"][2], " | ".join(cells), vols))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     if a.markdown:
         pathlib.Path(a.markdown).write_text(text)
     if a.figure:
-        draw(a.figure, table, schemes)
+        draw(a.figure, table, schemes,
+             "the papers' settings, one allreduce per iteration (model payloads; accuracy not simulated)" if papers
+             else "BERT, one allreduce per iteration (model payloads; accuracy not simulated)")
     return 0
 
 
