@@ -86,11 +86,16 @@ def draw(path, table, schemes, title):
         ax.set_xticks(range(len(schemes)))
         ax.set_xticklabels(schemes, rotation=60, ha="right", fontsize=8)
         dense = "/".join(dict.fromkeys(t[2]["dense"][2] for t in ps)) or "-"
-        ax.set_title("%s (dense: %s)" % (plat, dense), fontsize=9)
+        one = " P = %s" % ps[0][1] if len(ps) == 1 else ""
+        ax.set_title("%s%s (dense: %s)" % (plat, one, dense), fontsize=9)
+        if len(ps) > 1:
+            ax.legend(fontsize=8)
         ax.grid(axis="y", which="both", alpha=0.3)
     for r in range(rows):
         axes[r][0].set_ylabel("speedup over the dense allreduce")
-    axes[0][cols - 1].legend(fontsize=8)
+    ys = [t[2]["dense"][0] / t[2][x][0] for t in table for x in schemes if x in t[2]]
+    if ys:
+        axes[0][0].set_ylim(min(ys) / 1.5, max(ys) * 1.5)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
