@@ -2,7 +2,9 @@
 """SparDL beside Ok-Topk and TopkDSA (the compressed-schemes issue, item 4).
 
 BERT's gradient (n = 133,547,324) at density 0.01, model payloads, 2
-iterations (their mean: for Ok-Topk an exact recompute and a reuse), on the
+iterations (their mean; Ok-Topk's two, an exact recompute and a reuse, at
+its steady state over tau' = 128, (t0 + 127 t1) / 128, as bench/papers.py
+and the crossover map take them; volumes are the two iterations' mean), on the
 papers' platforms 1gbe (local kernels priced by p102) and daint (p100), at
 P = 64 and 256: the MPI ring as the dense baseline, Ok-Topk, TopkDSA, and
 SparDL with one team (d = 1) and with d = 4 teams.  Time per iteration of the
@@ -12,7 +14,6 @@ it, and the speedup over the ring.
 usage: bench/spardl.py [--build build] [--work DIR] [--ranks 64,256] [--markdown FILE]
 """
 import argparse
-import csv
 import os
 import pathlib
 import subprocess
@@ -20,6 +21,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "notebooks"))
+import pandas as pd  # noqa: E402
+import plot_scaling  # noqa: E402  (Ok-Topk's steady state over tau')
 PLATFORMS = [("1gbe", "p102"), ("daint", "p100")]
 COLUMNS = ["ring", "oktopk", "topkdsa", "spardl", "spardl d=4"]
 
@@ -33,8 +37,7 @@ def sweep(sparsim, work, plat, device, ranks, algos, extra, name):
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         sys.exit("spardl: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-400:]))
-    with open(out) as f:
-        return list(csv.DictReader(f))
+    return plot_scaling.oktopk_steady(pd.read_csv(out)).to_dict("records")
 
 
 def main():
@@ -54,7 +57,7 @@ def main():
                  sweep(sparsim, a.work, plat, device, a.ranks, "spardl", ["--spardl-teams", "4"], "-d4")]
         for P in a.ranks.split(","):
             at = {r["algo"]: (float(r["time_per_iter_mean_s"]), float(r["volume_bytes"]) / 1e6)
-                  for r in rows if r["ranks"] == P}
+                  for r in rows if str(r["ranks"]) == P}
             tr = at["ring"][0]
             cells = ["%.4g, %.2f" % (at[c][0], tr / at[c][0]) if c in at else "-" for c in COLUMNS]
             vols = " / ".join("%.1f" % at[c][1] if c in at else "-" for c in COLUMNS)
