@@ -172,56 +172,76 @@ static int allgatherv_pairs(sp_ctx *c, const sp_pair *mine, const uint64_t *coun
 }
 
 /* step 4, balancing: rank j ends up with entries [B_j, B_j + q_j) of the
- * virtual rank-order concatenation of all G_r */
+ * virtual rank-order concatenation of all G_r, where G_j starts at O_j (the
+ * counts' prefix sums, taken as they are walked) and B_j = j floor(T/P) +
+ * min(j, T mod P) (the first T mod P ranks take one more).  A rank's
+ * requests are sized to the peers its ranges meet, a few, not to P: at
+ * P = 16,384 arrays of P entries a rank were P^2 in all (issue 27). */
+static uint64_t bal_start(uint64_t T, uint64_t P, uint64_t j) { return j * (T / P) + (j < T % P ? j : T % P); }
+
 static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair *out, int separate)
 {
     int P = sp_size(c), r = sp_rank(c);
-    uint64_t *O = malloc(((size_t)P + 1) * sizeof *O), *B = malloc(((size_t)P + 1) * sizeof *B);
-    sp_req **q = malloc(4 * (size_t)P * sizeof *q);
-    void **scr = calloc(2 * (size_t)P, sizeof *scr);
-    if (!O || !B || !q || !scr) {
-        free(O);
-        free(B);
-        free(q);
-        free(scr);
-        return SP_ERR_MEM;
+    uint64_t T = 0, Or = 0;
+    for (int j = 0; j < P; j++) {
+        if (j == r)
+            Or = T;
+        T += counts[j];
     }
-    O[0] = B[0] = 0;
-    for (int j = 0; j < P; j++)
-        O[j + 1] = O[j] + counts[j];
-    uint64_t T = O[P];
-    for (int j = 0; j < P; j++)
-        B[j + 1] = B[j] + T / (uint64_t)P + ((uint64_t)j < T % (uint64_t)P ? 1 : 0);
-    int nq = 0, ns = 0;
+    const uint64_t uP = (uint64_t)P, Br = bal_start(T, uP, (uint64_t)r), Br1 = bal_start(T, uP, (uint64_t)r + 1);
+    const uint64_t Or1 = Or + counts[r];
+    /* the peers: j's range cut by my target (receives), mine cut by j's (sends) */
+    int nrecv = 0, nsend = 0;
+    uint64_t O = 0;
+    for (int j = 0; j < P; j++) {
+        uint64_t lo = O > Br ? O : Br, hi = O + counts[j] < Br1 ? O + counts[j] : Br1;
+        O += counts[j];
+        if (hi > lo && j != r)
+            nrecv++;
+        uint64_t Bj = bal_start(T, uP, (uint64_t)j), Bj1 = bal_start(T, uP, (uint64_t)j + 1);
+        if ((Or > Bj ? Or : Bj) < (Or1 < Bj1 ? Or1 : Bj1) && j != r)
+            nsend++;
+    }
+    sp_req **q = malloc((2 * (size_t)(nrecv + nsend) + 1) * sizeof *q);
+    void **scr = calloc((size_t)nsend + 1, sizeof *scr);
     struct {
         uint64_t at, cnt;
         void *scratch;
-    } *pend = malloc((size_t)P * sizeof *pend);
-    int npend = 0;
-    for (int j = 0; j < P && pend; j++) {
+    } *pend = malloc(((size_t)nrecv + 1) * sizeof *pend);
+    if (!q || !scr || !pend) {
+        free(q);
+        free(scr);
+        free(pend);
+        return SP_ERR_MEM;
+    }
+    int nq = 0, ns = 0, npend = 0;
+    O = 0;
+    for (int j = 0; j < P; j++) {
         /* what I receive from j: its range cut by my target */
-        uint64_t lo = O[j] > B[r] ? O[j] : B[r], hi = O[j + 1] < B[r + 1] ? O[j + 1] : B[r + 1];
+        uint64_t lo = O > Br ? O : Br, hi = O + counts[j] < Br1 ? O + counts[j] : Br1, Oj = O;
+        O += counts[j];
         if (hi <= lo)
             continue;
         if (j == r) {
             if (out)
-                memcpy(out + (lo - B[r]), g + (lo - O[r]), (hi - lo) * sizeof *out);
+                memcpy(out + (lo - Br), g + (lo - Oj), (hi - lo) * sizeof *out);
             continue;
         }
-        pend[npend].at = lo - B[r];
+        pend[npend].at = lo - Br;
         pend[npend].cnt = hi - lo;
-        nq += sp_post_recv_pairs(c, j, TAG_BAL, out ? out + (lo - B[r]) : NULL, hi - lo, separate, q + nq,
+        nq += sp_post_recv_pairs(c, j, TAG_BAL, out ? out + (lo - Br) : NULL, hi - lo, separate, q + nq,
                                  &pend[npend].scratch);
         npend++;
     }
-    for (int j = 0; j < P && pend; j++) {
+    for (int j = 0; j < P; j++) {
         /* what I send to j: my range cut by its target */
-        uint64_t lo = O[r] > B[j] ? O[r] : B[j], hi = O[r + 1] < B[j + 1] ? O[r + 1] : B[j + 1];
+        uint64_t Bj = bal_start(T, uP, (uint64_t)j), Bj1 = bal_start(T, uP, (uint64_t)j + 1);
+        uint64_t lo = Or > Bj ? Or : Bj, hi = Or1 < Bj1 ? Or1 : Bj1;
         if (hi <= lo || j == r)
             continue;
-        nq += sp_post_pairs(c, j, TAG_BAL, g ? g + (lo - O[r]) : NULL, hi - lo, separate, q + nq, &scr[ns++]);
+        nq += sp_post_pairs(c, j, TAG_BAL, g ? g + (lo - Or) : NULL, hi - lo, separate, q + nq, &scr[ns++]);
     }
-    int rc = pend ? sp_waitall(c, q, nq, NULL) : SP_ERR_MEM;
+    int rc = sp_waitall(c, q, nq, NULL);
     for (int i = 0; i < npend; i++) {
         if (out)
             sp_unpack_pairs(out + pend[i].at, pend[i].cnt, pend[i].scratch);
@@ -230,8 +250,6 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
     for (int i = 0; i < ns; i++)
         free(scr[i]);
     free(pend);
-    free(O);
-    free(B);
     free(q);
     free(scr);
     return rc;
@@ -348,7 +366,7 @@ static int split_and_reduce(okiter *x)
     if (rc)
         return rc;
     sp_phase(c, "split-reduce");
-    sp_region_add(x->blocks[x->r], x->scnt[x->r], x->r, &x->rs);
+    sp_region_add(x->blocks ? x->blocks[x->r] : NULL, x->scnt[x->r], x->r, &x->rs);
     rc = sp_rotation_exchange(c, x->blocks, x->scnt, x->rcnt, o->bucket, TAG_SPLIT, x->exact, x->sep, sp_region_add,
                               &x->rs);
     if (rc)
@@ -482,15 +500,23 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
         thresholds_after_skip(&x);
     x.st->last_it = it;
 
-    x.blocks = calloc((size_t)x.P, sizeof *x.blocks);
+    /* arrays of P entries live only through the steps that use them: every
+     * rank holds them at once, P^2 in all (issue 27) */
+    x.blocks = x.exact ? calloc((size_t)x.P, sizeof *x.blocks) : NULL; /* model: no pairs to point at */
     x.scnt = calloc((size_t)x.P, sizeof *x.scnt);
     x.rcnt = calloc((size_t)x.P, sizeof *x.rcnt);
-    x.gcnt = calloc((size_t)x.P, sizeof *x.gcnt);
-    int rc = x.blocks && x.scnt && x.rcnt && x.gcnt ? SP_OK : SP_ERR_MEM;
+    int rc = (x.blocks || !x.exact) && x.scnt && x.rcnt ? SP_OK : SP_ERR_MEM;
     if (rc == SP_OK)
         rc = select_local(&x);
     if (rc == SP_OK)
         rc = split_and_reduce(&x);
+    free(x.blocks);
+    free(x.scnt);
+    free(x.rcnt);
+    x.blocks = NULL;
+    x.scnt = x.rcnt = NULL;
+    if (rc == SP_OK && !(x.gcnt = calloc((size_t)x.P, sizeof *x.gcnt)))
+        rc = SP_ERR_MEM;
     if (rc == SP_OK)
         rc = select_global(&x);
     if (rc == SP_OK)
@@ -499,9 +525,6 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     free(x.gsel);
     free(x.gall);
     free(x.mine_bal);
-    free(x.blocks);
-    free(x.scnt);
-    free(x.rcnt);
     free(x.gcnt);
     sp_region_free(&x.rs);
     return rc;

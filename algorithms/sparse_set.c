@@ -104,7 +104,8 @@ int64_t sp_set_index_at(sp_ctx *c, const sp_set *s, uint64_t pos)
 void sp_set_split(sp_ctx *c, const sp_set *s, const int64_t *bounds, int nreg, uint64_t *counts, sp_pair **blocks)
 {
     memset(counts, 0, (size_t)nreg * sizeof *counts);
-    memset(blocks, 0, (size_t)nreg * sizeof *blocks);
+    if (blocks)
+        memset(blocks, 0, (size_t)nreg * sizeof *blocks);
     if (!s->pairs) {
         if (s->model)
             sp_model_split(c, s->model, bounds, nreg, counts);

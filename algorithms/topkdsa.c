@@ -38,16 +38,19 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     int exact = sp_data_exact(io);
     sp_set sel = {0};
     sp_pair *packed = NULL;
-    sp_pair **blocks = calloc((size_t)P, sizeof *blocks);
+    /* arrays of P entries live only through the steps that use them, since
+     * every rank holds them at once (P^2 in all, issue 27); blocks only in
+     * exact mode, where they point at pairs */
+    sp_pair **blocks = exact ? calloc((size_t)P, sizeof *blocks) : NULL;
     uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
-    uint64_t *nnz = calloc((size_t)P, sizeof *nnz);
-    size_t *bytes = calloc((size_t)P, sizeof *bytes);
+    uint64_t *nnz = NULL;
+    size_t *bytes = NULL;
     int64_t *bounds = calloc((size_t)P + 1, sizeof *bounds);
     uint64_t off = region_off(n, P, r), len = region_len(n, P, r);
     sp_region st = {0};
     void *gathered = NULL;
     int rc = SP_OK;
-    if (!blocks || !scnt || !rcnt || !nnz || !bytes || !bounds) {
+    if ((exact && !blocks) || !scnt || !rcnt || !bounds) {
         rc = SP_ERR_MEM;
         goto out;
     }
@@ -64,6 +67,8 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     for (int j = 0; j <= P; j++)
         bounds[j] = (int64_t)region_off(n, P, j);
     sp_set_split(c, &sel, bounds, P, scnt, blocks);
+    free(bounds);
+    bounds = NULL;
 
     sp_phase(c, "counts");
     rc = sp_alltoall_counts(c, scnt, rcnt, TAG_COUNTS);
@@ -71,10 +76,21 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
         goto out;
 
     sp_phase(c, "reduce-scatter");
-    sp_region_add(blocks[r], scnt[r], r, &st); /* my own part: a local copy */
+    sp_region_add(blocks ? blocks[r] : NULL, scnt[r], r, &st); /* my own part: a local copy */
     rc = sp_rotation_exchange(c, blocks, scnt, rcnt, io->opts->bucket, TAG_RS, exact, 0, sp_region_add, &st);
     if (rc)
         goto out;
+    free(blocks);
+    free(scnt);
+    free(rcnt);
+    blocks = NULL;
+    scnt = rcnt = NULL;
+    nnz = calloc((size_t)P, sizeof *nnz);
+    bytes = calloc((size_t)P, sizeof *bytes);
+    if (!nnz || !bytes) {
+        rc = SP_ERR_MEM;
+        goto out;
+    }
     uint64_t mine = sp_region_nnz(&st);
     sp_stat(c, "reduced_nnz", (double)mine);
 
