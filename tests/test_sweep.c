@@ -9,7 +9,9 @@
 #include "traces/csv.h"
 #include "traces/sweep_columns.h"
 
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,42 @@ Test(crossover, both_sides_of_the_crossing)
     cr_assert_lt(ts_lo, td_lo, "below the crossover the sparse algorithm must win");
     cr_assert_geq(ts_hi, td_hi, "at the crossover it must not");
     t_proc_free(&p);
+}
+
+/* Ok-Topk's few iterations start with an exact recompute of its thresholds,
+ * which a training pays once in tau' = 128: crossover takes it at that
+ * steady state, (t0 + 127 t1) / 128 from the same run's two iterations, not
+ * their mean (with --iters 1 there is no reuse to weigh: the mean) */
+Test(crossover, oktopk_at_its_steady_state)
+{
+    const char *a[] = {"crossover", "--algo", "oktopk", "--n", "16384", "--min-ranks", "8", "--max-ranks", "8",
+                       "--network", "cm02", "--iters", "2", NULL};
+    t_proc p = t_run(a);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    cr_assert_not_null(strstr(p.out, "Ok-Topk at its steady state over tau' = 128"), "%s", p.out);
+    const char *at = strstr(p.out, "(at 8: ");
+    cr_assert_not_null(at, "%s", p.out);
+    double got = strtod(at + strlen("(at 8: "), NULL);
+    t_proc_free(&p);
+    const char *dir = t_tmpdir();
+    const char *b[] = {"run", "--algo", "oktopk", "--ranks", "8", "--n", "16384", "--network", "cm02", "--iters", "2",
+                       "--no-csv", "--no-trace", "--quiet", "--out", dir, NULL};
+    p = t_run(b);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *text = t_read_file(t_path(dir, "summary.json"), NULL);
+    cr_assert_not_null(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const cJSON *its = cJSON_GetObjectItemCaseSensitive(j, "iterations");
+    cr_assert_eq(cJSON_GetArraySize(its), 2);
+    double t0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(its, 0), "time_s")->valuedouble;
+    double t1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(its, 1), "time_s")->valuedouble;
+    cJSON_Delete(j);
+    double want = (t0 + 127 * t1) / 128;
+    cr_assert(t0 > 1.05 * t1, "the recompute iteration costs more than the reuse: %g, %g", t0, t1);
+    cr_assert(fabs(got - want) <= 1e-5 * want, "crossover's %.9g s is the steady state %.9g s, not the mean %.9g s",
+              got, want, (t0 + t1) / 2);
 }
 
 /* the simulated time per iteration of one run, from the binary's summary */
