@@ -38,12 +38,13 @@ usage: bench/compressed.py [--build build] [--work DIR] [--ranks 64,256] [--no-d
 import argparse
 import math
 import os
-import pathlib
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import tables  # noqa: E402  (the printed and written table)
 sys.path.insert(0, os.path.join(ROOT, "notebooks"))
 import pandas as pd  # noqa: E402
 import plot_scaling  # noqa: E402  (Ok-Topk's steady state over tau')
@@ -198,10 +199,7 @@ def main():
                      if s in at else "-" for s in schemes]
             vols = " / ".join("%.1f" % at[s][1] if s in at else "-" for s in ["dense"] + schemes)
             lines.append("| %s | %.4g (%s) | %s | %s |" % (label, td, at["dense"][2], " | ".join(cells), vols))
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.markdown:
-        pathlib.Path(a.markdown).write_text(text)
+    tables.emit(lines, a.markdown)
     if a.figure:
         draw(a.figure, table, schemes,
              "the papers' settings, one allreduce per iteration (model payloads; accuracy not simulated)" if papers

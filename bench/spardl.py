@@ -15,12 +15,13 @@ usage: bench/spardl.py [--build build] [--work DIR] [--ranks 64,256] [--markdown
 """
 import argparse
 import os
-import pathlib
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import tables  # noqa: E402  (the printed and written table)
 sys.path.insert(0, os.path.join(ROOT, "notebooks"))
 import pandas as pd  # noqa: E402
 import plot_scaling  # noqa: E402  (Ok-Topk's steady state over tau')
@@ -62,11 +63,7 @@ def main():
             cells = ["%.4g, %.2f" % (at[c][0], tr / at[c][0]) if c in at else "-" for c in COLUMNS]
             vols = " / ".join("%.1f" % at[c][1] if c in at else "-" for c in COLUMNS)
             lines.append("| %s | %s | %s | %s |" % (plat, P, " | ".join(cells), vols))
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.markdown:
-        pathlib.Path(a.markdown).write_text(text)
-    return 0
+    return tables.emit(lines, a.markdown)
 
 
 if __name__ == "__main__":

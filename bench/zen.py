@@ -13,13 +13,15 @@ usage: bench/zen.py [--build build] [--work DIR] [--ranks 64,256] [--markdown FI
 import argparse
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TAU_PRIME = 128  # Ok-Topk's bert preset (algorithms/oktopk.c)
+sys.path.insert(0, HERE)
+import tables  # noqa: E402  (the printed and written table)
+sys.path.insert(0, os.path.join(ROOT, "notebooks"))
+from plot_scaling import TAU_PRIME  # noqa: E402  (Ok-Topk's exact-recompute interval per preset)
 
 
 def summary_path(out, algo, algos):
@@ -33,7 +35,8 @@ def per_iteration(out, algo, algos):
     t = [i["time_s"] for i in its]
     v = [i["volume_bytes"] / 1e6 for i in its]
     if algo == "oktopk":
-        return (t[0] + (TAU_PRIME - 1) * t[1]) / TAU_PRIME, (v[0] + (TAU_PRIME - 1) * v[1]) / TAU_PRIME
+        taup = TAU_PRIME["bert"]
+        return (t[0] + (taup - 1) * t[1]) / taup, (v[0] + (taup - 1) * v[1]) / taup
     return sum(t) / len(t), sum(v) / len(v)
 
 
@@ -68,11 +71,7 @@ def main():
             o, d = per_iteration(base, "oktopk", three), per_iteration(base, "topkdsa", three)
             lines.append("| %s | %d | %.4g | %.4g | %.4g | %.4g | %.2f / %.2f | %.1f / %.1f / %.1f |" % (
                 plat, P, z[0], c[0], o[0], d[0], o[0] / z[0], d[0] / z[0], z[1], o[1], d[1]))
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if a.markdown:
-        pathlib.Path(a.markdown).write_text(text)
-    return 0
+    return tables.emit(lines, a.markdown)
 
 
 if __name__ == "__main__":
