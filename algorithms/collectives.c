@@ -206,7 +206,10 @@ int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
         return SP_OK;
     if (P < ALLTOALL_BRUCK_FROM)
         return alltoall_pairs(c, send, recv, tag);
-    uint32_t *rot = malloc(3 * (size_t)P * sizeof *rot), *pack = rot + P, *in = rot + 2 * (size_t)P;
+    /* a round moves the blocks whose index has its bit set: at most P/2 of them */
+    size_t half = (size_t)P / 2 + 1;
+    uint32_t *rot = malloc(((size_t)P + 2 * half) * sizeof *rot), *pack = rot ? rot + P : NULL,
+             *in = rot ? rot + P + half : NULL;
     if (!rot)
         return SP_ERR_MEM;
     for (int j = 0; j < P; j++)

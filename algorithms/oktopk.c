@@ -359,6 +359,12 @@ static int split_and_reduce(okiter *x)
     x->len = st->bounds[x->r + 1] - st->bounds[x->r];
     if (sp_region_init(&x->rs, c, off, x->len, x->exact, st->thr_local) != SP_OK)
         return SP_ERR_MEM;
+    /* the split's arrays of P entries, after the repartition's own (every rank holds them at once) */
+    x->blocks = x->exact ? calloc((size_t)x->P, sizeof *x->blocks) : NULL; /* model: no pairs to point at */
+    x->scnt = calloc((size_t)x->P, sizeof *x->scnt);
+    x->rcnt = calloc((size_t)x->P, sizeof *x->rcnt);
+    if ((x->exact && !x->blocks) || !x->scnt || !x->rcnt)
+        return SP_ERR_MEM;
     sp_set_split(c, &x->sel, st->bounds, x->P, x->scnt, x->blocks);
 
     sp_phase(c, "counts");
@@ -502,12 +508,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
 
     /* arrays of P entries live only through the steps that use them: every
      * rank holds them at once, P^2 in all (issue 27) */
-    x.blocks = x.exact ? calloc((size_t)x.P, sizeof *x.blocks) : NULL; /* model: no pairs to point at */
-    x.scnt = calloc((size_t)x.P, sizeof *x.scnt);
-    x.rcnt = calloc((size_t)x.P, sizeof *x.rcnt);
-    int rc = (x.blocks || !x.exact) && x.scnt && x.rcnt ? SP_OK : SP_ERR_MEM;
-    if (rc == SP_OK)
-        rc = select_local(&x);
+    int rc = select_local(&x);
     if (rc == SP_OK)
         rc = split_and_reduce(&x);
     free(x.blocks);
