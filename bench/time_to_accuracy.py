@@ -22,7 +22,12 @@ density 1% and the iteration time of a paper-scale simulation (VGG-16 for the CN
 the LSTM of the papers for the LSTM, BERT for the transformer: sparsim's model
 payload, --train-model on p100), labelled as such: an estimate, not a measurement.
 
-usage: /usr/bin/python3 bench/time_to_accuracy.py [--family cnn] [--ranks 8,32] [--out DIR]
+usage: /usr/bin/python3 bench/time_to_accuracy.py [--family cnn] [--ranks 8,32] [--densities 0.001,0.01,0.05]
+       [--out DIR]
+
+A finished training (its summary.json) is kept, so the script resumes.  On several cores: once the
+dense trainings are done (DIR/FAMILY-PP/dense/summary.json), each density can run as a process of its
+own (--densities D, the same --out); the paper-scale estimate comes from the 1% process.
 writes DIR/FAMILY-P{P}/... (train_live.py's folders) and prints the table (Markdown);
 bench/README.md section 27 holds the results.
 """
@@ -147,6 +152,11 @@ def main():
           f"{fam['paper']} iteration ms | ring ms | per-iteration gain | time to target / ring's (ESTIMATE) | verdict |")
     print("|" + "---|" * 10)
     for P, base, ring, target in paper_rows:
+        if 0.01 not in densities and not os.path.exists(os.path.join(base, "d0.01", "summary.json")):
+            # --densities without 1% (one of several processes, each a density): the 1% process trains it;
+            # training it here too would run it twice into the same folder
+            print(f"| {a.family} | {P} | (density 1% not run: the estimate needs it) |", flush=True)
+            continue
         s1 = train(os.path.join(base, "d0.01"), SPARSE, P, fam, density=0.01, target=target)
         for p in PLATFORMS:
             t = paper_times(fam["paper"], P, p, a.out)
