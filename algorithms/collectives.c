@@ -147,7 +147,7 @@ int sp_allgather_count(sp_ctx *c, uint64_t mine, uint64_t *all, uint64_t *total,
  * n < 2^31, so every count fits. */
 #define ALLTOALL_BRUCK_FROM 8
 
-static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
+static int alltoall_pairs(sp_ctx *c, const uint32_t *send, uint32_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
     uint32_t *out = malloc(2 * (size_t)P * sizeof *out), *in = out ? out + P : NULL;
@@ -155,7 +155,7 @@ static int alltoall_pairs(sp_ctx *c, const uint64_t *send, uint64_t *recv, int t
     int rc = out && q ? SP_OK : SP_ERR_MEM, nq = 0;
     for (int t = 1; t < P && rc == SP_OK; t++) {
         int src = (r - t + P) % P, dst = (r + t) % P;
-        out[dst] = (uint32_t)send[dst];
+        out[dst] = send[dst];
         q[nq++] = sp_irecv(c, src, tag, &in[src], sizeof *in);
         q[nq++] = sp_isend(c, dst, tag, &out[dst], sizeof *out);
     }
@@ -198,7 +198,7 @@ int sp_alltoallv(sp_ctx *c, const void *out, const size_t *out_off, const size_t
     return rc;
 }
 
-int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
+int sp_alltoall_counts(sp_ctx *c, const uint32_t *send, uint32_t *recv, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
     recv[r] = send[r];
@@ -213,7 +213,7 @@ int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag)
     if (!rot)
         return SP_ERR_MEM;
     for (int j = 0; j < P; j++)
-        rot[j] = (uint32_t)send[(r + j) % P];
+        rot[j] = send[(r + j) % P];
     int rc = SP_OK;
     for (int d = 1; d < P && rc == SP_OK; d <<= 1) {
         int m = 0;

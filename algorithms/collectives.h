@@ -29,7 +29,7 @@ int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, i
 /* Every rank sends send[j] to rank j and receives recv[j] from rank j; the
  * counts travel as 4-byte integers (they count entries, and n < 2^31):
  * all pairs at once below 8 ranks, Bruck's ceil(log2 P) rounds from 8 on. */
-int sp_alltoall_counts(sp_ctx *c, const uint64_t *send, uint64_t *recv, int tag);
+int sp_alltoall_counts(sp_ctx *c, const uint32_t *send, uint32_t *recv, int tag);
 
 /* Every rank sends out + out_off[j] (out_len[j] bytes) to rank j and
  * receives into in + in_off[j] (in_len[j] bytes, known beforehand) from it,

@@ -84,7 +84,7 @@ typedef struct {
     int init, have_regions;
     int last_it; /* the iteration this rank ran last */
     float thr_local, thr_global;
-    int64_t bounds[]; /* P + 1 region boundaries */
+    int32_t bounds[]; /* P + 1 region boundaries (n < 2^31); every rank keeps them: P^2 in all */
 } okstate;
 
 /* step 2: boundaries from the averaged local quantiles.  The authors' code
@@ -96,7 +96,7 @@ static int repartition(sp_ctx *c, okstate *st, const sp_set *sel, uint64_t n, in
     uint64_t m = sel->count;
     int P = sp_size(c);
     st->bounds[0] = 0;
-    st->bounds[P] = (int64_t)n;
+    st->bounds[P] = (int32_t)n;
     if (P > 1) {
         int64_t *b = malloc((size_t)(P - 1) * sizeof *b);
         if (!b)
@@ -111,7 +111,7 @@ static int repartition(sp_ctx *c, okstate *st, const sp_set *sel, uint64_t n, in
             int64_t g = b[i - 1] / P;
             if (g < st->bounds[i - 1])
                 g = st->bounds[i - 1];
-            st->bounds[i] = g > (int64_t)n ? (int64_t)n : g;
+            st->bounds[i] = (int32_t)(g > (int64_t)n ? (int64_t)n : g);
         }
         free(b);
         if (rc)
@@ -282,7 +282,7 @@ typedef struct {
     sp_set sel;             /* step 1: my local selection */
     uint64_t m;             /* its size */
     sp_pair **blocks;       /* step 2: sel cut at the region boundaries */
-    uint64_t *scnt, *rcnt;  /* step 3: counts sent to and received from each rank */
+    uint32_t *scnt, *rcnt;  /* step 3: counts sent to and received from each rank (n < 2^31) */
     sp_region rs;           /* my region, reduced */
     int64_t len;            /* its length */
     uint64_t nnz;           /* its non-zeros */
@@ -498,7 +498,7 @@ int sp_oktopk(sp_ctx *c, sp_algo_io *io)
     x.pre = sp_oktopk_preset_at(o->oktopk_preset);
     if (o->tau < 1 || o->tau_prime < 1)
         return SP_ERR_ARG;
-    x.st = sp_rank_state(c, sizeof(okstate) + ((size_t)x.P + 1) * sizeof(int64_t));
+    x.st = sp_rank_state(c, sizeof(okstate) + ((size_t)x.P + 1) * sizeof(int32_t));
     if (!x.st)
         return SP_ERR_MEM;
     x.recompute = !x.st->init || it % o->tau_prime == 0;

@@ -62,7 +62,7 @@ void sp_unpack_pairs(sp_pair *p, uint64_t cnt, void *scratch)
     }
 }
 
-int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_cnt, const uint64_t *recv_cnt,
+int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint32_t *send_cnt, const uint32_t *recv_cnt,
                          int bucket, int tag, int exact, int separate, sp_consume_fn consume, void *arg)
 {
     int P = sp_size(c), r = sp_rank(c);

@@ -49,7 +49,7 @@ uint64_t sp_region_pack(sp_region *r, float above, sp_pair *out);
  * one message per peer), or with separate = 1 an index and a value message
  * (tags tag and tag + 1), as the Ok-Topk authors' code sends them.  With
  * exact = 0 only sizes travel and consume(NULL, count, src, arg) is called. */
-int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint64_t *send_cnt, const uint64_t *recv_cnt,
+int sp_rotation_exchange(sp_ctx *c, sp_pair *const *send, const uint32_t *send_cnt, const uint32_t *recv_cnt,
                          int bucket, int tag, int exact, int separate, sp_consume_fn consume, void *arg);
 
 /* Posts a block of pairs to `dst` as one message (tag), or as an index and

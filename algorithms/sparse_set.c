@@ -101,7 +101,7 @@ int64_t sp_set_index_at(sp_ctx *c, const sp_set *s, uint64_t pos)
     return s->pairs[pos].idx;
 }
 
-void sp_set_split(sp_ctx *c, const sp_set *s, const int64_t *bounds, int nreg, uint64_t *counts, sp_pair **blocks)
+void sp_set_split(sp_ctx *c, const sp_set *s, const int32_t *bounds, int nreg, uint32_t *counts, sp_pair **blocks)
 {
     memset(counts, 0, (size_t)nreg * sizeof *counts);
     if (blocks)

@@ -51,7 +51,7 @@ int64_t sp_set_index_at(sp_ctx *c, const sp_set *s, uint64_t pos);
  * entries each, and in exact mode blocks[j] their first pair (NULL when the
  * count is 0, or in model mode, where blocks itself may be NULL: it would
  * hold nreg NULLs). */
-void sp_set_split(sp_ctx *c, const sp_set *s, const int64_t *bounds, int nreg, uint64_t *counts, sp_pair **blocks);
+void sp_set_split(sp_ctx *c, const sp_set *s, const int32_t *bounds, int nreg, uint32_t *counts, sp_pair **blocks);
 
 /* Error feedback: every selected entry leaves the residual. */
 void sp_set_consume(sp_ctx *c, sp_algo_io *io, const sp_set *s);

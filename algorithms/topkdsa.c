@@ -42,10 +42,10 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
      * every rank holds them at once (P^2 in all, issue 27); blocks only in
      * exact mode, where they point at pairs */
     sp_pair **blocks = exact ? calloc((size_t)P, sizeof *blocks) : NULL;
-    uint64_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt);
+    uint32_t *scnt = calloc((size_t)P, sizeof *scnt), *rcnt = calloc((size_t)P, sizeof *rcnt); /* n < 2^31 */
     uint64_t *nnz = NULL;
     size_t *bytes = NULL;
-    int64_t *bounds = calloc((size_t)P + 1, sizeof *bounds);
+    int32_t *bounds = calloc((size_t)P + 1, sizeof *bounds); /* n < 2^31 */
     uint64_t off = region_off(n, P, r), len = region_len(n, P, r);
     sp_region st = {0};
     void *gathered = NULL;
@@ -65,7 +65,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
         goto out;
     }
     for (int j = 0; j <= P; j++)
-        bounds[j] = (int64_t)region_off(n, P, j);
+        bounds[j] = (int32_t)region_off(n, P, j);
     sp_set_split(c, &sel, bounds, P, scnt, blocks);
     free(bounds);
     bounds = NULL;

@@ -228,7 +228,8 @@ typedef struct {
     zhash h;
     sp_set sel;
     int *rank_owner;                        /* the owner a rank is, or -1 */
-    uint64_t *scnt, *rcnt, *nnz, *ocnt;     /* sent to / received from each rank, owners' sums, mine per owner */
+    uint32_t *scnt, *rcnt; /* sent to / received from each rank (n < 2^31) */
+    uint64_t *nnz, *ocnt;  /* owners' sums, mine per owner */
     size_t *out_off, *out_len, *in_off, *in_len;
     sp_pair *sorted;                        /* exact: my selection grouped by owner */
     unsigned char *out, *in, *packed, *gathered;
@@ -267,7 +268,7 @@ static int hash_and_encode(zrun *z)
     for (int o = 0; o < m; o++) {
         int d = owner_rank(o, P, m);
         uint64_t sh = sp_zen_share(n, m, o);
-        z->scnt[d] = z->ocnt[o];
+        z->scnt[d] = (uint32_t)z->ocnt[o];
         z->out_off[d] = total_out;
         z->out_len[d] = (size_t)sp_zen_block_bytes(z->ocnt[o], sh, z->at);
         total_out += z->out_len[d];

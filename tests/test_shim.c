@@ -330,7 +330,7 @@ static int collectives(sp_ctx *c, sp_algo_io *io)
     if (v != 3.25)
         fail("bcast: rank %d got %lld", r, (long long)v);
     /* alltoall of counts: r sends 1000*r + j to j */
-    uint64_t *s = malloc((size_t)P * 8), *g = malloc((size_t)P * 8);
+    uint32_t *s = malloc((size_t)P * 4), *g = malloc((size_t)P * 4);
     for (int j = 0; j < P; j++)
         s[j] = 1000u * (unsigned)r + (unsigned)j;
     sp_alltoall_counts(c, s, g, 12);

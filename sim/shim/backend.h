@@ -39,8 +39,8 @@ typedef struct {
     double (*std)(void *m, int rank, int iter);
     sp_model_set *(*select)(void *m, int rank, int iter, double thr, uint64_t count);
     int64_t (*index_at)(void *m, const sp_model_set *s, uint64_t pos);
-    void (*split)(void *m, int rank, int iter, const sp_model_set *s, const int64_t *bounds, int nreg,
-                  uint64_t *counts);
+    void (*split)(void *m, int rank, int iter, const sp_model_set *s, const int32_t *bounds, int nreg,
+                  uint32_t *counts);
     uint64_t (*union_count)(void *m, int rank, int iter, double thr, int64_t lo, int64_t hi, uint64_t at_least,
                             uint64_t at_most);
     uint64_t (*reduced_above)(void *m, int rank, int iter, double thr, int64_t lo, int64_t hi, double thr_global,

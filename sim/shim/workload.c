@@ -50,7 +50,7 @@ int64_t sp_model_index_at(sp_ctx *c, const sp_model_set *s, uint64_t pos)
     return c->shim->model->index_at(model_of(c), s, pos);
 }
 
-void sp_model_split(sp_ctx *c, const sp_model_set *s, const int64_t *bounds, int nreg, uint64_t *counts)
+void sp_model_split(sp_ctx *c, const sp_model_set *s, const int32_t *bounds, int nreg, uint32_t *counts)
 {
     c->shim->model->split(model_of(c), model_rank(c), c->iter, s, bounds, nreg, counts);
 }

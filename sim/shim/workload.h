@@ -40,7 +40,7 @@ void sp_model_set_free(sp_model_set *s);
 /* the index of the entry at position pos (0-based, index order) of a selection */
 int64_t sp_model_index_at(sp_ctx *c, const sp_model_set *s, uint64_t pos);
 /* a selection's entries in the nreg ranges [bounds[j], bounds[j + 1]) */
-void sp_model_split(sp_ctx *c, const sp_model_set *s, const int64_t *bounds, int nreg, uint64_t *counts);
+void sp_model_split(sp_ctx *c, const sp_model_set *s, const int32_t *bounds, int nreg, uint32_t *counts);
 /* distinct entries of [lo, hi) that some rank selects at thr (each rank
  * selecting at about thr), kept in [at_least, at_most] */
 uint64_t sp_model_union(sp_ctx *c, double thr, int64_t lo, int64_t hi, uint64_t at_least, uint64_t at_most);

@@ -1440,8 +1440,8 @@ static int64_t op_index_at(void *state, const sp_model_set *s, uint64_t pos)
     return (int64_t)m->p.n;
 }
 
-static void op_split(void *state, int rank, int iter, const sp_model_set *s, const int64_t *bounds, int nreg,
-                     uint64_t *counts)
+static void op_split(void *state, int rank, int iter, const sp_model_set *s, const int32_t *bounds, int nreg,
+                     uint32_t *counts)
 {
     const sp_model *m = state;
     memset(counts, 0, (size_t)nreg * sizeof *counts);
@@ -1463,12 +1463,12 @@ static void op_split(void *state, int rank, int iter, const sp_model_set *s, con
             }
             double ov = (double)(b - a);
             uint64_t c = ov >= room ? left : binom(left, ov / room, sp_mix64(h + (uint64_t)r));
-            counts[r] += c;
+            counts[r] += (uint32_t)c; /* a region holds fewer than n < 2^31 entries */
             left -= c;
             room -= ov;
         }
         if (left > 0) /* ranges that do not cover the layer: the last one takes it */
-            counts[nreg - 1] += left;
+            counts[nreg - 1] += (uint32_t)left;
     }
 }
 
