@@ -179,6 +179,14 @@ static int allgatherv_pairs(sp_ctx *c, const sp_pair *mine, const uint64_t *coun
  * P = 16,384 arrays of P entries a rank were P^2 in all (issue 27). */
 static uint64_t bal_start(uint64_t T, uint64_t P, uint64_t j) { return j * (T / P) + (j < T % P ? j : T % P); }
 
+/* [a, a1) cut by [b, b1): [*lo, *hi), 1 when not empty */
+static int cut(uint64_t a, uint64_t a1, uint64_t b, uint64_t b1, uint64_t *lo, uint64_t *hi)
+{
+    *lo = a > b ? a : b;
+    *hi = a1 < b1 ? a1 : b1;
+    return *hi > *lo;
+}
+
 static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair *out, int separate)
 {
     int P = sp_size(c), r = sp_rank(c);
@@ -192,15 +200,12 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
     const uint64_t Or1 = Or + counts[r];
     /* the peers: j's range cut by my target (receives), mine cut by j's (sends) */
     int nrecv = 0, nsend = 0;
-    uint64_t O = 0;
-    for (int j = 0; j < P; j++) {
-        uint64_t lo = O > Br ? O : Br, hi = O + counts[j] < Br1 ? O + counts[j] : Br1;
-        O += counts[j];
-        if (hi > lo && j != r)
-            nrecv++;
-        uint64_t Bj = bal_start(T, uP, (uint64_t)j), Bj1 = bal_start(T, uP, (uint64_t)j + 1);
-        if ((Or > Bj ? Or : Bj) < (Or1 < Bj1 ? Or1 : Bj1) && j != r)
-            nsend++;
+    uint64_t O = 0, lo, hi;
+    for (int j = 0; j < P; j++, O += counts[j - 1]) {
+        if (j == r)
+            continue;
+        nrecv += cut(O, O + counts[j], Br, Br1, &lo, &hi);
+        nsend += cut(Or, Or1, bal_start(T, uP, (uint64_t)j), bal_start(T, uP, (uint64_t)j + 1), &lo, &hi);
     }
     sp_req **q = malloc((2 * (size_t)(nrecv + nsend) + 1) * sizeof *q);
     void **scr = calloc((size_t)nsend + 1, sizeof *scr);
@@ -216,15 +221,13 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
     }
     int nq = 0, ns = 0, npend = 0;
     O = 0;
-    for (int j = 0; j < P; j++) {
+    for (int j = 0; j < P; j++, O += counts[j - 1]) {
         /* what I receive from j: its range cut by my target */
-        uint64_t lo = O > Br ? O : Br, hi = O + counts[j] < Br1 ? O + counts[j] : Br1, Oj = O;
-        O += counts[j];
-        if (hi <= lo)
+        if (!cut(O, O + counts[j], Br, Br1, &lo, &hi))
             continue;
         if (j == r) {
             if (out)
-                memcpy(out + (lo - Br), g + (lo - Oj), (hi - lo) * sizeof *out);
+                memcpy(out + (lo - Br), g + (lo - O), (hi - lo) * sizeof *out);
             continue;
         }
         pend[npend].at = lo - Br;
@@ -235,9 +238,7 @@ static int balance(sp_ctx *c, const sp_pair *g, const uint64_t *counts, sp_pair 
     }
     for (int j = 0; j < P; j++) {
         /* what I send to j: my range cut by its target */
-        uint64_t Bj = bal_start(T, uP, (uint64_t)j), Bj1 = bal_start(T, uP, (uint64_t)j + 1);
-        uint64_t lo = Or > Bj ? Or : Bj, hi = Or1 < Bj1 ? Or1 : Bj1;
-        if (hi <= lo || j == r)
+        if (j == r || !cut(Or, Or1, bal_start(T, uP, (uint64_t)j), bal_start(T, uP, (uint64_t)j + 1), &lo, &hi))
             continue;
         nq += sp_post_pairs(c, j, TAG_BAL, g ? g + (lo - Or) : NULL, hi - lo, separate, q + nq, &scr[ns++]);
     }

@@ -92,8 +92,7 @@ def run(sparsim, algo, n, P, xml, out, compute):
            "--payload", "size", "--device", "v100", "--train-compute", repr(compute),
            "--batch", str(GLOBAL_BATCH // P), "--iters", "2", "--out", o, "--quiet", "--no-csv", "--no-trace"]
     subprocess.run(cmd, check=True)
-    s = json.load(open(os.path.join(o, "summary.json")))
-    return s
+    return json.load(open(os.path.join(o, "summary.json")))
 
 
 def main():
@@ -118,8 +117,6 @@ def main():
             compute = GLOBAL_BATCH / P / SEQ_PER_S
             dense = run(sparsim, "ring", N // 2, P, xml, out, compute)
             onebit = run(sparsim, "onebit", N, P, xml, out, compute)
-            td = dense["training"]["allreduce_s"] if "allreduce_s" in dense["training"] else None
-            t1 = onebit["training"]["allreduce_s"] if "allreduce_s" in onebit["training"] else None
             itd, it1 = dense["training"]["iteration_s"], onebit["training"]["iteration_s"]
             s = itd / it1
             e2e = 1.0 / (WARMUP + (1 - WARMUP) / s)

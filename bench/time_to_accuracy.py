@@ -41,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRAIN = os.path.join(ROOT, "traces", "train_live.py")
 SPARSIM = os.path.join(ROOT, "build", "sparsim")
 sys.path.insert(0, os.path.join(ROOT, "notebooks"))
-from plot_scaling import TAU_PRIME  # noqa: E402  (Ok-Topk's exact-recompute interval per preset)
+from plot_scaling import TAU_PRIME, steady_time  # noqa: E402  (Ok-Topk's steady state over tau')
 DENSE = ["ring", "recdoubling", "rabenseifner", "onebit", "qgz"]
 SPARSE = ["topka", "gtopk", "gaussiank", "topkdsa", "oktopk"]
 PLATFORMS = ["1gbe", "daint"]
@@ -98,8 +98,7 @@ def paper_times(workload, P, platform, out):
         times[a] = s["training"]["iteration_s"]
         if a == "oktopk":
             t0, t1 = (i["time_s"] for i in s["iterations"][:2])
-            taup = TAU_PRIME[workload]
-            times[a] = s["training"]["compute_s"] + (t0 + (taup - 1) * t1) / taup
+            times[a] = s["training"]["compute_s"] + steady_time(t0, t1, TAU_PRIME[workload])
     return times
 
 

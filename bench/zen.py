@@ -21,7 +21,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import tables  # noqa: E402  (the printed and written table)
 sys.path.insert(0, os.path.join(ROOT, "notebooks"))
-from plot_scaling import TAU_PRIME  # noqa: E402  (Ok-Topk's exact-recompute interval per preset)
+from plot_scaling import TAU_PRIME, steady_time  # noqa: E402  (Ok-Topk's steady state over tau')
 
 
 def summary_path(out, algo, algos):
@@ -36,7 +36,7 @@ def per_iteration(out, algo, algos):
     v = [i["volume_bytes"] / 1e6 for i in its]
     if algo == "oktopk":
         taup = TAU_PRIME["bert"]
-        return (t[0] + (taup - 1) * t[1]) / taup, (v[0] + (taup - 1) * v[1]) / taup
+        return steady_time(t[0], t[1], taup), steady_time(v[0], v[1], taup)
     return sum(t) / len(t), sum(v) / len(v)
 
 

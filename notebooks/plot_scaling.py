@@ -77,6 +77,11 @@ STEADY_NOTE = ""
 TAU_PRIME = {"vgg16": 32, "lstm": 32, "bert": 128}
 
 
+def steady_time(t_recompute, t_reuse, tau_prime):
+    """Ok-Topk's time per iteration over tau' iterations: one exact recompute, tau' - 1 reuses"""
+    return (t_recompute + (tau_prime - 1) * t_reuse) / tau_prime
+
+
 def oktopk_steady(df):
     """Ok-Topk's 2-iteration rows as their steady state over tau' (see above); its node-aware forms
     (rail:oktopk, leader:oktopk) recompute and reuse as it does."""
@@ -88,15 +93,15 @@ def oktopk_steady(df):
         taup = int(sets["tau-prime"]) if "tau-prime" in sets else TAU_PRIME[sets.get("oktopk-preset", "bert")]
         t_re = float(r.time_per_iter_max_s)
         t_reuse = 2 * float(r.time_per_iter_mean_s) - t_re
-        steady = (t_re + (taup - 1) * t_reuse) / taup
+        t_steady = steady_time(t_re, t_reuse, taup)
         # a whole training iteration (--train-model) adds the sparse allreduce to the compute, without
         # overlap (docs/training.md): it shortens by what the allreduce does, and the throughput grows
         it, sps = float(r.get("iteration_s", float("nan"))), float(r.get("samples_per_s", float("nan")))
         if it == it and it > 0 and sps == sps:  # not NaN: the row has a training iteration
-            shorter = it - (float(r.time_per_iter_mean_s) - steady)
+            shorter = it - (float(r.time_per_iter_mean_s) - t_steady)
             df.at[i, "samples_per_s"] = sps * it / shorter
             df.at[i, "iteration_s"] = shorter
-        df.at[i, "time_per_iter_mean_s"] = steady
+        df.at[i, "time_per_iter_mean_s"] = t_steady
     return df
 
 

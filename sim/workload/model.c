@@ -1600,10 +1600,7 @@ static double team_pi(const sp_model *m, int s, int k, int q, double W, double T
 {
     double g = m->sigma[s] * m->gamma_scale;
     double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]) + rm[k];
-    double own = 0;
-    for (int u = 0; u < m->ncomp; u++)
-        own += m->comp_w[u] * own_sd(m, s, u) * own_sd(m, s, u);
-    double sd = sqrt(W * (rv[k] + own));
+    double sd = sqrt(W * rv[k]);
     if (sd <= 0)
         return fabs(W * mu) > T;
     return Q((T - W * mu) / sd) + Q((T + W * mu) / sd);
@@ -1633,12 +1630,16 @@ static uint64_t op_team_union(void *state, int rank, int iter, int W, int d, uin
     sp_model *m = state;
     advance_to(m, iter);
     uint64_t most = (uint64_t)d * h < cap ? (uint64_t)d * h : cap, least = h < most ? h : most;
-    /* the entries of each class in [lo, hi), and each class's residual mean and variance along a node */
+    /* the entries of each class in [lo, hi); each class's residual mean along a node, and the variance
+     * of a rank's deviation from it (the residual's spread and the rank's own noise) */
     double ns[NC], one[NC], rm[NC][NM_MAX], rv[NC][NM_MAX], nz = 0;
     for (int s = 0; s < NC; s++) {
         for (int j = 0; j < NC; j++)
             one[j] = j == s;
         ns[s] = m->Ns[s] > 0 ? over_range(m, one, lo, hi, &nz) : 0; /* nz: the range's non-zeros */
+        double own = 0;
+        for (int u = 0; u < m->ncomp; u++)
+            own += m->comp_w[u] * own_sd(m, s, u) * own_sd(m, s, u);
         for (int k = 0; k < m->nm; k++) {
             double a = 0, b = 0, w = 0;
             for (int j = 0; j < NS; j++) {
@@ -1648,7 +1649,7 @@ static uint64_t op_team_union(void *state, int rank, int iter, int W, int d, uin
                 b += pw * x * x;
             }
             rm[s][k] = w > 0 ? a / w : 0;
-            rv[s][k] = w > 0 ? fmax(b / w - rm[s][k] * rm[s][k], 0) : 0;
+            rv[s][k] = (w > 0 ? fmax(b / w - rm[s][k] * rm[s][k], 0) : 0) + own;
         }
     }
     /* T: a team keeps h on average (bisection on log T; the count falls as T grows) */
