@@ -5,6 +5,7 @@
  * parameter counts, a short run of each gTop-k model, the speedup over the
  * fastest dense allreduce run alongside, and bad input. */
 #include "helpers.h"
+#include "sim/workload/profile.h"
 #include "sim/driver/run.h"
 #include "sim/driver/training.h"
 #include "sim/workload/paper_models.h"
@@ -265,6 +266,43 @@ Test(training, bad_input_one_line)
     t_refused(a5, "--train-model must be");
     const char *a6[] = {"run", "--algo", "ring", "--ranks", "2", "--train-compute", "-1", "--out", dir, NULL};
     t_refused(a6, "--train-compute must be");
+    /* --batch without training sets a built-in workload's batch per worker; a profile file has none */
+    sp_profile g;
+    char err[300];
+    cr_assert_eq(sp_profile_get("generic", 4096, 1, NULL, &g, err, sizeof err), 0, "%s", err);
+    FILE *f = fopen(t_path(dir, "p.json"), "w");
+    cr_assert(f && sp_profile_write(&g, f) == 0);
+    fclose(f);
+    sp_profile_free(&g);
+    const char *a7[] = {"run", "--algo", "ring", "--ranks", "2", "--workload", t_path(dir, "p.json"), "--batch", "4",
+                        "--out", dir, NULL};
+    t_refused(a7, "--batch needs training iterations or a built-in --workload");
+}
+
+/* --batch on a built-in workload, without training: its workers' own scales
+ * at that batch, echoed as the run used them */
+Test(training, batch_sets_the_workers_scales)
+{
+    const char *dir = t_tmpdir();
+    const char *a[] = {"run", "--algo", "gtopk", "--ranks", "4", "--workload", "vgg16", "--batch", "32", "--payload",
+                       "model", "--iters", "1", "--no-trace", "--no-csv", "--out", dir, NULL};
+    t_proc r = t_run(a);
+    cr_assert(r.exited && r.status == 0, "%s", r.err);
+    t_proc_free(&r);
+    sp_profile_knobs kn = {.tail = -1, .zeros = -1, .common = -1, .mean = -1, .refresh = -1, .keep = -1,
+                           .scale_sd = -1, .scale_corr = -1, .spikes = -1, .spike_scale = -1, .rank_sd = -1,
+                           .rank_corr = -1, .batch = 32};
+    sp_profile p;
+    char err[300];
+    cr_assert_eq(sp_profile_get("vgg16", 0, 1, &kn, &p, err, sizeof err), 0, "%s", err);
+    cr_assert_gt(p.rank_sd, 0);
+    cJSON *j = sp_json_file(t_path(dir, "summary.json"));
+    cr_assert(j);
+    cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, SPK_CONFIG);
+    cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(cfg, "grad-rank-sd")->valuedouble, p.rank_sd, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(cfg, "grad-rank-corr")->valuedouble, p.rank_corr, 1e-12);
+    cJSON_Delete(j);
+    sp_profile_free(&p);
 }
 
 /* a sweep's rows carry the iteration, samples/s and the speedup over the

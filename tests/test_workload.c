@@ -343,7 +343,7 @@ Test(workload, model_counts_follow_the_ranks_scale)
     const int P = 8;
     sp_profile prof;
     char err[300];
-    sp_profile_knobs kn = {16, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0.99, 0.8};
+    sp_profile_knobs kn = {16, 10, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0.99, 0.8, 0};
     cr_assert_eq(sp_profile_get("generic", 1 << 17, 7, &kn, &prof, err, sizeof err), 0, "%s", err);
     sp_generator *g = sp_generator_new(&prof, 7, err, sizeof err);
     sp_model *m = sp_model_new(&prof, 7, P, 0, 0, 0.01, SP_MODEL_FULL, err, sizeof err);
@@ -444,4 +444,46 @@ Test(workload, stats_measure_the_ranks_scale)
     IN(num(j, "rank_max_over_min"), 5, 40);
     IN(num(j, "rank_log_corr"), 0.6, 0.95);
     cJSON_Delete(j);
+}
+
+/* a built-in model's workers differ in gradient size by its batch per
+ * worker (the recorded table in sim/workload/profile.c): its authors' batch
+ * by default, --batch otherwise, interpolated in ln(batch) between the
+ * recorded batches and held at the nearest outside them; the generic
+ * profile only when a batch is given; --grad-rank-sd overrides */
+static sp_profile builtin_at(const char *name, int batch, double rank_sd)
+{
+    sp_profile_knobs kn = {.layers = 0, .spread = 0, .tail = -1, .zeros = -1, .common = -1, .mean = -1,
+                           .refresh = -1, .keep = -1, .scale_sd = -1, .scale_corr = -1, .spikes = -1,
+                           .spike_scale = -1, .rank_sd = rank_sd, .rank_corr = -1, .batch = batch};
+    sp_profile p;
+    char err[300];
+    cr_assert_eq(sp_profile_get(name, !strcmp(name, "generic") ? 4096 : 0, 1, &kn, &p, err, sizeof err), 0, "%s",
+                 err);
+    return p;
+}
+
+Test(workload, builtin_ranks_scale_follows_the_batch)
+{
+    sp_profile p0 = builtin_at("vgg16", 0, -1), p4 = builtin_at("vgg16", 4, -1), p8 = builtin_at("vgg16", 8, -1),
+               p16 = builtin_at("vgg16", 16, -1), p64 = builtin_at("vgg16", 64, -1), p1 = builtin_at("vgg16", 1, -1),
+               pbig = builtin_at("vgg16", 4096, -1);
+    cr_assert_eq(p0.rank_sd, p16.rank_sd, "vgg16 defaults to its authors' 16 images a worker");
+    cr_assert(strstr(p0.source, "at 16 samples per worker"), "%s", p0.source);
+    cr_assert(p4.rank_sd > p64.rank_sd && p64.rank_sd > 0, "4 images a worker differ more than 64: %g, %g",
+              p4.rank_sd, p64.rank_sd);
+    double f = (log(8) - log(4)) / (log(16) - log(4));
+    cr_assert_float_eq(p8.rank_sd, p4.rank_sd + f * (p16.rank_sd - p4.rank_sd), 1e-12);
+    cr_assert_float_eq(p8.rank_corr, p4.rank_corr + f * (p16.rank_corr - p4.rank_corr), 1e-12);
+    cr_assert_eq(p1.rank_sd, p4.rank_sd, "below the smallest recorded batch: its value");
+    cr_assert_eq(pbig.rank_sd, p64.rank_sd, "above the largest: its value");
+    sp_profile g0 = builtin_at("generic", 0, -1), g2 = builtin_at("generic", 2, -1), l2 = builtin_at("lstm", 2, -1),
+               off = builtin_at("vgg16", 4, 0);
+    cr_assert_eq(g0.rank_sd, 0, "the generic profile has no batch of its own");
+    cr_assert_eq(g2.rank_sd, l2.rank_sd, "with one it takes the LSTM's, as its other parameters");
+    cr_assert_gt(l2.rank_sd, 0);
+    cr_assert_eq(off.rank_sd, 0, "--grad-rank-sd 0 turns it off");
+    sp_profile *all[] = {&p0, &p4, &p8, &p16, &p64, &p1, &pbig, &g0, &g2, &l2, &off};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        sp_profile_free(all[i]);
 }

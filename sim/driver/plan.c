@@ -369,7 +369,9 @@ static const sp_opt run_options[] = {
      .dflt_help = "none"},
     {.name = "batch", .type = SP_OT_INT, .group = "training", F(batch), .min = 0, .max = MAXI, .dflt = "0",
      .metavar = "B", .range = "a non-negative integer",
-     .help = "samples per rank per iteration (throughput = P x B / iteration time)",
+     .help = "samples per rank per iteration: with training, throughput = P x B / iteration time; on a built-in "
+     "workload, how much the workers' gradient sizes differ (its rank_sd, from traces recorded at several batches "
+     "per worker: the smaller the batch, the more they differ)",
      .dflt_help = "the model's"},
     {.name = "overlap", .type = SP_OT_BOOL, .group = "training", F(overlap), .dflt = "false",
      .help = "overlap communication with the backward pass layer by layer where the algorithm allows it (dense "
@@ -665,7 +667,10 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p)
 
 int sp_plan_profile(const sp_plan *p, sp_profile *out, char *err, size_t errlen)
 {
-    sp_profile_knobs k = {p->grad_layers, p->grad_spread, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+    sp_profile_knobs k = {.layers = p->grad_layers, .spread = p->grad_spread, .tail = -1, .zeros = -1,
+                          .common = -1, .mean = -1, .refresh = -1, .keep = -1, .scale_sd = -1,
+                          .scale_corr = -1, .spikes = -1, .spike_scale = -1, .rank_sd = -1, .rank_corr = -1,
+                          .batch = p->batch};
     if (sp_plan_given(p, "grad-tail"))
         k.tail = p->grad_tail;
     if (sp_plan_given(p, "grad-zeros"))

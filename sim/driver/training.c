@@ -48,11 +48,13 @@ int sp_training_on(const sp_plan *p)
 int sp_training_validate(const sp_plan *p, const sp_device *d, char *err, size_t errlen)
 {
     if (!sp_training_on(p)) {
-        const char *stray = sp_plan_given(p, "batch") ? "--batch" : p->overlap ? "--overlap" : NULL;
+        /* --batch also sets a built-in workload's per-worker batch (its workers' own scales) */
+        int batch_used = !p->grad_file[0] && sp_profile_is_builtin(p->workload);
+        const char *stray = sp_plan_given(p, "batch") && !batch_used ? "--batch" : p->overlap ? "--overlap" : NULL;
         if (stray) {
             char names[200];
-            snprintf(err, errlen, "%s needs training iterations: give --train-model %s or --train-compute S", stray,
-                     sp_paper_model_names("|", names, sizeof names));
+            snprintf(err, errlen, "%s needs training iterations%s: give --train-model %s or --train-compute S", stray,
+                     stray[2] == 'b' ? " or a built-in --workload" : "", sp_paper_model_names("|", names, sizeof names));
             return -1;
         }
         return 0;

@@ -89,6 +89,8 @@ typedef struct {
     double tail;          /* log10 spread of scales within every layer */
     double zeros;         /* fraction of exact zeros in every layer */
     double common, mean, refresh, keep, scale_sd, scale_corr, spikes, spike_scale, rank_sd, rank_corr;
+    int batch; /* samples per worker: a paper's model takes its workers' own scales (rank_sd, rank_corr) at it
+                  (0: the authors'), the generic profile only when it is given */
 } sp_profile_knobs;
 
 /* Names of the built-in profiles, NULL-terminated. */
