@@ -11,14 +11,15 @@ compute plus the allreduce; --overlap: a dense allreduce overlaps with the
 backward pass layer by layer, as data-parallel training does, while a sparse
 one selects after it, docs/training.md).  Ok-Topk and its node-aware
 forms are taken at their steady state over tau' (notebooks/plot_scaling.py
---oktopk-steady: 2 iterations average one exact recompute and one reuse).
+--oktopk-steady: 2 iterations average one exact recompute and one reuse),
+every run from a settled residual (--settle, 100 iterations by default).
 The rows go to DIR/sweep-PLATFORM-MODEL.csv (kept: --resume reruns only what
 is missing); then DIR/map.csv (one row per cell), DIR/crossover.md (the
 tables) and DIR/map-PLATFORM.png (one heat map per platform, drawn by
 notebooks/plot_scaling.py --map).
 
 usage: bench/crossover_map.py [--sparsim build/sparsim] [--out bench/crossover]
-           [--platforms LIST] [--models LIST] [--ranks LIST] [--jobs N] [--no-run]
+           [--platforms LIST] [--models LIST] [--ranks LIST] [--jobs N] [--settle 100] [--no-run]
 """
 import argparse
 import os
@@ -125,7 +126,7 @@ def sweep_path(out, platform, model, suffix=""):
     return os.path.join(out, "sweep-%s-%s%s.csv" % (platform, model, suffix))
 
 
-def sweep(sparsim, platform, model, ranks, jobs, out, nodes, algos, suffix="", engine=None, opts=()):
+def sweep(sparsim, platform, model, ranks, jobs, out, nodes, algos, suffix="", engine=None, opts=(), settle=100):
     """one sweep of the map (its CSV kept in OUT; --resume runs only what is missing); the path"""
     name, device = PLATFORMS[platform]
     if "{nodes}" in name:  # a fixed leaf-spine for every P: as many nodes as the largest P needs
@@ -133,7 +134,8 @@ def sweep(sparsim, platform, model, ranks, jobs, out, nodes, algos, suffix="", e
     path = sweep_path(out, platform, model, suffix)
     cmd = [sparsim, "sweep", "--algo", ",".join(algos), "--ranks", ",".join(map(str, ranks)),
            "--platform", name, "--workload", model, "--payload", "model",
-           "--iters", "2", "--device", device, "--train-model", model, "--overlap", "--jobs", str(jobs), "--out", path]
+           "--iters", "2", "--device", device, "--train-model", model, "--overlap", "--settle", str(settle),
+           "--jobs", str(jobs), "--out", path]
     if engine:
         cmd += ["--engine", engine]
     cmd += list(opts)
@@ -293,6 +295,9 @@ def main():
     ap.add_argument("--flow-from", type=int, default=512,
                     help="run the rank counts from this one up on the flow engine (--engine flow), leaving out the "
                          "schemes LEFT_OUT names above their rank counts (default: 512)")
+    ap.add_argument("--settle", type=int, default=100,
+                    help="iterations of local error feedback before the runs: a settled residual, as mid-training "
+                    "(0: a cold one; a threshold reused right after it passes far more entries)")
     ap.add_argument("--no-run", action="store_true",
                     help="draw the map from the sweep CSVs already in --out, whichever sparsim wrote them; run nothing")
     a = ap.parse_args()
@@ -323,7 +328,7 @@ def main():
                     return 2
             else:
                 for suffix, rs, algos, engine, opts in parts:
-                    sweep(a.sparsim, p, mo, rs, a.jobs, a.out, max(rs) // 8, algos, suffix, engine, opts)
+                    sweep(a.sparsim, p, mo, rs, a.jobs, a.out, max(rs) // 8, algos, suffix, engine, opts, a.settle)
             sweeps.append((paths, p, mo))
     m = cells(sweeps)
     # the platforms and the models in the order asked for (the models from small to large by default)

@@ -31,7 +31,11 @@ Two testbeds, each in the settings its paper states (reference notes,
           fastest dense scheme and over the slowest and fastest other
           scheme, and its scaling efficiency from the smallest P.
 
-Model payloads at the papers' n; iterations 0 and 1 (no dense warm-up).
+Model payloads at the papers' n; iterations 0 and 1 (no dense warm-up); the
+Ok-Topk testbed from a settled residual (--settle, 100 iterations of local
+error feedback by default): the papers' throughput averages thousands of
+sparse iterations, and a threshold reused right after a cold start passes
+far more entries than mid-training (bench/README.md section 22); 0 starts cold.
 Ok-Topk recomputes its thresholds exactly every tau' iterations (32, 32, 128)
 and reuses them in between: its allreduce per iteration is weighted as
 (t0 + (tau' - 1) t1) / tau'; the other algorithms' is iteration 1's (their
@@ -44,7 +48,7 @@ Prints one markdown table per testbed and writes every figure to
 OUT/papers.json.
 
 usage: bench/papers.py [--build build] [--out runs/papers] [--only gtopk|oktopk|scaling]
-                       [--oktopk-platform daint] [--reuse]
+                       [--oktopk-platform daint] [--settle 100] [--reuse]
 """
 import argparse
 import json
@@ -152,7 +156,7 @@ def oktopk_run(a, B, model, P, density, batch, tau_prime, dev):
     cmd = [B, "run", "--algo", OKTOPK_ALGOS, "--ranks", str(P), "--workload", model, "--payload", "model",
            "--density", str(density), "--warmup", "0", "--oktopk-preset", model, "--gaussian-variant", "oktopk",
            "--iters-at", "0,1", "--platform", a.oktopk_platform, "--device", dev, "--train-model", model,
-           "--batch", str(batch), "--out", out, "--no-csv", "--no-trace", "--quiet"]
+           "--batch", str(batch), "--settle", str(a.settle), "--out", out, "--no-csv", "--no-trace", "--quiet"]
     wall = run(cmd, a.reuse or out in DONE, out)
     DONE.add(out)
     res = load(out, OKTOPK_ALGOS)
@@ -215,6 +219,8 @@ def main():
                     help="one part: the gTop-k testbed, the Ok-Topk testbed, or Ok-Topk's scaling")
     ap.add_argument("--oktopk-platform", default="daint",
                     help="the Ok-Topk testbed's platform (daint-simgrid: the earlier daint)")
+    ap.add_argument("--settle", type=int, default=100,
+                    help="the Ok-Topk testbed's residual: iterations of local error feedback before (0: cold)")
     ap.add_argument("--reuse", action="store_true", help="keep runs already in OUT")
     a = ap.parse_args()
     B = os.path.abspath(os.path.join(a.build, "sparsim"))
