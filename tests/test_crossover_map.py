@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """bench/crossover_map.py on a small map (ResNet-20, P = 8 and 16, dgx-h100 and
-1gbe, P = 16 on the flow engine with --flow-from 16): every cell's winner is
+1gbe, P = 16 on the flow engine with --flow-from 16, --settle 3): every run
+starts from the residual asked for, every cell's winner is
 the fastest of its sweep's rows, each kind's best is of that kind, the speedup
 is the fastest dense time over the fastest sparse or node-aware one, the cells
 from --flow-from up ran on the flow engine without the schemes it leaves out
@@ -35,7 +36,8 @@ tmp = tempfile.mkdtemp(prefix="sparsim-test-map-")
 try:
     script = os.path.join(SRC, "bench", "crossover_map.py")
     r = subprocess.run(["/usr/bin/python3", script, "--sparsim", SPARSIM, "--platforms", "dgx-h100,1gbe",
-                        "--models", "resnet20", "--ranks", "8,16", "--flow-from", "16", "--jobs", "2", "--out", tmp],
+                        "--models", "resnet20", "--ranks", "8,16", "--flow-from", "16", "--settle", "3", "--jobs", "2",
+                        "--out", tmp],
                        capture_output=True, text=True)
     check(r.returncode == 0, "the map runs (%s)" % r.stderr.strip()[-300:])
     if r.returncode == 0:
@@ -52,6 +54,8 @@ try:
                 check(set(g.algo) == set(crossover_map.schemes(plat)) - gone,
                       "%s P=%d: every scheme of the platform ran but %s (%s)" %
                       (plat, P, sorted(gone), ",".join(sorted(set(g.algo)))))
+                check(g.settings.astype(str).str.contains("settle=3;").all(),
+                      "%s P=%d: every run from the residual --settle asked for" % (plat, P))
                 check(c.engine == ("flow" if P == 16 else "simgrid") and
                       g.settings.astype(str).str.contains("engine=flow").all() == (P == 16),
                       "%s P=%d: ran on the %s engine" % (plat, P, c.engine))
