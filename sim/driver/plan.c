@@ -333,7 +333,7 @@ static const sp_opt run_options[] = {
      .metavar = "S",
      .help = "standard deviation of the log of a rank's own gradient scale: how much the workers' gradient sizes "
              "differ within an iteration (0: alike)",
-     .dflt_help = "the profile's"},
+     .dflt_help = "the profile's; a built-in one's at --batch"},
     {.name = "grad-rank-corr", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_rank_corr), .min = 0, .max = 0.999,
      .metavar = "R",
      .help = "correlation of a rank's log scale from one iteration to the next",
