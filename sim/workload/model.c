@@ -255,6 +255,17 @@ typedef struct {
     double tail[NC];
 } rcell_t;
 
+/* What step() spreads a source bin over: acc ~ N(x, sd^2) with x = sig (sv[j]
+ * + mu'), sd = sig sd', the bins' edges sig rg_edge: sig cancels, so one
+ * table per (direction node, component, source bin) serves every class.
+ * Filled as asked within one step (stamp: the step it is of). */
+typedef struct {
+    double mass[NM_MAX][2][NS][NS];
+    short lo[NM_MAX][2][NS], hi[NM_MAX][2][NS];
+    unsigned stamp[NM_MAX][2][NS];
+    unsigned now;
+} step_masses;
+
 struct sp_model {
     sp_model_ablation ablation;
     sp_profile p;
@@ -298,6 +309,7 @@ struct sp_model {
     double sum_count, sum_ratio_global; /* ranks of their own scale: counts taken, global over local thresholds */
     int n_count;
     double *share;           /* [t]: the residual's share of the accumulated energy (rank_view) */
+    step_masses *sm;         /* step's bin masses, one table for every class (NULL: not yet made) */
     int nshare, capshare;
     struct rank_view *views; /* per rank: its view at views[r].iter */
     int nviews;
@@ -605,6 +617,11 @@ static double mass_below(int j, double x, double sd, double sig, double t)
 static void step(sp_model *m, int mode, double t, double y)
 {
     cell_t *zc = NULL;
+    step_masses *sm = m->sm ? m->sm : (m->sm = calloc(1, sizeof *m->sm)); /* NULL: per class, as below */
+    if (sm && ++sm->now == 0) { /* the stamps wrapped: forget them all */
+        memset(sm->stamp, 0, sizeof sm->stamp);
+        sm->now = 1;
+    }
     if (mode == 2) {
         cell_t *a, *b;
         double f;
@@ -617,6 +634,7 @@ static void step(sp_model *m, int mode, double t, double y)
         double sig = m->sigma[s];
         for (int k = 0; k < m->nm; k++) {
             double mu = grad_mean(m, s, k);
+            double mu1 = m->gamma_scale * sqrt(m->p.mean) * m->m_x[k]; /* mu / sig */
             /* the share of each destination bin that is consumed */
             double cons[NS];
             for (int j = 0; j < NS; j++) {
@@ -641,15 +659,29 @@ static void step(sp_model *m, int mode, double t, double y)
             memset(next, 0, sizeof next);
             for (int u = 0; u < m->ncomp; u++) {
                 double sd = grad_sd(m, s, u);
+                double sd1 = m->gamma_scale * sqrt(m->p.common + (1 - m->p.common - m->p.mean) * m->comp_f[u] *
+                                                                     m->comp_f[u]); /* sd / sig */
                 for (int j = 0; j < NS; j++) {
                     double w = m->psi[s][k][j] * m->comp_w[u];
                     if (w <= TINY)
                         continue;
                     double x = sig * sv[j] + mu;
                     int dlo, dhi;
-                    bin_masses(x, sd, sig, mass, &dlo, &dhi);
+                    const double *ms_of = mass;
+                    if (sm) {
+                        if (sm->stamp[k][u][j] != sm->now) {
+                            bin_masses(sv[j] + mu1, sd1, 1.0, sm->mass[k][u][j], &dlo, &dhi);
+                            sm->lo[k][u][j] = (short)dlo;
+                            sm->hi[k][u][j] = (short)dhi;
+                            sm->stamp[k][u][j] = sm->now;
+                        }
+                        ms_of = sm->mass[k][u][j];
+                        dlo = sm->lo[k][u][j];
+                        dhi = sm->hi[k][u][j];
+                    } else
+                        bin_masses(x, sd, sig, mass, &dlo, &dhi);
                     for (int d = dlo; d <= dhi; d++) {
-                        double ms = mass[d];
+                        double ms = ms_of[d];
                         if (ms <= 0)
                             continue;
                         double below = 0;
@@ -1814,6 +1846,7 @@ void sp_model_free(sp_model *m)
     free(m->rcells);
     free(m->views);
     free(m->share);
+    free(m->sm);
     free(m->walk);
     free(m->rank_walk);
     free(m);
