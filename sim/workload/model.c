@@ -258,12 +258,11 @@ typedef struct {
 /* What step() spreads a source bin over: acc ~ N(x, sd^2) with x = sig (sv[j]
  * + mu'), sd = sig sd', the bins' edges sig rg_edge: sig cancels, so one
  * table per (direction node, component, source bin) serves every class.
- * Filled as asked within one step (stamp: the step it is of). */
+ * Filled as asked within one step (done). */
 typedef struct {
     double mass[NM_MAX][2][NS][NS];
     short lo[NM_MAX][2][NS], hi[NM_MAX][2][NS];
-    unsigned stamp[NM_MAX][2][NS];
-    unsigned now;
+    unsigned char done[NM_MAX][2][NS];
 } step_masses;
 
 struct sp_model {
@@ -309,7 +308,7 @@ struct sp_model {
     double sum_count, sum_ratio_global; /* ranks of their own scale: counts taken, global over local thresholds */
     int n_count;
     double *share;           /* [t]: the residual's share of the accumulated energy (rank_view) */
-    step_masses *sm;         /* step's bin masses, one table for every class (NULL: not yet made) */
+    step_masses *sm;         /* step's bin masses, one table for every class */
     int nshare, capshare;
     struct rank_view *views; /* per rank: its view at views[r].iter */
     int nviews;
@@ -347,10 +346,14 @@ static inline double grad_mean(const sp_model *m, int s, int k)
 {
     return m->sigma[s] * m->gamma_scale * sqrt(m->p.mean) * m->m_x[k];
 }
+/* a gradient entry's variance over (sigma gamma)^2 given component u */
+static inline double grad_var1(const sp_model *m, int u)
+{
+    return m->p.common + (1 - m->p.common - m->p.mean) * m->comp_f[u] * m->comp_f[u];
+}
 static inline double grad_sd(const sp_model *m, int s, int u)
 {
-    double own = (1 - m->p.common - m->p.mean) * m->comp_f[u] * m->comp_f[u];
-    return m->sigma[s] * m->gamma_scale * sqrt(m->p.common + own);
+    return m->sigma[s] * m->gamma_scale * sqrt(grad_var1(m, u));
 }
 static inline double own_sd(const sp_model *m, int s, int u)
 {
@@ -617,11 +620,8 @@ static double mass_below(int j, double x, double sd, double sig, double t)
 static void step(sp_model *m, int mode, double t, double y)
 {
     cell_t *zc = NULL;
-    step_masses *sm = m->sm ? m->sm : (m->sm = calloc(1, sizeof *m->sm)); /* NULL: per class, as below */
-    if (sm && ++sm->now == 0) { /* the stamps wrapped: forget them all */
-        memset(sm->stamp, 0, sizeof sm->stamp);
-        sm->now = 1;
-    }
+    step_masses *sm = m->sm;
+    memset(sm->done, 0, sizeof sm->done);
     if (mode == 2) {
         cell_t *a, *b;
         double f;
@@ -633,8 +633,7 @@ static void step(sp_model *m, int mode, double t, double y)
             continue;
         double sig = m->sigma[s];
         for (int k = 0; k < m->nm; k++) {
-            double mu = grad_mean(m, s, k);
-            double mu1 = m->gamma_scale * sqrt(m->p.mean) * m->m_x[k]; /* mu / sig */
+            double mu = grad_mean(m, s, k), mu1 = m->gamma_scale * sqrt(m->p.mean) * m->m_x[k]; /* mu / sig */
             /* the share of each destination bin that is consumed */
             double cons[NS];
             for (int j = 0; j < NS; j++) {
@@ -655,33 +654,26 @@ static void step(sp_model *m, int mode, double t, double y)
                     cons[j] = h;
                 }
             }
-            double next[NS], mass[NS];
+            double next[NS];
             memset(next, 0, sizeof next);
             for (int u = 0; u < m->ncomp; u++) {
-                double sd = grad_sd(m, s, u);
-                double sd1 = m->gamma_scale * sqrt(m->p.common + (1 - m->p.common - m->p.mean) * m->comp_f[u] *
-                                                                     m->comp_f[u]); /* sd / sig */
+                double sd = grad_sd(m, s, u), sd1 = m->gamma_scale * sqrt(grad_var1(m, u)); /* sd / sig */
                 for (int j = 0; j < NS; j++) {
                     double w = m->psi[s][k][j] * m->comp_w[u];
                     if (w <= TINY)
                         continue;
                     double x = sig * sv[j] + mu;
-                    int dlo, dhi;
-                    const double *ms_of = mass;
-                    if (sm) {
-                        if (sm->stamp[k][u][j] != sm->now) {
-                            bin_masses(sv[j] + mu1, sd1, 1.0, sm->mass[k][u][j], &dlo, &dhi);
-                            sm->lo[k][u][j] = (short)dlo;
-                            sm->hi[k][u][j] = (short)dhi;
-                            sm->stamp[k][u][j] = sm->now;
-                        }
-                        ms_of = sm->mass[k][u][j];
-                        dlo = sm->lo[k][u][j];
-                        dhi = sm->hi[k][u][j];
-                    } else
-                        bin_masses(x, sd, sig, mass, &dlo, &dhi);
+                    if (!sm->done[k][u][j]) {
+                        int lo, hi;
+                        bin_masses(sv[j] + mu1, sd1, 1.0, sm->mass[k][u][j], &lo, &hi);
+                        sm->lo[k][u][j] = (short)lo;
+                        sm->hi[k][u][j] = (short)hi;
+                        sm->done[k][u][j] = 1;
+                    }
+                    const double *mass = sm->mass[k][u][j];
+                    int dlo = sm->lo[k][u][j], dhi = sm->hi[k][u][j];
                     for (int d = dlo; d <= dhi; d++) {
-                        double ms = ms_of[d];
+                        double ms = mass[d];
                         if (ms <= 0)
                             continue;
                         double below = 0;
@@ -1782,9 +1774,10 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->nls = calloc((size_t)m->L * NC, sizeof *m->nls);
     m->nz = calloc((size_t)m->L, sizeof *m->nz);
     m->cells = calloc(NCELL, sizeof *m->cells);
+    m->sm = malloc(sizeof *m->sm);
     if (p->rank_sd > 0) /* without it every rank answers as the population: no own tails */
         m->rcells = calloc(NRCELL, sizeof *m->rcells);
-    if (!m->nls || !m->nz || !m->cells) {
+    if (!m->nls || !m->nz || !m->cells || !m->sm) {
         snprintf(err, errlen, "out of memory for the model of %d layers", m->L);
         sp_model_free(m);
         return NULL;
