@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""Where ZEN's model drifts from the exact run on a recorded trace (bench/README.md
+section 24): the owners' distinct entries, i.e. the union of the ranks' top-k
+selections over k, iteration by iteration, three ways:
+
+  trace      --payload exact on the trace's own gradients (--grad-file)
+  generator  --payload exact on gradients the generator draws from the profile
+             fitted to the trace (the fitted process itself, no model)
+  model      --payload model on that profile (the statistical model)
+
+model / generator is the model's own error against the process it describes;
+generator / trace is the fitted profile's error against the data.  All runs
+start from a cold (zero) residual, error feedback on, density --density.
+
+usage: bench/union_drift.py TRACE_DIR [--ranks 8,32] [--iters 32] [--build build]
+       [--work runs/union-drift]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+SHOWN = (0, 1, 5, 10, 20, 31)
+
+
+def sh(cmd):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit("union_drift: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-600:]))
+    return r.stdout
+
+
+def owners_union(sparsim, args, out):
+    """per iteration: the owners' mean reduced count times the owners (P), over k"""
+    if not os.path.exists(os.path.join(out, "summary.json")):
+        sh([sparsim, "run", "--algo", "zen", "--out", out, "--quiet", "--no-csv", "--no-trace"] + args)
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    P = int(s["config"]["ranks"])
+    return [it["stats"]["reduced_nnz"]["mean"] * P / s["k"] for it in s["iterations"]]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("trace", help="a folder that traces/record_gradients.py wrote")
+    ap.add_argument("--ranks", default="8,32", help="comma-separated P, each at most the trace's workers")
+    ap.add_argument("--iters", type=int, default=32)
+    ap.add_argument("--density", type=float, default=0.01)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--work", default=os.path.join("runs", "union-drift"))
+    a = ap.parse_args()
+    sparsim = os.path.join(a.build, "sparsim")
+    if not os.path.isfile(os.path.join(a.trace, "grads.npy")):
+        sys.exit("union_drift: %s has no grads.npy (record one with traces/record_gradients.py)" % a.trace)
+    try:
+        ranks = [int(x) for x in a.ranks.split(",")]
+    except ValueError:
+        sys.exit("union_drift: --ranks %r is not a list of integers" % a.ranks)
+    tag = os.path.basename(os.path.normpath(a.trace))
+    os.makedirs(a.work, exist_ok=True)
+    prof = os.path.join(a.work, tag + ".profile.json")
+    if not os.path.exists(prof):
+        sh([sparsim, "profile", "--grad-file", a.trace, "--out", prof])
+    with open(os.path.join(a.trace, "layers.json")) as f:
+        n = json.load(f)["n"]
+    print("| P | iteration | trace | generator | model | model / generator | generator / trace |")
+    print("|---|---|---|---|---|---|---|")
+    for P in ranks:
+        common = ["--ranks", str(P), "--density", str(a.density), "--iters", str(a.iters), "--seed", "1"]
+        base = os.path.join(a.work, "%s-P%d" % (tag, P))
+        tr = owners_union(sparsim, common + ["--grad-file", a.trace, "--payload", "exact"], base + "-trace")
+        ge = owners_union(sparsim, common + ["--workload", prof, "--n", str(n), "--payload", "exact"], base + "-gen")
+        mo = owners_union(sparsim, common + ["--workload", prof, "--n", str(n), "--payload", "model"], base + "-model")
+        for i in SHOWN:
+            if i < len(tr):
+                print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f |" % (P, i, tr[i], ge[i], mo[i], mo[i] / ge[i],
+                                                                       ge[i] / tr[i]))
+
+
+if __name__ == "__main__":
+    main()
