@@ -9,7 +9,11 @@ selections over k, iteration by iteration, three ways:
   model      --payload model on that profile (the statistical model)
 
 model / generator is the model's own error against the process it describes;
-generator / trace is the fitted profile's error against the data.  All runs
+generator / trace is the fitted profile's error against the data.  Then the
+noise's shape near zero: each rank's gradient over its own RMS, each
+coordinate over its RMS over ranks and iterations (as `sparsim profile`
+standardises it), the share of draws under 0.05, 0.1, 0.25, 0.5 and 1, on the
+trace and for the profile's fitted mixture of two normals.  All runs
 start from a cold (zero) residual, error feedback on, density --density.
 
 usage: bench/union_drift.py TRACE_DIR [--ranks 8,32] [--iters 32] [--build build]
@@ -17,9 +21,12 @@ usage: bench/union_drift.py TRACE_DIR [--ranks 8,32] [--iters 32] [--build build
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 SHOWN = (0, 1, 5, 10, 20, 31)
 
@@ -76,6 +83,37 @@ def main():
             if i < len(tr):
                 print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f |" % (P, i, tr[i], ge[i], mo[i], mo[i] / ge[i],
                                                                        ge[i] / tr[i]))
+
+    noise_near_zero(a.trace, prof)
+
+
+def noise_near_zero(trace, prof):
+    g = np.load(os.path.join(trace, "grads.npy"), mmap_mode="r")
+    T, P, n = g.shape
+    ss = np.zeros(n)
+    for t in range(T):  # one iteration at a time: the trace may not fit in memory as doubles
+        x = np.asarray(g[t], dtype=np.float64)
+        x /= np.sqrt((x * x).mean(axis=1, keepdims=True)).clip(1e-300)
+        ss += (x * x).sum(axis=0)
+    sig = np.sqrt(ss / (T * P))
+    live = sig > 0
+    cuts = (0.05, 0.1, 0.25, 0.5, 1.0)
+    below = np.zeros(len(cuts))
+    for t in range(T):
+        x = np.asarray(g[t], dtype=np.float64)
+        x /= np.sqrt((x * x).mean(axis=1, keepdims=True)).clip(1e-300)
+        a = np.abs(x[:, live] / sig[live])
+        below += [(a < c).sum() for c in cuts]
+    below /= T * P * live.sum()
+    with open(prof) as f:
+        p = json.load(f)
+    e, k = p.get("spikes", 0), p.get("spike_scale", 1)
+    s0 = math.sqrt(1 / (1 - e + e * k * k))
+    mix = [(1 - e) * math.erf(c / (s0 * math.sqrt(2))) + e * math.erf(c / (k * s0 * math.sqrt(2))) for c in cuts]
+    print("\n| share of standardised draws under | " + " | ".join("%g" % c for c in cuts) + " |")
+    print("|---|" + "---|" * len(cuts))
+    print("| trace | " + " | ".join("%.3f" % b for b in below) + " |")
+    print("| fitted mixture (spikes %.4g, scale %.3g) | " % (e, k) + " | ".join("%.3f" % m for m in mix) + " |")
 
 
 if __name__ == "__main__":
