@@ -244,7 +244,7 @@ try:
     rc, _, err, took, left = j.finish(W + 30)
     check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
     # which rank tells depends on timing (each waits for the next): the line names it and its peer
-    one_line(name, err, "without progress", "waited", "rank")
+    one_line(name, ours(err), "without progress", "waited", "rank")
     check(took < W + 5 and not left, "%s: took %.1f s, left %s" % (name, took, left))
     no_outputs(name, out)
     long_run = ["--n", "1000000", "--iters", "100000", "--payload", "exact", "--no-csv", "--no-trace"]
@@ -261,7 +261,7 @@ try:
         rc, _, err, took, left = j.finish(W + 30)
         ended = time.time() - t_stop
         check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
-        one_line(name, err, "rank %d is stopped" % victim, "--watchdog 5")
+        one_line(name, ours(err), "rank %d is stopped" % victim, "--watchdog 5")
         check(ended < W + END, "%s: the job ended %.1f s after the stop (watchdog %d s)" % (name, ended, W))
         check(not left, "%s: processes left %s" % (name, left))
         no_outputs(name, out)
@@ -280,7 +280,7 @@ try:
     rc, _, err, took, left = j.finish(W + 30)
     ended = time.time() - t_stop
     check(rc == 1, "%s: exit status %r, expected 1" % (name, rc))
-    one_line(name, err, "rank 1 is stopped", "synchronisation between iterations")
+    one_line(name, ours(err), "rank 1 is stopped", "synchronisation between iterations")
     check(ended < W + END and not left, "%s: ended %.1f s after the stop, left %s" % (name, ended, left))
 
     # inside MPI_Init (before the ranks know each other): the job still ends, with one line
