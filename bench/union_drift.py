@@ -91,18 +91,17 @@ def noise_near_zero(trace, prof):
     g = np.load(os.path.join(trace, "grads.npy"), mmap_mode="r")
     T, P, n = g.shape
     ss = np.zeros(n)
+    rms = np.empty((T, P, 1))  # each rank's RMS, kept for the second pass
     for t in range(T):  # one iteration at a time: the trace may not fit in memory as doubles
         x = np.asarray(g[t], dtype=np.float64)
-        x /= np.sqrt((x * x).mean(axis=1, keepdims=True)).clip(1e-300)
-        ss += (x * x).sum(axis=0)
+        rms[t] = np.sqrt((x * x).mean(axis=1, keepdims=True)).clip(1e-300)
+        ss += ((x / rms[t]) ** 2).sum(axis=0)
     sig = np.sqrt(ss / (T * P))
     live = sig > 0
     cuts = (0.05, 0.1, 0.25, 0.5, 1.0)
     below = np.zeros(len(cuts))
     for t in range(T):
-        x = np.asarray(g[t], dtype=np.float64)
-        x /= np.sqrt((x * x).mean(axis=1, keepdims=True)).clip(1e-300)
-        a = np.abs(x[:, live] / sig[live])
+        a = np.abs(np.asarray(g[t][:, live], dtype=np.float64) / rms[t] / sig[live])
         below += [(a < c).sum() for c in cuts]
     below /= T * P * live.sum()
     with open(prof) as f:
