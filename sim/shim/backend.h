@@ -45,7 +45,7 @@ typedef struct {
                             uint64_t at_most);
     uint64_t (*reduced_above)(void *m, int rank, int iter, double thr, int64_t lo, int64_t hi, double thr_global,
                               uint64_t at_most);
-    double (*global_kth)(void *m, int iter, double thr, uint64_t K);
+    double (*global_kth)(void *m, int rank, int iter, double thr, uint64_t K);
     void (*consume)(void *m, int rank, int iter, double thr, double thr_global);
     uint64_t (*team_union)(void *m, int rank, int iter, int W, int d, uint64_t h, int64_t lo, int64_t hi,
                            uint64_t cap);

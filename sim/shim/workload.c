@@ -72,7 +72,7 @@ uint64_t sp_model_reduced_above(sp_ctx *c, double thr, int64_t lo, int64_t hi, d
 
 double sp_model_global_kth(sp_ctx *c, double thr, uint64_t K)
 {
-    return c->shim->model->global_kth(model_of(c), c->iter, thr, K);
+    return c->shim->model->global_kth(model_of(c), model_rank(c), c->iter, thr, K);
 }
 
 void sp_model_consume(sp_ctx *c, double thr, double thr_global)

@@ -38,7 +38,8 @@
  *  - A rank's own scale S_r(t) (profile rank_sd, rank_corr): one rank's
  *    counts, k-th value, spread and selection are the population's at its
  *    threshold over the part of S_r that persists, with this iteration's
- *    gradient scaled by the rest (rank_view below).
+ *    gradient scaled by the rest (rank_view below); the reduced values
+ *    across ranks are a mixture over the ranks' whole scales (rank_mix).
  * Threshold-dependent quantities are tabulated per iteration in 1% cells of
  * the threshold, computed when first asked for, and interpolated.
  */
@@ -218,7 +219,7 @@ static uint64_t draw_count(double mean, double cap, double z)
 /* what a threshold cell holds, per class: the tail P(|acc| > t); and given
  * each direction node m and common value z the selection probability and the
  * selected value's mean and variance (signs along M) */
-#define NXCACHE 4
+#define NXCACHE 16
 struct rplan;
 typedef struct {
     int64_t cell;
@@ -249,6 +250,13 @@ typedef struct {
 /* the tails of one threshold cell as one rank sees them (rank_view) */
 #define NRCELL 4096
 #define GB_STEP 0.05 /* a bucket of the fresh gradient's factor spans 5% of it */
+#define NMIX 16     /* groups of ranks by whole scale (rank_mix) */
+#define GKCACHE 4
+typedef struct {
+    int t; /* the iteration (-1: empty) */
+    uint64_t K;
+    double thr, val;
+} gk_entry;
 typedef struct {
     int64_t cell;
     int gb; /* 0: the slot is empty (bucket 0 is the population's own cells) */
@@ -312,9 +320,13 @@ struct sp_model {
     int nshare, capshare;
     struct rank_view *views; /* per rank: its view at views[r].iter */
     int nviews;
-    double gk_thr, gk_val;
-    uint64_t gk_K;
-    int gk_t;
+    /* the ranks' whole scales in groups, for questions about them together
+     * (rank_mix) */
+    int mix_t, nmix;
+    double mix_sh, mix_E[NMIX], mix_w[NMIX];
+    double *mix_all; /* [P]: scratch */
+    gk_entry gk[GKCACHE]; /* the last global k-th values answered */
+    int gk_next;
     /* sum_tail's terms of one value (tone): this iteration's, at one_gamma */
     tone one[NC][NM_MAX][NZ_MAX];
     tterm *one_terms;
@@ -409,36 +421,42 @@ static const double *rcell_get(sp_model *m, int64_t ci)
 
 /* given node k and common value z: acc = r + gamma (sqrt(mean) m + sqrt(c) z)
  * + own, own ~ N(0, gamma^2 (1 - c - mean)) */
+static void above_moments(const sp_model *m, int s, int k, int q, double t, double *po, double *e1o, double *e2o)
+{
+    double p = 0, e1 = 0, e2 = 0;
+    double mu = m->sigma[s] * m->gamma_scale * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
+    for (int u = 0; u < m->ncomp; u++) {
+        double sd = own_sd(m, s, u), wu = m->comp_w[u];
+        if (sd <= 0)
+            sd = 1e-300;
+        for (int j = 0; j < NS; j++) {
+            double w = m->psi[s][k][j] * wu;
+            if (w <= TINY)
+                continue;
+            double mm = m->sigma[s] * sv[j] + mu;
+            double al = (t - mm) / sd, be = (t + mm) / sd;
+            double qa = Q_t(al), qb = Q_t(be);
+            if (qa + qb < 1e-300)
+                continue;
+            double pa = phi_t(al), pb = phi_t(be);
+            p += w * (qa + qb);
+            e1 += w * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
+            e2 += w * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
+        }
+    }
+    *po = p;
+    *e1o = e1;
+    *e2o = e2;
+}
+
 static void cell_z(const sp_model *m, cell_t *c, double t)
 {
-    double cc = m->p.common, dd = m->p.mean;
     for (int s = 0; s < NC; s++) {
-        double g = m->sigma[s] * m->gamma_scale;
         for (int k = 0; k < m->nm; k++)
             for (int q = 0; q < m->nzn; q++) {
                 double p = 0, e1 = 0, e2 = 0;
-                if (m->Ns[s] > 0 && c->tail[s] > 1e-13) {
-                    double mu = g * (sqrt(dd) * m->m_x[k] + sqrt(cc) * m->z_x[q]);
-                    for (int u = 0; u < m->ncomp; u++) {
-                        double sd = own_sd(m, s, u), wu = m->comp_w[u];
-                        if (sd <= 0)
-                            sd = 1e-300;
-                        for (int j = 0; j < NS; j++) {
-                            double w = m->psi[s][k][j] * wu;
-                            if (w <= TINY)
-                                continue;
-                            double mm = m->sigma[s] * sv[j] + mu;
-                            double al = (t - mm) / sd, be = (t + mm) / sd;
-                            double qa = Q_t(al), qb = Q_t(be);
-                            if (qa + qb < 1e-300)
-                                continue;
-                            double pa = phi_t(al), pb = phi_t(be);
-                            p += w * (qa + qb);
-                            e1 += w * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
-                            e2 += w * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
-                        }
-                    }
-                }
+                if (m->Ns[s] > 0 && c->tail[s] > 1e-13)
+                    above_moments(m, s, k, q, t, &p, &e1, &e2);
                 c->p[s][k][q] = p;
                 c->m1[s][k][q] = p > 0 ? e1 / p : 0;
                 double v = p > 0 ? e2 / p - c->m1[s][k][q] * c->m1[s][k][q] : 0;
@@ -515,7 +533,8 @@ static void tails_at(sp_model *m, double t, double *tail)
 static void reset_cells(sp_model *m)
 {
     m->ncells_used = 0;
-    m->gk_t = -1;
+    for (int i = 0; i < GKCACHE; i++)
+        m->gk[i].t = -1;
     m->one_valid = 0;
     if (m->rcells)
         for (int i = 0; i < NRCELL; i++)
@@ -732,10 +751,13 @@ static void step(sp_model *m, int mode, double t, double y)
  * against the population's unscaled cells it gave the union of far more
  * entries than the ranks select (ZEN's owners and TopkDSA's regions
  * 1.2-1.6x the exact run's at rank_sd 1, P = 16-32; in the view 0.95-1.01;
- * tests/test_model.py).  The reduced values and the global k-th still see
- * exchangeable ranks (answered in the view, Ok-Topk's counts moved by less
- * than their error at rank_sd 1-1.6, in both directions: bench/README.md
- * section 24). */
+ * tests/test_model.py).  The reduced values and the global k-th are
+ * questions about the ranks together, answered over the ranks' whole scales
+ * (rank_mix below).  R follows the rank's scales from the first settling
+ * iteration on (--settle N: the run's iteration t is the generator's N + t);
+ * before, a settled residual was taken as the population's, and the ranks'
+ * thresholds after --settle 20 at rank_sd 1.5 were all about the same, 2.2x
+ * the exact run's mean (tests/test_model.py). */
 typedef struct rank_view {
     int iter; /* the iteration it is for (-1: none yet) */
     double R;
@@ -744,7 +766,8 @@ typedef struct rank_view {
     double R2;
 } rank_view;
 
-/* w(t), for t = 0 .. nshare - 1 (m->share) */
+/* w(g), for gradient iterations g = 0 .. nshare - 1 (m->share; the run's
+ * iteration t is gradient iteration settle + t, as the generator counts) */
 static void note_share(sp_model *m);
 
 static const rank_view *view_of(sp_model *m, int rank, int iter)
@@ -770,15 +793,16 @@ static const rank_view *view_of(sp_model *m, int rank, int iter)
         return &none;
     m->rank_walk = w;
     double sd = m->p.rank_sd, rho = m->p.rank_corr;
-    if (iter < v->t2) { /* asked back in time: from the start again */
+    int g = m->settle + iter; /* the gradient iteration: the settling ones came first */
+    if (g < v->t2) { /* asked back in time: from the start again */
         v->t2 = 0;
         v->R2 = 1.0;
     }
-    for (; v->t2 < iter && v->t2 < m->nshare; v->t2++) {
+    for (; v->t2 < g && v->t2 < m->nshare; v->t2++) {
         double S = sp_rank_scale(m->seed, sd, rho, rank, v->t2, &w[rank]), sh = m->share[v->t2];
         v->R2 = sh * v->R2 + (1 - sh) * S * S;
     }
-    double S = sp_rank_scale(m->seed, sd, rho, rank, iter, &w[rank]);
+    double S = sp_rank_scale(m->seed, sd, rho, rank, g, &w[rank]);
     double R = sqrt(v->R2 > 1e-300 ? v->R2 : 1e-300), lg = log(S / R);
     v->iter = iter;
     v->gb = m->rcells ? (int)lround(lg / GB_STEP) : 0; /* no room for own tails: the population's */
@@ -809,10 +833,8 @@ static double kth_value(sp_model *m, double k);
 
 /* w(state_t): the residual's energy over the residual's and this
  * iteration's gradient's together, for the ranks' own residuals (rank_view) */
-static void note_share(sp_model *m)
+static double state_share(const sp_model *m)
 {
-    if (!m->rcells || m->state_t < 0 || m->state_t != m->nshare)
-        return;
     double er = 0, eg = 0;
     for (int s2 = 0; s2 < NC; s2++) {
         if (m->Ns[s2] <= 0)
@@ -824,6 +846,14 @@ static void note_share(sp_model *m)
         er += m->Ns[s2] * m->sigma[s2] * m->sigma[s2] * r;
         eg += m->Ns[s2] * g * g;
     }
+    return er + eg > 0 ? er / (er + eg) : 0;
+}
+
+static void note_share(sp_model *m)
+{
+    if (!m->rcells || m->settle + m->state_t != m->nshare)
+        return;
+    double sh = state_share(m);
     if (m->nshare == m->capshare) {
         int nc = m->capshare ? 2 * m->capshare : 64;
         double *x = realloc(m->share, (size_t)nc * sizeof *x);
@@ -832,7 +862,7 @@ static void note_share(sp_model *m)
         m->share = x;
         m->capshare = nc;
     }
-    m->share[m->nshare++] = er + eg > 0 ? er / (er + eg) : 0;
+    m->share[m->nshare++] = sh;
 }
 
 /* the state of run iteration t: the iterations between move on with the
@@ -1299,6 +1329,97 @@ static void reduced_at_keep(sp_model *m, double t, double x, double *f, int keep
 
 static void reduced_at(sp_model *m, double t, double x, double *f) { reduced_at_keep(m, t, x, f, 1); }
 
+/* ---- the ranks together --------------------------------------------------------
+ *
+ * A reduced value sums the selected values of the ranks that chose the entry,
+ * each of its own rank's size.  Where the ranks differ in size (rank_sd), a
+ * value one rank contributes passes a global threshold y as the population's
+ * passes y / E_r, E_r the rank's whole scale: sqrt(w R^2 + (1 - w) S^2), its
+ * residual's R and fresh gradient's S weighted by the residual's share of the
+ * energy w (state_share).  Each rank selects about the same count of its own
+ * vector (the algorithms' feedback holds it), so in population units the
+ * ranks share one threshold t.  An entry one rank chose is that rank's with
+ * probability 1/P: the count above y is the mean over ranks of the
+ * population's count above y / E_r, exact where one rank chooses an entry
+ * (sparse selections) and, where several do, as if they were all of the size
+ * of one of them.  With rank_sd = 0 every E_r is 1 and this is reduced_at.
+ * The ranks are taken in groups by E_r, largest first, of 1, 1, 2, 4, ...
+ * ranks (the largest decide the count above y), each at its RMS scale. */
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+static double whole_scale(const rank_view *v, double sh)
+{
+    double S = v->R * exp(GB_STEP * v->gb);
+    return sqrt(sh * v->R * v->R + (1 - sh) * S * S);
+}
+
+/* the groups of iteration state_t (advance_to first) */
+static void rank_mix(sp_model *m)
+{
+    if (m->mix_t == m->state_t)
+        return;
+    m->mix_t = m->state_t;
+    m->nmix = 1;
+    m->mix_E[0] = m->mix_w[0] = 1;
+    m->mix_sh = 0;
+    if (!(m->p.rank_sd > 0) || m->P <= 1)
+        return;
+    if (!m->mix_all && !(m->mix_all = malloc((size_t)m->P * sizeof *m->mix_all)))
+        return; /* out of memory: as if alike (the run is ending anyway) */
+    m->mix_sh = state_share(m);
+    for (int r = 0; r < m->P; r++)
+        m->mix_all[r] = whole_scale(view_of(m, r, m->state_t), m->mix_sh);
+    qsort(m->mix_all, (size_t)m->P, sizeof *m->mix_all, cmp_desc);
+    int g = 0;
+    for (int at = 0, size = 1; at < m->P; g++) {
+        int n = g == NMIX - 1 || at + size > m->P ? m->P - at : size;
+        double e2 = 0;
+        for (int i = at; i < at + n; i++)
+            e2 += m->mix_all[i] * m->mix_all[i];
+        m->mix_E[g] = sqrt(e2 / n);
+        m->mix_w[g] = (double)n / m->P;
+        at += n;
+        if (g >= 1)
+            size *= 2;
+    }
+    m->nmix = g;
+}
+
+/* the ranks' shared threshold in population units: the one at which the
+ * population selects what the asking rank selects with its own (rank_mix
+ * first) */
+static double mix_threshold(sp_model *m, int rank, double thr)
+{
+    if ((m->nmix == 1 && m->mix_E[0] == 1) || !(thr > 0))
+        return thr;
+    const rank_view *v = view_of(m, rank, m->state_t);
+    rank_on(m, v);
+    double c = expected_count(m, thr / v->R);
+    rank_off(m);
+    return kth_value(m, c);
+}
+
+/* per class, the chance that an entry's reduced value passes y, ranks of
+ * their own size (above) */
+static void reduced_mix(sp_model *m, double t, double y, double *f, int keep)
+{
+    if (m->nmix == 1 && m->mix_E[0] == 1) {
+        reduced_at_keep(m, t, y, f, keep);
+        return;
+    }
+    double g[NC];
+    memset(f, 0, NC * sizeof *f);
+    for (int i = 0; i < m->nmix; i++) {
+        reduced_at_keep(m, t, y / m->mix_E[i], g, keep);
+        for (int s = 0; s < NC; s++)
+            f[s] += m->mix_w[i] * g[s];
+    }
+}
+
 /* ---- the operations ----------------------------------------------------------- */
 
 struct sp_model_set {
@@ -1552,23 +1673,33 @@ static uint64_t op_reduced_above(void *state, int rank, int iter, double thr, in
     sp_model *m = state;
     advance_to(m, iter);
     double f[NC], nz;
-    reduced_at(m, thr, thr_global, f);
+    rank_mix(m);
+    reduced_mix(m, mix_threshold(m, rank, thr), thr_global, f, 1);
     double e = over_range(m, f, lo, hi, &nz);
     uint64_t c = draw_count(e, nz, z_of(m, SP_ST_MODEL_REDUCED, rank, iter, (uint64_t)lo));
     return c > at_most ? at_most : c;
 }
 
-static double op_global_kth(void *state, int iter, double thr, uint64_t K)
+static double op_global_kth(void *state, int rank, int iter, double thr, uint64_t K)
 {
     sp_model *m = state;
     advance_to(m, iter);
-    if (m->gk_t == iter && m->gk_thr == thr && m->gk_K == K)
-        return m->gk_val;
+    rank_mix(m);
+    if (!(m->nmix == 1 && m->mix_E[0] == 1) && thr > 0) {
+        /* the ranks' shared threshold, on the cells' 1% grid: the ranks ask
+         * with counts a little apart, and the one answer all exact ranks get
+         * is then worked out once or twice, not once per rank */
+        thr = mix_threshold(m, rank, thr);
+        thr = exp(CELL * round(log(thr) / CELL));
+    }
+    for (int i = 0; i < GKCACHE; i++)
+        if (m->gk[i].t == iter && m->gk[i].thr == thr && m->gk[i].K == K)
+            return m->gk[i].val;
     double lo = thr, hi = thr * 2;
     double f[NC];
     for (int i = 0; i < 60; i++) { /* an upper end with fewer than K above it */
         double e = 0;
-        reduced_at_keep(m, thr, hi, f, 0);
+        reduced_mix(m, thr, hi, f, 0);
         for (int s = 0; s < NC; s++)
             e += m->Ns[s] * f[s];
         if (e < (double)K)
@@ -1578,7 +1709,7 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
     }
     for (int i = 0; i < 50 && hi / lo > 1 + 1e-7; i++) {
         double mid = sqrt(lo * hi), e = 0;
-        reduced_at_keep(m, thr, mid, f, 0);
+        reduced_mix(m, thr, mid, f, 0);
         for (int s = 0; s < NC; s++)
             e += m->Ns[s] * f[s];
         if (e > (double)K)
@@ -1586,11 +1717,10 @@ static double op_global_kth(void *state, int iter, double thr, uint64_t K)
         else
             hi = mid;
     }
-    m->gk_t = iter;
-    m->gk_thr = thr;
-    m->gk_K = K;
-    m->gk_val = sqrt(lo * hi);
-    return m->gk_val;
+    gk_entry *e = &m->gk[m->gk_next];
+    m->gk_next = (m->gk_next + 1) % GKCACHE;
+    *e = (gk_entry){iter, K, thr, sqrt(lo * hi)};
+    return e->val;
 }
 
 static void op_consume(void *state, int rank, int iter, double thr, double thr_global)
@@ -1727,7 +1857,9 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->settle = settle;
     m->density = density;
     m->L = p->nlayers;
-    m->gk_t = -1;
+    for (int i = 0; i < GKCACHE; i++)
+        m->gk[i].t = -1;
+    m->mix_t = -1;
     /* the nodes: |M| at the positive Gauss-Hermite nodes (twice their weight),
      * the common component at its own; one node at 0 where there is none */
     if (p->mean > 0) {
@@ -1826,6 +1958,7 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     uint64_t k = (uint64_t)floor((double)p->n * density);
     set_iteration(m, -settle);
     while (m->state_t < 0) {
+        note_share(m);
         step(m, 1, kth_value(m, (double)k), -1);
         set_iteration(m, m->state_t + 1);
     }
@@ -1849,6 +1982,7 @@ void sp_model_free(sp_model *m)
     free(m->one_terms);
     free(m->rcells);
     free(m->views);
+    free(m->mix_all);
     free(m->share);
     free(m->sm);
     free(m->walk);
