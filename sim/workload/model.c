@@ -252,6 +252,9 @@ typedef struct {
 #define GB_STEP 0.05 /* a bucket of the fresh gradient's factor spans 5% of it */
 #define NMIX 16     /* groups of ranks by whole scale (rank_mix) */
 #define GKCACHE 4
+#define NRET 121      /* the global step's per-rank retention, on ln E in [RET_LO, RET_LO + 12] */
+#define RET_LO (-8.0)
+#define RET_STEP 0.1
 typedef struct {
     int t; /* the iteration (-1: empty) */
     uint64_t K;
@@ -318,6 +321,10 @@ struct sp_model {
     double *share;           /* [t]: the residual's share of the accumulated energy (rank_view) */
     step_masses *sm;         /* step's bin masses, one table for every class */
     int nshare, capshare;
+    double *ret; /* [g * NRET + i]: a rank's residual energy kept, over the population's, at whole scale ln E = RET_LO + i RET_STEP */
+    double ret_row[NRET], ret_T; /* the row being made: energy above each rank's delivery threshold over the mean */
+    int ret_on;
+    double last_y_nat;
     struct rank_view *views; /* per rank: its view at views[r].iter */
     int nviews;
     /* the ranks' whole scales in groups, for questions about them together
@@ -447,6 +454,26 @@ static void above_moments(const sp_model *m, int s, int k, int q, double t, doub
     *po = p;
     *e1o = e1;
     *e2o = e2;
+}
+
+/* the accumulated energy above t, over all entries (the state before its
+ * step) */
+static double energy_above(const sp_model *m, double t)
+{
+    double e = 0;
+    for (int s = 0; s < NC; s++) {
+        if (m->Ns[s] <= 0)
+            continue;
+        double es = 0;
+        for (int k = 0; k < m->nm; k++)
+            for (int q = 0; q < m->nzn; q++) {
+                double p, e1, e2;
+                above_moments(m, s, k, q, t, &p, &e1, &e2);
+                es += m->m_w[k] * m->z_w[q] * e2;
+            }
+        e += m->Ns[s] * es;
+    }
+    return e;
 }
 
 static void cell_z(const sp_model *m, cell_t *c, double t)
@@ -800,7 +827,13 @@ static const rank_view *view_of(sp_model *m, int rank, int iter)
     }
     for (; v->t2 < g && v->t2 < m->nshare; v->t2++) {
         double S = sp_rank_scale(m->seed, sd, rho, rank, v->t2, &w[rank]), sh = m->share[v->t2];
-        v->R2 = sh * v->R2 + (1 - sh) * S * S;
+        double E2 = sh * v->R2 + (1 - sh) * S * S;
+        /* the global step consumed more of a large rank's energy than of the population's */
+        double x = (0.5 * log(E2 > 1e-300 ? E2 : 1e-300) - RET_LO) / RET_STEP;
+        int i = x < 0 ? 0 : x > NRET - 2 ? NRET - 2 : (int)x;
+        double f = x - i < 0 ? 0 : x - i > 1 ? 1 : x - i;
+        const double *rr = m->ret + (size_t)v->t2 * NRET;
+        v->R2 = E2 * ((1 - f) * rr[i] + f * rr[i + 1]);
     }
     double S = sp_rank_scale(m->seed, sd, rho, rank, g, &w[rank]);
     double R = sqrt(v->R2 > 1e-300 ? v->R2 : 1e-300), lg = log(S / R);
@@ -833,7 +866,7 @@ static double kth_value(sp_model *m, double k);
 
 /* w(state_t): the residual's energy over the residual's and this
  * iteration's gradient's together, for the ranks' own residuals (rank_view) */
-static double state_share(const sp_model *m)
+static double state_energy(const sp_model *m, double *eg_out)
 {
     double er = 0, eg = 0;
     for (int s2 = 0; s2 < NC; s2++) {
@@ -846,6 +879,14 @@ static double state_share(const sp_model *m)
         er += m->Ns[s2] * m->sigma[s2] * m->sigma[s2] * r;
         eg += m->Ns[s2] * g * g;
     }
+    if (eg_out)
+        *eg_out = eg;
+    return er;
+}
+
+static double state_share(const sp_model *m)
+{
+    double eg, er = state_energy(m, &eg);
     return er + eg > 0 ? er / (er + eg) : 0;
 }
 
@@ -860,9 +901,71 @@ static void note_share(sp_model *m)
         if (!x)
             return;
         m->share = x;
+        double *r = realloc(m->ret, (size_t)nc * NRET * sizeof *r);
+        if (!r)
+            return;
+        m->ret = r;
         m->capshare = nc;
     }
+    for (int i = 0; i < NRET; i++)
+        m->ret[(size_t)m->nshare * NRET + i] = 1;
     m->share[m->nshare++] = sh;
+}
+
+static void rank_mix(sp_model *m);
+
+/* The global step's per-rank energy balance (view_of): a rank's entry is
+ * delivered, and consumed, where it is selected and its value passes the
+ * global threshold, y / E_r in the population's units, so a rank much larger
+ * than the others loses more of its energy than the population's share.  A
+ * rank of whole scale E keeps (1 - kappa a(E)) / (1 - kappa) of what the
+ * population's share would leave it, kappa the population's consumed share
+ * and a(E) the energy above max(t, y / E) over its mean over the ranks. */
+static void ret_before(sp_model *m, int mode, double t, double y_nat)
+{
+    m->ret_on = 0;
+    if (mode != 2 || !(y_nat > 0) || !m->rcells || m->state_t < 0 || m->settle + m->state_t != m->nshare - 1)
+        return;
+    rank_mix(m);
+    double num = 0, den = 0;
+    for (int g = 0; g < m->nmix; g++) {
+        double x = y_nat / m->mix_E[g];
+        double e2 = m->mix_E[g] * m->mix_E[g] * m->mix_w[g];
+        num += e2 * energy_above(m, x > t ? x : t);
+        den += e2;
+    }
+    double mean = den > 0 ? num / den : 0;
+    if (!(mean > 0))
+        return;
+    double last_x = -1, last_e = 0;
+    for (int i = 0; i < NRET; i++) {
+        double x = y_nat / exp(RET_LO + RET_STEP * i);
+        if (x < t)
+            x = t;
+        if (x != last_x) {
+            last_e = energy_above(m, x);
+            last_x = x;
+        }
+        m->ret_row[i] = last_e / mean;
+    }
+    double eg, er = state_energy(m, &eg);
+    m->ret_T = er + eg;
+    m->ret_on = 1;
+}
+
+static void ret_after(sp_model *m)
+{
+    if (!m->ret_on)
+        return;
+    m->ret_on = 0;
+    double kappa = m->ret_T > 0 ? 1 - state_energy(m, NULL) / m->ret_T : 0;
+    if (!(kappa > 0) || kappa >= 1)
+        return;
+    double *rr = m->ret + (size_t)(m->nshare - 1) * NRET;
+    for (int i = 0; i < NRET; i++) {
+        double c = kappa * m->ret_row[i];
+        rr[i] = (1 - (c < 0.999 ? c : 0.999)) / (1 - kappa);
+    }
 }
 
 /* the state of run iteration t: the iterations between move on with the
@@ -885,6 +988,7 @@ static void advance_to(sp_model *m, int t)
             mode = m->n_global ? 2 : 1;
             thr = m->sum_thr / nr;
             y = m->n_global ? m->sum_thr_global / nr : -1;
+            m->last_y_nat = y;
             if (m->n_count) { /* ranks of their own scale: as many as they took on average */
                 m->last_count = m->sum_count / m->n_count;
                 thr = kth_value(m, m->last_count);
@@ -911,7 +1015,9 @@ static void advance_to(sp_model *m, int t)
             thr = t2;
         }
         note_share(m);
+        ret_before(m, mode, thr, m->last_y_nat);
         step(m, mode, thr, y);
+        ret_after(m);
         m->last_mode = mode;
         m->last_thr = thr;
         m->last_thr_global = y;
@@ -1984,6 +2090,7 @@ void sp_model_free(sp_model *m)
     free(m->views);
     free(m->mix_all);
     free(m->share);
+    free(m->ret);
     free(m->sm);
     free(m->walk);
     free(m->rank_walk);
