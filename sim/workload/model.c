@@ -322,8 +322,6 @@ struct sp_model {
     step_masses *sm;         /* step's bin masses, one table for every class */
     int nshare, capshare;
     double *ret; /* [g * NRET + i]: a rank's residual energy kept, over the population's, at whole scale ln E = RET_LO + i RET_STEP */
-    double ret_row[NRET], ret_T; /* the row being made: energy above each rank's delivery threshold over the mean */
-    int ret_on;
     double last_y_nat;
     struct rank_view *views; /* per rank: its view at views[r].iter */
     int nviews;
@@ -921,11 +919,10 @@ static void rank_mix(sp_model *m);
  * rank of whole scale E keeps (1 - kappa a(E)) / (1 - kappa) of what the
  * population's share would leave it, kappa the population's consumed share
  * and a(E) the energy above max(t, y / E) over its mean over the ranks. */
-static void ret_before(sp_model *m, int mode, double t, double y_nat)
+static int delivered_row(sp_model *m, int mode, double t, double y_nat, double *row)
 {
-    m->ret_on = 0;
     if (mode != 2 || !(y_nat > 0) || !m->rcells || m->state_t < 0 || m->settle + m->state_t != m->nshare - 1)
-        return;
+        return 0;
     rank_mix(m);
     double num = 0, den = 0;
     for (int g = 0; g < m->nmix; g++) {
@@ -936,7 +933,7 @@ static void ret_before(sp_model *m, int mode, double t, double y_nat)
     }
     double mean = den > 0 ? num / den : 0;
     if (!(mean > 0))
-        return;
+        return 0;
     double last_x = -1, last_e = 0;
     for (int i = 0; i < NRET; i++) {
         double x = y_nat / exp(RET_LO + RET_STEP * i);
@@ -946,24 +943,28 @@ static void ret_before(sp_model *m, int mode, double t, double y_nat)
             last_e = energy_above(m, x);
             last_x = x;
         }
-        m->ret_row[i] = last_e / mean;
+        row[i] = last_e / mean;
     }
-    double eg, er = state_energy(m, &eg);
-    m->ret_T = er + eg;
-    m->ret_on = 1;
+    return 1;
 }
 
-static void ret_after(sp_model *m)
+/* step() with the rule (mode, t, y), and the row of the ranks' retention it
+ * leaves (y_nat: the global threshold in the ranks' own units) */
+static void step_ranks(sp_model *m, int mode, double t, double y, double y_nat)
 {
-    if (!m->ret_on)
+    double row[NRET], eg = 0, er = 0;
+    int on = delivered_row(m, mode, t, y_nat, row);
+    if (on)
+        er = state_energy(m, &eg);
+    step(m, mode, t, y);
+    if (!on || !(er + eg > 0))
         return;
-    m->ret_on = 0;
-    double kappa = m->ret_T > 0 ? 1 - state_energy(m, NULL) / m->ret_T : 0;
+    double kappa = 1 - state_energy(m, NULL) / (er + eg);
     if (!(kappa > 0) || kappa >= 1)
         return;
     double *rr = m->ret + (size_t)(m->nshare - 1) * NRET;
     for (int i = 0; i < NRET; i++) {
-        double c = kappa * m->ret_row[i];
+        double c = kappa * row[i];
         rr[i] = (1 - (c < 0.999 ? c : 0.999)) / (1 - kappa);
     }
 }
@@ -1015,9 +1016,7 @@ static void advance_to(sp_model *m, int t)
             thr = t2;
         }
         note_share(m);
-        ret_before(m, mode, thr, m->last_y_nat);
-        step(m, mode, thr, y);
-        ret_after(m);
+        step_ranks(m, mode, thr, y, m->last_y_nat);
         m->last_mode = mode;
         m->last_thr = thr;
         m->last_thr_global = y;
@@ -1495,12 +1494,15 @@ static void rank_mix(sp_model *m)
     m->nmix = g;
 }
 
+/* every rank of the population's size: the population answers */
+static int mix_alike(const sp_model *m) { return m->nmix == 1 && m->mix_E[0] == 1; }
+
 /* the ranks' shared threshold in population units: the one at which the
  * population selects what the asking rank selects with its own (rank_mix
  * first) */
 static double mix_threshold(sp_model *m, int rank, double thr)
 {
-    if ((m->nmix == 1 && m->mix_E[0] == 1) || !(thr > 0))
+    if (mix_alike(m) || !(thr > 0))
         return thr;
     const rank_view *v = view_of(m, rank, m->state_t);
     rank_on(m, v);
@@ -1513,7 +1515,7 @@ static double mix_threshold(sp_model *m, int rank, double thr)
  * their own size (above) */
 static void reduced_mix(sp_model *m, double t, double y, double *f, int keep)
 {
-    if (m->nmix == 1 && m->mix_E[0] == 1) {
+    if (mix_alike(m)) {
         reduced_at_keep(m, t, y, f, keep);
         return;
     }
@@ -1791,7 +1793,7 @@ static double op_global_kth(void *state, int rank, int iter, double thr, uint64_
     sp_model *m = state;
     advance_to(m, iter);
     rank_mix(m);
-    if (!(m->nmix == 1 && m->mix_E[0] == 1) && thr > 0) {
+    if (!mix_alike(m) && thr > 0) {
         /* the ranks' shared threshold, on the cells' 1% grid: the ranks ask
          * with counts a little apart, and the one answer all exact ranks get
          * is then worked out once or twice, not once per rank */
