@@ -7,9 +7,14 @@
  *  - A flow's bytes are brought up to date only when its rate changes
  *    (remaining -= rate x elapsed), as SimGrid's lazy update does; a flow
  *    whose rate a solve leaves alone costs nothing.
- *  - A solve starts from the links whose set of flows changed and takes in
- *    everything connected to them through flows; the rest of the network
- *    keeps its rates, which a change elsewhere cannot touch.
+ *  - A solve starts from the links whose set of flows changed: their flows
+ *    are re-solved with every other flow held at its rate (the links they
+ *    share with those keep what the others take).  Where the result and the
+ *    held rates are not one max-min allocation (verify), the links where it
+ *    fails are opened and the part grows; after a few tries the part is all
+ *    that full links reach.  On symmetric traffic (an all-to-all over NICs
+ *    that all fill at one level) a flow's end changes nobody's rate, and the
+ *    first try, its links' flows alone, is the answer.
  *  - Progressive filling (Bertsekas and Gallager, Data Networks, 1992,
  *    section 6.5.2), weighted as SimGrid's lmm weights it: a link of
  *    remaining capacity R whose unfixed flows i have consumptions a_i and
@@ -48,6 +53,7 @@ typedef struct flow {
     int state, nel;
     unsigned stamp; /* visited by the current solve */
     int fixed;      /* rate set in the current solve */
+    int bl;         /* the link whose filling fixed it in the current solve (-1: its bound) */
     double newrate;
     double value;   /* the solved value now in force (rate = value x rf) */
     int fresh;      /* joined its links since the last solve: always solved */
@@ -98,6 +104,7 @@ struct spf_net {
      * of each that started */
     double floor;
     int whole; /* solve everything a change reaches through any link (spf_net_whole) */
+    uint64_t opened; /* edge links verify() opened */
 };
 
 /* room for `need` elements of `size` bytes in *arr (capacity *cap, doubled
@@ -466,7 +473,7 @@ SPF_NETMODEL static void new_stamp(spf_net *n)
  * since none of the changed flows' links fills below it (an ended flow
  * would have been fixed there before, a started one would be now).  They
  * stay out, and what they take is left out of their links' capacity. */
-SPF_NETMODEL static int gather(spf_net *n, double floor)
+SPF_NETMODEL static int gather(spf_net *n, double floor, int local)
 {
     n->nq = n->nqf = n->ne = 0;
     for (int i = 0; i < n->nchg; i++)
@@ -489,7 +496,7 @@ SPF_NETMODEL static int gather(spf_net *n, double floor)
                 link *m = &n->l[li];
                 if (m->stamp == n->stamp)
                     continue;
-                if (n->whole || tight(m) || m->force == (unsigned)n->solves) {
+                if (n->whole || (!local && tight(m)) || m->force == (unsigned)n->solves) {
                     if (push_qlink(n, li) != 0)
                         return -1;
                 } else if (m->edge != n->stamp && push_elink(n, li) != 0) {
@@ -508,9 +515,10 @@ SPF_NETMODEL static int gather(spf_net *n, double floor)
 }
 
 /* fixes flow f at rate r: the links it crosses lose what it takes */
-SPF_NETMODEL static void fix(spf_net *n, flow *f, double r)
+SPF_NETMODEL static void fix(spf_net *n, flow *f, double r, int bl)
 {
     f->fixed = 1;
+    f->bl = bl;
     f->newrate = r;
     for (int e = 0; e < f->nel; e++) {
         link *k = &n->l[f->el[e].link];
@@ -600,7 +608,7 @@ SPF_NETMODEL static void fill(spf_net *n)
             for (int i = 0; i < nf; i++) {
                 flow *f = n->qflows[i];
                 if (!f->fixed && f->bound * f->penalty <= lim) {
-                    fix(n, f, f->bound);
+                    fix(n, f, f->bound, -1);
                     fixed++;
                 }
             }
@@ -615,7 +623,7 @@ SPF_NETMODEL static void fill(spf_net *n)
                     if (f->fixed || f->stamp != n->stamp) /* fixed, or outside the part (an edge link) */
                         continue;
                     double r = level / f->penalty;
-                    fix(n, f, r < f->bound ? r : f->bound);
+                    fix(n, f, r < f->bound ? r : f->bound, r < f->bound ? open[h] : -1);
                     fixed++;
                 }
             }
@@ -623,12 +631,62 @@ SPF_NETMODEL static void fill(spf_net *n)
         if (fixed == 0) /* nothing binds what is left: no link limits it (cannot happen with links) */
             for (int i = 0; i < nf; i++)
                 if (!n->qflows[i]->fixed)
-                    fix(n, n->qflows[i], n->qflows[i]->bound);
+                    fix(n, n->qflows[i], n->qflows[i]->bound, -1);
     }
 }
 
 /* room for the fill's open links */
 SPF_NETMODEL static int room(spf_net *n) { return grow(&n->open, &n->capopen, sizeof *n->open, n->nq + n->ne, 256); }
+
+/* After a fill: the edge links at which the part's new rates and the rates
+ * left outside it are no longer one max-min allocation, forced open for the
+ * next try; how many.  The allocation is max-min fair when every flow has a
+ * bottleneck, a full link on which no flow has a higher level (Bertsekas
+ * and Gallager, section 6.5.2).  The part's flows have one inside the part;
+ * one held at an edge link must not be below a flow outside on it (1).  A
+ * flow outside keeps its rate and its bottleneck unless that was an edge
+ * link, which it can only have been if the link was full and the flow had
+ * its highest level; then the link must still be full and no flow of the
+ * part may have risen above it (2).  Links no flow of the part crosses are
+ * as they were. */
+SPF_NETMODEL static int verify(spf_net *n)
+{
+    int bad = 0;
+    for (int h = 0; h < n->ne; h++) {
+        int li = n->elinks[h];
+        link *k = &n->l[li];
+        double out_max = -1, in_old = -1, in_new = -1, held_min = INFINITY;
+        for (int j = 0; j < k->nf; j++) {
+            const flow *f = k->f[j];
+            double lo = f->value * f->penalty;
+            if (f->stamp != n->stamp) {
+                if (lo > out_max)
+                    out_max = lo;
+                continue;
+            }
+            double ln = f->newrate * f->penalty;
+            if (lo > in_old)
+                in_old = lo;
+            if (ln > in_new)
+                in_new = ln;
+            if (f->bl == li && ln < held_min)
+                held_min = ln;
+        }
+        if (out_max < 0) /* every flow on it was in the part */
+            continue;
+        int v = held_min < out_max * (1 - REL_EPS);                                        /* (1) */
+        if (!v && tight(k) && out_max >= in_old * (1 - REL_EPS))                            /* (2) */
+            v = k->rem > k->capacity * TIGHT_EPS || in_new > out_max * (1 + REL_EPS);
+        if (v) {
+            k->force = (unsigned)n->solves;
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* local tries before the solve takes in all that full links reach */
+#define LOCAL_TRIES 4
 
 SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 {
@@ -637,28 +695,34 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     n->solves++;
     new_stamp(n);
     double floor = n->whole ? 0 : n->floor * (1 - 1e-9);
+    /* first the changed links' flows alone, the rest of the network held as
+     * it is; where that is not one max-min allocation (verify), the links
+     * where it fails are opened and the part grows; after LOCAL_TRIES the
+     * part is all that full links reach from it */
+    int local = !n->whole, tries = 0;
     for (;;) {
-        if (gather(n, floor) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
+        if (gather(n, floor, local) != 0 || room(n) != 0) /* out of memory: keep the old rates; the next solve tries again */
             return;
         fill(n);
-        /* an edge link the new rates fill: the flows beyond it may have to
-         * give way; open it and solve again (rare) */
-        int filled = 0;
-        for (int h = 0; h < n->ne; h++) {
-            link *k = &n->l[n->elinks[h]];
-            if (k->rem <= k->capacity * TIGHT_EPS) {
-                k->force = (unsigned)n->solves;
-                filled++;
-            }
-        }
-        if (!filled)
+        n->gathered += (uint64_t)n->nqf;
+        int bad = verify(n);
+        if (!bad)
             break;
+        n->opened += (uint64_t)bad;
+        if (local && ++tries >= LOCAL_TRIES)
+            local = 0;
         new_stamp(n);
     }
     n->chg_mark++;
     n->nchg = 0;
     n->floor = INFINITY;
-    n->gathered += (uint64_t)n->nqf;
+    /* a rate the solve gave again up to rounding is kept as it was: the flow
+     * keeps its place and its end */
+    for (int i = 0; i < n->nqf; i++) {
+        flow *f = n->qflows[i];
+        if (!f->fresh && fabs(f->newrate - f->value) <= 1e-12 * f->value)
+            f->newrate = f->value;
+    }
     /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
@@ -693,10 +757,13 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 
 SPF_NETMODEL void spf_net_whole(spf_net *n, int on) { n->whole = on; }
 
-SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered)
+SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered,
+                               uint64_t *opened)
 {
     *solves = n->solves;
     *rerated = n->rerated;
     if (gathered)
         *gathered = n->gathered;
+    if (opened)
+        *opened = n->opened;
 }

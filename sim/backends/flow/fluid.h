@@ -7,8 +7,8 @@
  * max-min fair allocation (progressive filling: the most loaded link
  * saturates first and fixes the rates of the flows through it, each in
  * inverse proportion to its penalty; a flow's own bound caps it), re-solved
- * only over the links and flows a change can reach (the connected part of
- * the sharing graph around the links whose flows changed), once per instant
+ * only over the flows a change reaches (first the changed links' own flows,
+ * grown until the rates are one max-min allocation again), once per instant
  * however many flows start and end in it.  A link of SimGrid's FATPIPE
  * policy does not share: it is a bound of each flow through it, which the
  * caller folds into the flow's bound.
@@ -52,9 +52,10 @@ void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, 
  * pruned one must equal: tests) */
 void spf_net_whole(spf_net *n, int on);
 
-/* counters of the solver's work: solves, flows re-rated and flows taken
- * into the solves, summed over all solves */
-void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered);
+/* counters of the solver's work: solves, flows re-rated, flows taken into
+ * the solves' fills (every try), and links a local try had to open, summed
+ * over all solves (gathered, opened: NULL when not wanted) */
+void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered, uint64_t *opened);
 
 #ifdef __cplusplus
 }
