@@ -52,13 +52,37 @@ struct route {
   bool empty      = true;
 };
 
+/* what the routes need of a SimGrid link, read once: every route crosses
+ * several, and a route is built for each pair an all-to-all meets */
+struct linfo {
+  const simgrid::s4u::Link* key = nullptr;
+  int id                        = -1; /* in the fluid network; -1: not shared there (yet) */
+  bool never                    = false; /* cannot bind (feeds_below) */
+  simgrid::s4u::Link::SharingPolicy policy = simgrid::s4u::Link::SharingPolicy::SHARED;
+  double bw                     = 0;
+};
+
+/* the links' facts by address: open addressing, a power-of-two table kept
+ * under half full */
+struct ltable {
+  std::vector<linfo> slot;
+  size_t used = 0;
+  size_t at(const simgrid::s4u::Link* l) const
+  {
+    size_t mask = slot.size() - 1, i = (size_t)(((uintptr_t)l >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    while (slot[i].key && slot[i].key != l)
+      i = (i + 1) & mask;
+    return i;
+  }
+};
+
 } // namespace
 
 struct spf_routes {
   spf_net* net;
-  std::unordered_map<const simgrid::s4u::Link*, int> ids;
-  std::unordered_map<const simgrid::s4u::Link*, bool> never_binds;
+  ltable links;
   std::unordered_map<uint64_t, route> cache;
+  std::vector<simgrid::s4u::Link*> fwd, back; /* a route as SimGrid gives it, reused */
   bool cross = false;
   double weight_s = 0, gamma = 0;
   route scratch;
@@ -69,25 +93,49 @@ namespace {
  * ranks meets millions of pairs, each met about once per iteration */
 const size_t cache_max = size_t(1) << 20;
 
-int link_id(spf_routes* r, const simgrid::s4u::Link* l)
+/* the platform builder's word that nothing but links of no more than this
+ * link's bandwidth in all feed it (spg::set_feed) */
+bool feeds_below(const simgrid::s4u::Link* l)
 {
-  auto it = r->ids.find(l);
-  if (it != r->ids.end())
-    return it->second;
-  int id = spf_net_add_link(r->net, l->get_bandwidth());
-  r->ids.emplace(l, id);
-  return id;
+  const char* feed = l->get_property(spg::FEED_PROPERTY);
+  return feed && l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::SHARED &&
+         std::strtod(feed, nullptr) <= l->get_bandwidth();
 }
 
-void add(spf_routes* r, route& out, const simgrid::s4u::Link* l, double coef)
+/* a link's facts, read from SimGrid the first time it is met */
+linfo& info(spf_routes* r, const simgrid::s4u::Link* l)
 {
-  if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::WIFI)
+  ltable& t = r->links;
+  if (2 * (t.used + 1) > t.slot.size()) { /* grow, and place every link again */
+    std::vector<linfo> old(std::max<size_t>(64, 2 * t.slot.size()));
+    old.swap(t.slot);
+    for (auto const& e : old)
+      if (e.key)
+        t.slot[t.at(e.key)] = e;
+  }
+  size_t i = t.at(l);
+  linfo& e = t.slot[i];
+  if (!e.key) {
+    e.key    = l;
+    e.policy = l->get_sharing_policy();
+    e.bw     = l->get_bandwidth();
+    e.never  = feeds_below(l);
+    t.used++;
+  }
+  return e;
+}
+
+void add(spf_routes* r, route& out, linfo& li, double coef)
+{
+  if (li.policy == simgrid::s4u::Link::SharingPolicy::WIFI)
     return;
-  if (l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE) {
-    out.fat = std::min(out.fat, l->get_bandwidth() / coef);
+  if (li.policy == simgrid::s4u::Link::SharingPolicy::FATPIPE) {
+    out.fat = std::min(out.fat, li.bw / coef);
     return;
   }
-  int id = link_id(r, l);
+  if (li.id < 0)
+    li.id = spf_net_add_link(r->net, li.bw);
+  int id = li.id;
   for (size_t i = 0; i < out.links.size(); i++)
     if (out.links[i] == id) { /* a link met twice: its consumptions add, as in SimGrid's expand */
       out.coefs[i] += coef;
@@ -97,44 +145,32 @@ void add(spf_routes* r, route& out, const simgrid::s4u::Link* l, double coef)
   out.coefs.push_back(coef);
 }
 
-/* the platform builder's word that nothing but links of no more than this
- * link's bandwidth in all feed it (spg::set_feed); kept per link */
-bool never_binds(spf_routes* r, const simgrid::s4u::Link* l)
-{
-  auto it = r->never_binds.find(l);
-  if (it != r->never_binds.end())
-    return it->second;
-  const char* feed = l->get_property(spg::FEED_PROPERTY);
-  bool never       = feed && l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::SHARED &&
-               std::strtod(feed, nullptr) <= l->get_bandwidth();
-  r->never_binds.emplace(l, never);
-  return never;
-}
-
 void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, route& out)
 {
-  std::vector<simgrid::s4u::Link*> fwd;
+  std::vector<simgrid::s4u::Link*>& fwd = r->fwd;
   double lat = 0;
+  fwd.clear();
   from->route_to(to, fwd, &lat);
   out       = route();
   out.lat   = lat;
   out.empty = fwd.empty() && lat <= 0;
   for (auto const* l : fwd) {
-    if (l->get_sharing_policy() != simgrid::s4u::Link::SharingPolicy::WIFI)
-      out.min_bw = std::min(out.min_bw, l->get_bandwidth());
+    linfo& li = info(r, l);
+    if (li.policy != simgrid::s4u::Link::SharingPolicy::WIFI)
+      out.min_bw = std::min(out.min_bw, li.bw);
     if (r->weight_s > 0)
-      out.ws += r->weight_s / l->get_bandwidth();
+      out.ws += r->weight_s / li.bw;
     /* a link that cannot bind shares nothing (zone_links.hpp, set_feed): left out, where each flow
      * through it takes it once and in full (without cross-traffic, crossed once) */
-    if (!r->cross && never_binds(r, l) && std::count(fwd.begin(), fwd.end(), l) == 1)
+    if (!r->cross && li.never && std::count(fwd.begin(), fwd.end(), l) == 1)
       continue;
-    add(r, out, l, 1.0);
+    add(r, out, li, 1.0);
   }
   if (r->cross) {
-    std::vector<simgrid::s4u::Link*> back;
-    to->route_to(from, back, nullptr);
-    for (auto const* l : back)
-      add(r, out, l, 0.05);
+    r->back.clear();
+    to->route_to(from, r->back, nullptr);
+    for (auto const* l : r->back)
+      add(r, out, info(r, l), 0.05);
   }
 }
 } // namespace
