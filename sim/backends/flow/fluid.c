@@ -655,6 +655,9 @@ SPF_NETMODEL static int verify(spf_net *n)
     for (int h = 0; h < n->ne; h++) {
         int li = n->elinks[h];
         link *k = &n->l[li];
+        int full = k->rem <= k->capacity * TIGHT_EPS;
+        if (!full && !tight(k)) /* (1) needs it full now, (2) full before */
+            continue;
         double out_max = -1, in_old = -1, in_new = -1, held_min = INFINITY;
         for (int j = 0; j < k->nf; j++) {
             const flow *f = k->f[j];
@@ -676,7 +679,7 @@ SPF_NETMODEL static int verify(spf_net *n)
             continue;
         int v = held_min < out_max * (1 - REL_EPS);                                        /* (1) */
         if (!v && tight(k) && out_max >= in_old * (1 - REL_EPS))                            /* (2) */
-            v = k->rem > k->capacity * TIGHT_EPS || in_new > out_max * (1 + REL_EPS);
+            v = !full || in_new > out_max * (1 + REL_EPS);
         if (v) {
             k->force = (unsigned)n->solves;
             bad++;
