@@ -287,6 +287,18 @@ static void times_of(const char *engine, const char *const *extra, double out[NA
         *iters = cJSON_GetArraySize(its);
         for (int i = 0; i < *iters && i < 4; i++)
             out[k][i] = cJSON_GetObjectItem(cJSON_GetArrayItem(its, i), "time_s")->valuedouble;
+        /* the flow engine says what its sharing did; SimGrid's run has no such part */
+        cJSON *fs = cJSON_GetObjectItem(j, "flow_solver");
+        if (strcmp(engine, "flow") == 0) {
+            cr_assert_not_null(fs, "%s: no flow_solver in the flow engine's summary", tok);
+            double solves = cJSON_GetObjectItem(fs, "solves")->valuedouble,
+                   rerated = cJSON_GetObjectItem(fs, "flows_rerated")->valuedouble,
+                   solved = cJSON_GetObjectItem(fs, "flows_solved")->valuedouble;
+            cr_assert(solves > 0 && rerated > 0 && rerated <= solved, "%s: solves %g, rerated %g, solved %g", tok,
+                      solves, rerated, solved);
+        } else {
+            cr_assert_null(fs, "%s: flow_solver in SimGrid's summary", tok);
+        }
         cJSON_Delete(j);
         free(s);
     }

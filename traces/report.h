@@ -115,6 +115,15 @@ typedef struct {
     double cpu_s;                     /* the process's CPU time over the run (user + system) */
 } sp_wall_profile;
 
+/* the flow engine's sharing, its work over the run (sim/backends/flow/fluid.h) */
+typedef struct {
+    int on;                           /* 0: not the flow engine */
+    uint64_t solves;                  /* instants at which rates were solved again */
+    uint64_t rerated;                 /* flows whose rate a solve changed */
+    uint64_t solved;                  /* flows taken into the solves (every try) */
+    uint64_t opened;                  /* links a solve's local try had to open */
+} sp_flow_solver;
+
 typedef struct {
     int nranks, niters;
     uint64_t n, k;
@@ -136,6 +145,7 @@ typedef struct {
     double *stat_last;            /* [stat * nranks + rank]: value in the last iteration that set it */
     double wall_seconds;
     sp_wall_profile wall_profile; /* the ranks' run on the simulator */
+    sp_flow_solver flow_solver;   /* --engine flow */
     uint64_t trace_dropped;
     /* platform facts for the alpha-beta prediction */
     double alpha, beta;           /* route latency (s), inverse bandwidth (s/byte) */

@@ -255,6 +255,14 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
         for (int c = 0; c < SP_WALL_NCLASS; c++)
             cJSON_AddNumberToObject(w, name[c], sp_report_wall_share(rep, c));
     }
+    const sp_flow_solver *fs = &rep->flow_solver;
+    if (fs->on) {
+        cJSON *w = cJSON_AddObjectToObject(root, SPK_FLOW_SOLVER);
+        cJSON_AddNumberToObject(w, SPK_FS_SOLVES, (double)fs->solves);
+        cJSON_AddNumberToObject(w, SPK_FS_RERATED, (double)fs->rerated);
+        cJSON_AddNumberToObject(w, SPK_FS_SOLVED, (double)fs->solved);
+        cJSON_AddNumberToObject(w, SPK_FS_OPENED, (double)fs->opened);
+    }
     sp_nccl_figures nc;
     sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);
     cJSON *no = cJSON_AddObjectToObject(root, SPK_NCCL);

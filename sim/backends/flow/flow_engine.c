@@ -906,6 +906,11 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, char 
     }
     /* flows still under way when the run stopped */
     spf_net_advance(E.net, INFINITY, drop_flow, NULL);
+    if (sh->rep) {
+        sp_flow_solver *fs = &sh->rep->flow_solver;
+        fs->on = 1;
+        spf_net_work(E.net, &fs->solves, &fs->rerated, &fs->solved, &fs->opened);
+    }
     free_all();
     return rc;
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Two builds side by side: the same runs, their simulated times and their walls.
+
+For a change that should make the simulator faster without changing its
+answers.  Every algorithm (BERT's n, model payloads, 2 iterations, device none
+unless --args says otherwise) runs with the build before and the build after,
+one run at a time and alternating, on each platform and P; the table gives each
+run's simulated time per iteration under both, their relative difference, and
+the two walls with their ratio.  A wall is the run's own (summary.json
+wall_seconds), so start-up and the writers are left out the same way for both.
+
+usage: bench/engine_ab.py --before OLD/sparsim --after build/sparsim
+                          [--platforms dgx-h100,daint] [--ranks 256,1024]
+                          [--algos all] [--args "--engine flow"] --out DIR
+Writes DIR/ab.csv and DIR/ab.md.
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+COMMON = ["--workload", "bert", "--payload", "model", "--iters", "2", "--no-csv", "--no-trace", "--quiet"]
+
+
+def algorithms(sparsim, algos):
+    if algos != "all":
+        return algos.split(",")
+    out = subprocess.run([sparsim, "list"], check=True, capture_output=True, text=True).stdout
+    names, inside = [], False
+    for line in out.splitlines():
+        if not line.startswith(" "):
+            inside = line.startswith("algorithms")
+        elif inside and line.startswith("  ") and not line.startswith("   "):
+            names.append(line.split()[0])
+    return names
+
+
+def one(sparsim, algo, platform, ranks, extra, out):
+    cmd = [sparsim, "run", "--algo", algo, "--ranks", str(ranks), "--platform", platform, "--out", out] + COMMON + extra
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        print("  failed: %s: %s" % (" ".join(cmd), r.stderr.strip().splitlines()[-1:]), file=sys.stderr)
+        return None
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    return s["time_per_iter_s"]["mean"], s["wall_seconds"], s["messages"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", required=True, help="the sparsim binary before the change")
+    ap.add_argument("--after", default="build/sparsim", help="the sparsim binary after it")
+    ap.add_argument("--platforms", default="dgx-h100,daint")
+    ap.add_argument("--ranks", default="256")
+    ap.add_argument("--algos", default="all", help="comma list, or all (sparsim list)")
+    ap.add_argument("--args", default="--engine flow --device none", help="more arguments for every run")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    extra = shlex.split(a.args)
+    rows = []
+    for platform in a.platforms.split(","):
+        for ranks in a.ranks.split(","):
+            for algo in algorithms(a.after, a.algos):
+                tag = "%s-%s-%s" % (algo.replace(":", "_"), os.path.basename(platform).replace(":", "_"), ranks)
+                b = one(a.before, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-before"))
+                f = one(a.after, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-after"))
+                if not b or not f:
+                    continue
+                diff = abs(f[0] - b[0]) / b[0] if b[0] else 0.0
+                rows.append({"platform": platform, "ranks": ranks, "algo": algo, "messages": f[2],
+                             "sim_before": b[0], "sim_after": f[0], "rel_diff": diff,
+                             "wall_before": b[1], "wall_after": f[1],
+                             "speedup": b[1] / f[1] if f[1] > 0 else float("inf")})
+                r = rows[-1]
+                print("%-12s %5s %-14s sim %.9g -> %.9g (%.1e)  wall %.2f -> %.2f s" %
+                      (platform, ranks, algo, b[0], f[0], diff, b[1], f[1]), flush=True)
+    with open(os.path.join(a.out, "ab.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0].keys()) if rows else ["platform"])
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(a.out, "ab.md"), "w") as fh:
+        fh.write("Before: `%s`; after: `%s`; every run: `%s`.\n\n" % (a.before, a.after, " ".join(COMMON + extra)))
+        fh.write("| platform | P | algorithm | messages | simulated s per iteration, before | after | difference "
+                 "| wall before | wall after | speed-up |\n|---|---|---|---|---|---|---|---|---|---|\n")
+        for r in rows:
+            fh.write("| %s | %s | %s | %d | %.9g | %.9g | %.1e | %.2f s | %.2f s | %.2fx |\n" %
+                     (r["platform"], r["ranks"], r["algo"], r["messages"], r["sim_before"], r["sim_after"],
+                      r["rel_diff"], r["wall_before"], r["wall_after"], r["speedup"]))
+    worst = max((r["rel_diff"] for r in rows), default=0.0)
+    print("%d runs, largest difference %.2e; %s" % (len(rows), worst, os.path.join(a.out, "ab.md")))
+
+
+if __name__ == "__main__":
+    main()
