@@ -11,7 +11,8 @@ wall_seconds), so start-up and the writers are left out the same way for both.
 
 usage: bench/engine_ab.py --before OLD/sparsim --after build/sparsim
                           [--platforms dgx-h100,daint] [--ranks 256,1024]
-                          [--algos all] [--args "--engine flow"] --out DIR
+                          [--algos all] [--args "--engine flow"]
+                          [--label-before COMMIT] [--label-after COMMIT] --out DIR
 Writes DIR/ab.csv and DIR/ab.md.
 """
 import argparse
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--ranks", default="256")
     ap.add_argument("--algos", default="all", help="comma list, or all (sparsim list)")
     ap.add_argument("--args", default="--engine flow --device none", help="more arguments for every run")
+    ap.add_argument("--label-before", default="before", help="what the table calls the build before (a commit)")
+    ap.add_argument("--label-after", default="after", help="what it calls the build after")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -83,7 +86,7 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(a.out, "ab.md"), "w") as fh:
-        fh.write("Before: `%s`; after: `%s`; every run: `%s`.\n\n" % (a.before, a.after, " ".join(COMMON + extra)))
+        fh.write("Before: %s; after: %s; every run: `%s`.\n\n" % (a.label_before, a.label_after, " ".join(COMMON + extra)))
         fh.write("| platform | P | algorithm | messages | simulated s per iteration, before | after | difference "
                  "| wall before | wall after | speed-up |\n|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
