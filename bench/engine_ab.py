@@ -12,7 +12,8 @@ wall_seconds), so start-up and the writers are left out the same way for both.
 usage: bench/engine_ab.py --before OLD/sparsim --after build/sparsim
                           [--platforms dgx-h100,daint] [--ranks 256,1024]
                           [--algos all] [--args "--engine flow"]
-                          [--label-before COMMIT] [--label-after COMMIT] --out DIR
+                          [--label-before COMMIT] [--label-after COMMIT]
+                          [--timeout S] --out DIR
 Writes DIR/ab.csv and DIR/ab.md.
 """
 import argparse
@@ -39,9 +40,13 @@ def algorithms(sparsim, algos):
     return names
 
 
-def one(sparsim, algo, platform, ranks, extra, out):
+def one(sparsim, algo, platform, ranks, extra, out, timeout):
     cmd = [sparsim, "run", "--algo", algo, "--ranks", str(ranks), "--platform", platform, "--out", out] + COMMON + extra
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("  over %g s, stopped: %s" % (timeout, " ".join(cmd)), file=sys.stderr)
+        return None
     if r.returncode != 0:
         print("  failed: %s: %s" % (" ".join(cmd), r.stderr.strip().splitlines()[-1:]), file=sys.stderr)
         return None
@@ -60,6 +65,7 @@ def main():
     ap.add_argument("--args", default="--engine flow --device none", help="more arguments for every run")
     ap.add_argument("--label-before", default="before", help="what the table calls the build before (a commit)")
     ap.add_argument("--label-after", default="after", help="what it calls the build after")
+    ap.add_argument("--timeout", type=float, default=None, help="stop a run after this many seconds (left out)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -69,8 +75,8 @@ def main():
         for ranks in a.ranks.split(","):
             for algo in algorithms(a.after, a.algos):
                 tag = "%s-%s-%s" % (algo.replace(":", "_"), os.path.basename(platform).replace(":", "_"), ranks)
-                b = one(a.before, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-before"))
-                f = one(a.after, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-after"))
+                b = one(a.before, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-before"), a.timeout)
+                f = one(a.after, algo, platform, ranks, extra, os.path.join(a.out, "runs", tag + "-after"), a.timeout)
                 if not b or not f:
                     continue
                 diff = abs(f[0] - b[0]) / b[0] if b[0] else 0.0
