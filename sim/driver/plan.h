@@ -32,6 +32,7 @@ typedef struct {
     int crosstraffic;       /* -1 the network model's own (on for lv08 and smpi), 0 off, 1 on */
     uint64_t unshared_below; /* bytes: smaller messages bypass bandwidth sharing (0: none) */
     int engine;             /* 0 SimGrid, 1 sparsim's flow engine (sim/backends/flow) */
+    double flow_slack;      /* --engine flow: share of a link ended flows may leave unused (0: exact) */
     char device[1024];      /* device profile name, or a JSON file */
     uint64_t n;             /* gradient length (floats) */
     double density;         /* k / n */

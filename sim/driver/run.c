@@ -563,7 +563,8 @@ static int run_ranks(sp_runstate *rs, sp_error *e)
                              plan->seed,
                              plan->crosstraffic < 0 ? 0 : plan->crosstraffic ? 1 : 2,
                              (double)plan->unshared_below,
-                             plan->engine};
+                             plan->engine,
+                             plan->flow_slack};
     /* where the simulator's time goes (the MPI backend's goes to polling) */
     int profiled = strcmp(sp_backend_name(), "simgrid") == 0 && sp_wall_profile_start() == 0;
     int rc = sp_backend_run(&rs->shim, &cfg, e);

@@ -153,6 +153,7 @@ typedef struct {
     int crosstraffic;     /* reverse-direction load: 0 as the network model has it, 1 on, 2 off (simulated) */
     double unshared_below; /* bytes: smaller messages bypass bandwidth sharing; 0 none (simulated) */
     int engine;           /* 0 SimGrid's, 1 sparsim's flow engine (simulated) */
+    double flow_slack;    /* the flow engine's --flow-slack (0: exact sharing) */
 } sp_backend_config;
 
 /* The backend linked into this program (sim/backends/simgrid/engine.c or

@@ -806,7 +806,7 @@ SPF_ENGINE static void drop_flow(void *ctx, void *owner, double t)
     (void)t;
 }
 
-SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, char *err, size_t errlen)
+SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, double slack, char *err, size_t errlen)
 {
     memset(&E, 0, sizeof E);
     E.below = below;
@@ -819,6 +819,8 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, char 
     E.barrier_order = calloc((size_t)P, sizeof *E.barrier_order);
     void **args = calloc((size_t)P, sizeof *args);
     E.net = spf_net_new();
+    if (E.net)
+        spf_net_slack(E.net, slack);
     if (!E.r || !E.ready || !E.timers || !E.barrier_order || !args || !E.net) {
         free(args);
         free_all();

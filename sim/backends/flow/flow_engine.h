@@ -9,7 +9,8 @@
 
 /* runs sh's ranks, rank r on hosts[r] of the platform SimGrid has loaded
  * (its network model set); messages under `below` bytes skip the sharing
- * (--unshared-below); 0, or 1 with a message */
-int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, char *err, size_t errlen);
+ * (--unshared-below); `slack`: the sharing's (fluid.h, spf_net_slack;
+ * --flow-slack); 0, or 1 with a message */
+int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, double slack, char *err, size_t errlen);
 
 #endif

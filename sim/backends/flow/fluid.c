@@ -77,6 +77,10 @@ typedef struct {
     double excl; /* what the flows left out of the solve (below its floor) take of it */
     double share; /* sum of coef / penalty over its flows: its level if none were held elsewhere is capacity / share */
     int unfixed;
+    /* with slack (spf_net_slack): what flows that ended took of it and nobody
+     * has been given yet (counted in used, left out of every fill), and the
+     * lowest level among them */
+    double ghost, ghost_level;
 } link;
 
 struct spf_net {
@@ -104,6 +108,7 @@ struct spf_net {
      * of each that started */
     double floor;
     int whole; /* solve everything a change reaches through any link (spf_net_whole) */
+    double slack; /* spf_net_slack: share of a link that ended flows may leave unused (0: none) */
     uint64_t opened; /* edge links verify() opened */
 };
 
@@ -278,7 +283,8 @@ SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
     return mark_changed(n, f->el[e].link);
 }
 
-SPF_NETMODEL static void link_remove(spf_net *n, flow *f, int e)
+/* f off link e's list, the link not marked as changed */
+SPF_NETMODEL static void link_unlist(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
     int pos = f->el[e].pos;
@@ -289,6 +295,11 @@ SPF_NETMODEL static void link_remove(spf_net *n, flow *f, int e)
         k->fe[pos] = k->fe[k->nf];
         k->f[pos]->el[k->fe[pos]].pos = pos;
     }
+}
+
+SPF_NETMODEL static void link_remove(spf_net *n, flow *f, int e)
+{
+    link_unlist(n, f, e);
     mark_changed(n, f->el[e].link);
 }
 
@@ -380,14 +391,28 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
-    if (f->state == ACTIVE && f->nel > 0 && f->el[0].pos >= 0 && f->value * f->penalty < n->floor)
-        n->floor = f->value * f->penalty;
+    double level = f->value * f->penalty;
+    int changed = 0;
     if (f->state == ACTIVE)
         for (int e = 0; e < f->nel; e++)
             if (f->el[e].pos >= 0) {
-                n->l[f->el[e].link].used -= f->el[e].coef * f->value;
+                link *k = &n->l[f->el[e].link];
+                double take = f->el[e].coef * f->value;
+                if (n->slack > 0 && !n->whole && k->changed != n->chg_mark + 1 &&
+                    k->ghost + take <= n->slack * k->capacity) {
+                    /* its part stays taken until the link is solved again */
+                    k->ghost += take;
+                    if (k->ghost_level > level || k->ghost == take)
+                        k->ghost_level = level;
+                    link_unlist(n, f, e);
+                    continue;
+                }
+                k->used -= take;
                 link_remove(n, f, e);
+                changed = 1;
             }
+    if (changed && level < n->floor)
+        n->floor = level;
     f->state = ENDED;
     if (f->el != f->inl)
         free(f->el);
@@ -539,7 +564,7 @@ SPF_NETMODEL static void fill(spf_net *n)
 {
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
-        k->rem = k->capacity - k->excl;
+        k->rem = k->capacity - k->excl - k->ghost;
         if (k->rem < 0)
             k->rem = 0;
         k->usage = 0;
@@ -697,6 +722,17 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
         return;
     n->solves++;
     new_stamp(n);
+    /* a changed link gives back what ended flows left on it: the flows at or
+     * above their level may take it */
+    for (int i = 0; i < n->nchg; i++) {
+        link *k = &n->l[n->chg[i]];
+        if (k->ghost > 0) {
+            k->used -= k->ghost;
+            if (k->ghost_level < n->floor)
+                n->floor = k->ghost_level;
+            k->ghost = 0;
+        }
+    }
     double floor = n->whole ? 0 : n->floor * (1 - 1e-9);
     /* first the changed links' flows alone, the rest of the network held as
      * it is; where that is not one max-min allocation (verify), the links
@@ -729,7 +765,7 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
-        k->used = k->excl;
+        k->used = k->excl + k->ghost;
     }
     for (int i = 0; i < n->nqf; i++) {
         flow *f = n->qflows[i];
@@ -759,6 +795,8 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
 }
 
 SPF_NETMODEL void spf_net_whole(spf_net *n, int on) { n->whole = on; }
+
+SPF_NETMODEL void spf_net_slack(spf_net *n, double share) { n->slack = share > 0 ? share : 0; }
 
 SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered,
                                uint64_t *opened)

@@ -276,7 +276,7 @@ int sp_backend_run(sp_shim *sh, const sp_backend_config *cfg, sp_error *e)
         ret = spg_disturbances_start(sh, cfg->platform, err, errlen);
     if (ret == 0 && cfg->engine == 1) {
         /* sparsim's own event loop on this platform and its routes (sim/backends/flow) */
-        ret = spf_run(sh, P, spg_ranks.hosts, cfg->unshared_below, err, errlen);
+        ret = spf_run(sh, P, spg_ranks.hosts, cfg->unshared_below, cfg->flow_slack, err, errlen);
     } else if (ret == 0) {
         ret = 1;
         if (start_ranks(sh, P, err, errlen) == 0 &&
