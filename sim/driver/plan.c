@@ -129,8 +129,8 @@ static const sp_opt run_options[] = {
     {.name = "flow-slack", .type = SP_OT_DOUBLE, .group = "network", F(flow_slack), .min = 0, .max = 0.5,
      .dflt = "0", .metavar = "SHARE",
      .help = "--engine flow only: when a flow ends, what it took of a link stays unused, and the link's other flows "
-     "keep their rates, until what ended flows left on that link passes SHARE of its capacity (or a flow joins it); "
-     "then the link is solved again. Each flow's rate is off the exact sharing's by about SHARE of its links, and "
+     "keep their rates, until what ended flows left on that link passes SHARE of its capacity; then the link is "
+     "solved again. A flow that joins it takes its part at their level from what they left, where that is enough. Each flow's rate is off the exact sharing's by about SHARE of its links, and "
      "so are the times (tests/test_flow_engine.c: 0.4% on average at 0.02). On daint, where hundreds of flows share one aggregate link and each end re-rated them all, 0.02 makes "
      "Ok-Topk at P = 1024 1.5x faster to simulate and moves its time by 0.3% (bench/README.md, section 28). "
      "0 (the default): exact max-min sharing"},

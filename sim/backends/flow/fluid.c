@@ -263,7 +263,8 @@ SPF_NETMODEL static int mark_changed(spf_net *n, int li)
     return 0;
 }
 
-SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
+/* f on link e's list, the link not marked as changed */
+SPF_NETMODEL static int link_list(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
     if (k->nf == k->cap) { /* the two lists grow together */
@@ -280,7 +281,12 @@ SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
     k->f[k->nf] = f;
     k->fe[k->nf] = e;
     k->nf++;
-    return mark_changed(n, f->el[e].link);
+    return 0;
+}
+
+SPF_NETMODEL static int link_add(spf_net *n, flow *f, int e)
+{
+    return link_list(n, f, e) != 0 ? -1 : mark_changed(n, f->el[e].link);
 }
 
 /* f off link e's list, the link not marked as changed */
@@ -366,9 +372,25 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
         heap_move(n, f, t + f->remaining / f->rate);
         return 0;
     }
-    for (int e = 0; e < f->nel; e++)
+    /* with slack, a link whose ended flows left enough for the new one at
+     * their level gives it that, and is not solved again (spf_net_slack) */
+    int marked = 0;
+    for (int e = 0; e < f->nel; e++) {
+        link *k = &n->l[f->el[e].link];
+        double take = f->el[e].coef * k->ghost_level / f->penalty;
+        if (n->slack > 0 && !n->whole && k->ghost > 0 && k->changed != n->chg_mark + 1 && take <= k->ghost) {
+            if (link_list(n, f, e) != 0)
+                return -1;
+            k->ghost -= take;
+            k->used -= take;
+            continue;
+        }
         if (link_add(n, f, e) != 0)
             return -1;
+        marked = 1;
+    }
+    if (!marked && mark_changed(n, f->el[0].link) != 0) /* something must rate it */
+        return -1;
     /* the level the new flow will be fixed at is at least its bound's, or
      * the lowest its links could fill at with every flow on them growing
      * (flows fixed lower elsewhere only leave more): the flows below it keep

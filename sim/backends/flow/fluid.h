@@ -55,9 +55,11 @@ void spf_net_whole(spf_net *n, int on);
 /* share in [0, 1): a flow's end leaves what it took of a link unused, and
  * the link unsolved, while what ended flows left on it stays under that
  * share of its capacity; the link is solved again, and gives it back, when
- * it passes that, or when a flow joins or leaves it otherwise.  The other
- * flows keep their rates meanwhile, off the exact sharing's by about the
- * share.  0 (the default): exact. */
+ * it passes that, or when a flow leaves it otherwise.  A flow that joins it
+ * takes its part at the level of the ended ones from what they left, where
+ * that is enough, else the link is solved again.  The other flows keep their
+ * rates meanwhile, off the exact sharing's by about the share.  0 (the
+ * default): exact. */
 void spf_net_slack(spf_net *n, double share);
 
 /* counters of the solver's work: solves, flows re-rated, flows taken into
