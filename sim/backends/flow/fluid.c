@@ -374,11 +374,11 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
     }
     /* with slack, a link whose ended flows left enough for the new one at
      * their level gives it that, and is not solved again (spf_net_slack) */
-    int marked = 0;
+    int marked = 0, lazy = n->slack > 0 && !n->whole;
     for (int e = 0; e < f->nel; e++) {
         link *k = &n->l[f->el[e].link];
-        double take = f->el[e].coef * k->ghost_level / f->penalty;
-        if (n->slack > 0 && !n->whole && k->ghost > 0 && k->changed != n->chg_mark + 1 && take <= k->ghost) {
+        double take = lazy && k->ghost > 0 ? f->el[e].coef * k->ghost_level / f->penalty : INFINITY;
+        if (take <= k->ghost && k->changed != n->chg_mark + 1) {
             if (link_list(n, f, e) != 0)
                 return -1;
             k->ghost -= take;
@@ -414,18 +414,17 @@ SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
     double level = f->value * f->penalty;
-    int changed = 0;
+    int changed = 0, lazy = n->slack > 0 && !n->whole;
     if (f->state == ACTIVE)
         for (int e = 0; e < f->nel; e++)
             if (f->el[e].pos >= 0) {
                 link *k = &n->l[f->el[e].link];
                 double take = f->el[e].coef * f->value;
-                if (n->slack > 0 && !n->whole && k->changed != n->chg_mark + 1 &&
-                    k->ghost + take <= n->slack * k->capacity) {
+                if (lazy && k->changed != n->chg_mark + 1 && k->ghost + take <= n->slack * k->capacity) {
                     /* its part stays taken until the link is solved again */
-                    k->ghost += take;
-                    if (k->ghost_level > level || k->ghost == take)
+                    if (k->ghost == 0 || level < k->ghost_level)
                         k->ghost_level = level;
+                    k->ghost += take;
                     link_unlist(n, f, e);
                     continue;
                 }
@@ -777,13 +776,6 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     n->chg_mark++;
     n->nchg = 0;
     n->floor = INFINITY;
-    /* a rate the solve gave again up to rounding is kept as it was: the flow
-     * keeps its place and its end */
-    for (int i = 0; i < n->nqf; i++) {
-        flow *f = n->qflows[i];
-        if (!f->fresh && fabs(f->newrate - f->value) <= 1e-12 * f->value)
-            f->newrate = f->value;
-    }
     /* the links' use: exact on the part's links (all their flows are in it), moved on the edge's */
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
@@ -791,6 +783,10 @@ SPF_NETMODEL void spf_net_solve(spf_net *n, double now)
     }
     for (int i = 0; i < n->nqf; i++) {
         flow *f = n->qflows[i];
+        /* a rate the solve gave again up to rounding is kept as it was: the
+         * flow keeps its place and its end */
+        if (!f->fresh && fabs(f->newrate - f->value) <= 1e-12 * f->value)
+            f->newrate = f->value;
         for (int e = 0; e < f->nel; e++) {
             link *k = &n->l[f->el[e].link];
             if (k->stamp == n->stamp)

@@ -55,32 +55,17 @@ struct route {
 /* what the routes need of a SimGrid link, read once: every route crosses
  * several, and a route is built for each pair an all-to-all meets */
 struct linfo {
-  const simgrid::s4u::Link* key = nullptr;
-  int id                        = -1; /* in the fluid network; -1: not shared there (yet) */
-  bool never                    = false; /* cannot bind (feeds_below) */
+  int id     = -1;    /* in the fluid network; -1: not shared there (yet) */
+  bool never = false; /* cannot bind (feeds_below) */
   simgrid::s4u::Link::SharingPolicy policy = simgrid::s4u::Link::SharingPolicy::SHARED;
-  double bw                     = 0;
-};
-
-/* the links' facts by address: open addressing, a power-of-two table kept
- * under half full */
-struct ltable {
-  std::vector<linfo> slot;
-  size_t used = 0;
-  size_t at(const simgrid::s4u::Link* l) const
-  {
-    size_t mask = slot.size() - 1, i = (size_t)(((uintptr_t)l >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
-    while (slot[i].key && slot[i].key != l)
-      i = (i + 1) & mask;
-    return i;
-  }
+  double bw  = 0;
 };
 
 } // namespace
 
 struct spf_routes {
   spf_net* net;
-  ltable links;
+  std::unordered_map<const simgrid::s4u::Link*, linfo> links;
   std::unordered_map<uint64_t, route> cache;
   std::vector<simgrid::s4u::Link*> fwd, back; /* a route as SimGrid gives it, reused */
   bool cross = false;
@@ -105,24 +90,13 @@ bool feeds_below(const simgrid::s4u::Link* l)
 /* a link's facts, read from SimGrid the first time it is met */
 linfo& info(spf_routes* r, const simgrid::s4u::Link* l)
 {
-  ltable& t = r->links;
-  if (2 * (t.used + 1) > t.slot.size()) { /* grow, and place every link again */
-    std::vector<linfo> old(std::max<size_t>(64, 2 * t.slot.size()));
-    old.swap(t.slot);
-    for (auto const& e : old)
-      if (e.key)
-        t.slot[t.at(e.key)] = e;
+  auto [it, fresh] = r->links.try_emplace(l);
+  if (fresh) {
+    it->second.policy = l->get_sharing_policy();
+    it->second.bw     = l->get_bandwidth();
+    it->second.never  = feeds_below(l);
   }
-  size_t i = t.at(l);
-  linfo& e = t.slot[i];
-  if (!e.key) {
-    e.key    = l;
-    e.policy = l->get_sharing_policy();
-    e.bw     = l->get_bandwidth();
-    e.never  = feeds_below(l);
-    t.used++;
-  }
-  return e;
+  return it->second;
 }
 
 void add(spf_routes* r, route& out, linfo& li, double coef)
