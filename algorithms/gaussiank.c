@@ -12,8 +12,9 @@
  * Communication: an allgather of the counts, then an allgatherv of the
  * (int32, float32) pairs: about 2k(P-1) words per rank (Li & Hoefler,
  * PPoPP 2022, Table 1).  Residual: selected entries are consumed.
- * Reports "selected", "threshold", "adjust_rounds", "first_in_band" and
- * "ended_in_band" (sp_stat; 0 or 1 per rank).  The data
+ * Reports "selected", "threshold", "adjust_rounds", "first_over_k" (the
+ * first estimate's count over k), "first_in_band" and "ended_in_band"
+ * (sp_stat; the last two 0 or 1 per rank).  The data
  * is looked at through sparse_set.h only: exact vectors or a model workload.
  */
 #include "algorithm.h"
@@ -97,6 +98,7 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     sp_stat(c, "selected", (double)sel.count);
     sp_stat(c, "threshold", thr);
     sp_stat(c, "adjust_rounds", rounds);
+    sp_stat(c, "first_over_k", k ? (double)first / (double)k : 0);
     /* over the ranks, their means are the shares whose first estimate was in
      * the band, and whose selection ended in it */
     sp_stat(c, "first_in_band", in_band((double)first, (double)k, okv));

@@ -319,9 +319,13 @@ static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, sp_erro
         double t = prof->layers[l].log10_scale + prof->layers[l].log10_spread * z;
         top = t > top ? t : top;
     }
-    double spike = prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0;
-    double noise = z * (sqrt(prof->common) + sqrt(prof->mean) +
-                        sqrt(1.0 - prof->common - prof->mean) * sp_profile_noise_base(prof) * spike);
+    double own = sp_profile_noise_base(prof) * (prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0);
+    for (int b = 0; b < prof->nnoise; b++) { /* the noise's table by scale: its largest */
+        const sp_noise_row *w = &prof->noise[b];
+        double x = sp_noise_base(w->spikes, w->spike_scale) * (w->spikes > 0 && w->spike_scale > 1 ? w->spike_scale : 1.0);
+        own = x > own ? x : own;
+    }
+    double noise = z * (sqrt(prof->common) + sqrt(prof->mean) + sqrt(1.0 - prof->common - prof->mean) * own);
     double log10_entry = top + prof->scale_sd * z / log(10.0) + log10(noise);
     double log10_total = log10_entry + log10((double)plan->ranks) + log10((double)plan->settle + plan->iters);
     if (log10_total < log10(FLT_MAX))

@@ -1,7 +1,8 @@
 /* generator.c - exact synthetic gradients (see generator.h and profile.h).
  *
  *   g[t, r, i] = S(t) sigma_i(t) (sqrt(c) Zc[t, i] + sqrt(d) M_{i, e_i(t)} + sqrt(1 - c - d) Z[t, r, i])
- *   Z = base N, or with probability `spikes` spike_scale * base N (unit variance)
+ *   Z = base N, or with probability `spikes` spike_scale * base N (unit variance),
+ *   the two taken from the profile's noise table at log10 sigma_i(t) where it has one
  *   log10 sigma_i(t) = m_l + s_l (sqrt(keep) A_i + sqrt(1 - keep) B_{i, e_i(t)})
  *   e_i(t) = floor((t + phase_i) / refresh), phase_i uniform in [0, refresh)
  *   ln S(t) = scale_sd A_t, A_t = corr A_{t-1} + sqrt(1 - corr^2) W_t
@@ -79,6 +80,11 @@ struct sp_generator {
     float own;      /* sqrt(1 - c - d) times the noise's base deviation */
     float spike;    /* a spike's factor over the base */
     uint32_t spike_below; /* low 20 bits of the hash under this: a spike */
+    /* the noise's table by scale (p.nnoise > 0): each coordinate's row, and
+     * per row the three above */
+    unsigned char *row;
+    float row_own[SP_NOISE_ROWS], row_spike[SP_NOISE_ROWS];
+    uint32_t row_below[SP_NOISE_ROWS];
     uint64_t key_phase, key_zero, key_keep, key_redraw, key_mean; /* the per-coordinate streams */
 };
 
@@ -177,6 +183,8 @@ static void share(sp_generator *g, int t)
             } else {
                 g->sigma[i] = sigma_of(g, ly, i, epoch_of(g, i, t));
             }
+            if (g->row)
+                g->row[i] = (unsigned char)(g->sigma[i] > 0 ? sp_profile_noise_row(&g->p, log10(g->sigma[i])) : 0);
         }
     }
     if (g->common) {
@@ -211,10 +219,17 @@ sp_generator *sp_generator_new(const sp_profile *p, uint64_t seed, char *err, si
     g->own = (float)(sqrt(1.0 - p->common - p->mean) * sp_profile_noise_base(p));
     g->spike = (float)p->spike_scale;
     g->spike_below = (uint32_t)(p->spikes * (double)(1u << 20));
+    for (int b = 0; b < p->nnoise; b++) {
+        g->row_own[b] = (float)(sqrt(1.0 - p->common - p->mean) * sp_noise_base(p->noise[b].spikes, p->noise[b].spike_scale));
+        g->row_spike[b] = (float)p->noise[b].spike_scale;
+        g->row_below[b] = (uint32_t)(p->noise[b].spikes * (double)(1u << 20));
+    }
     g->sigma = malloc(p->n * sizeof *g->sigma);
+    if (p->nnoise > 0)
+        g->row = malloc(p->n);
     if (p->common > 0 || p->mean > 0)
         g->common = malloc(p->n * sizeof *g->common);
-    if (!g->sigma || ((p->common > 0 || p->mean > 0) && !g->common)) {
+    if (!g->sigma || (p->nnoise > 0 && !g->row) || ((p->common > 0 || p->mean > 0) && !g->common)) {
         snprintf(err, errlen, "out of memory for the generator's %llu entries", (unsigned long long)p->n);
         sp_generator_free(g);
         return NULL;
@@ -228,6 +243,7 @@ void sp_generator_free(sp_generator *g)
         return;
     sp_profile_free(&g->p);
     free(g->sigma);
+    free(g->row);
     free(g->common);
     free(g->walk);
     free(g->rank_walk);
@@ -255,7 +271,14 @@ int sp_generator_fill(sp_generator *g, int rank, int iter, float *acc, int add)
     float sp = g->spike;
     uint32_t below = g->spike_below;
     /* the low 20 bits choose a spike; the normal uses the high ones */
-    if (com)
+    if (g->row) { /* the noise by the coordinate's scale */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t h = sp_mix64(key + i * SP_GOLD);
+            int b = g->row[i];
+            float z = fast_normal(h) * ((uint32_t)(h & 0xfffff) < g->row_below[b] ? g->row_spike[b] : 1.0f);
+            acc[i] += (com ? s * com[i] : 0.0f) + s * g->row_own[b] * sig[i] * z;
+        }
+    } else if (com)
         for (uint64_t i = 0; i < n; i++) {
             uint64_t h = sp_mix64(key + i * SP_GOLD);
             float z = fast_normal(h) * ((uint32_t)(h & 0xfffff) < below ? sp : 1.0f);

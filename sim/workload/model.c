@@ -65,6 +65,7 @@
 #define RG_HI 4000.0
 #define STRATA 16
 #define TINY 1e-14
+#define NCOMP (2 * SP_NOISE_ROWS) /* components of the rank's own noise: two per row of the noise's table */
 
 /* ---- numerics ------------------------------------------------------------- */
 
@@ -271,9 +272,9 @@ typedef struct {
  * table per (direction node, component, source bin) serves every class.
  * Filled as asked within one step (done). */
 typedef struct {
-    double mass[NM_MAX][2][NS][NS];
-    short lo[NM_MAX][2][NS], hi[NM_MAX][2][NS];
-    unsigned char done[NM_MAX][2][NS];
+    double mass[NM_MAX][NCOMP][NS][NS];
+    short lo[NM_MAX][NCOMP][NS], hi[NM_MAX][NCOMP][NS];
+    unsigned char done[NM_MAX][NCOMP][NS];
 } step_masses;
 
 struct sp_model {
@@ -291,8 +292,9 @@ struct sp_model {
     double Ns[NC];
     double nz_total;
     int nm, nzn;                       /* direction and common nodes in use */
-    int ncomp;                         /* components of a rank's own noise (1 or 2) */
-    double comp_w[2], comp_f[2];       /* their weights and deviations over the base (base included) */
+    int ncomp;                         /* components of a rank's own noise */
+    double comp_f[NCOMP];              /* their deviations (the base included) */
+    double comp_w[NC][NCOMP];          /* their weights in each class (the noise's table by scale) */
     double m_x[NM_MAX], m_w[NM_MAX];   /* |M| nodes and weights */
     double z_x[NZ_MAX], z_w[NZ_MAX];   /* common-component nodes and weights */
     double psi[NC][NM_MAX][NS];        /* signed residual distribution per class and node */
@@ -385,6 +387,8 @@ static void tail_fill(const sp_model *m, double t, double *out)
         double tail = 0;
         if (m->Ns[s] > 0)
             for (int u = 0; u < m->ncomp; u++) {
+                if (m->comp_w[s][u] <= 0)
+                    continue;
                 double sd = grad_sd(m, s, u);
                 for (int k = 0; k < m->nm; k++) {
                     double mu = grad_mean(m, s, k), tk = 0;
@@ -395,7 +399,7 @@ static void tail_fill(const sp_model *m, double t, double *out)
                         double mm = m->sigma[s] * sv[j] + mu;
                         tk += w * (Q_t((t - mm) / sd) + Q_t((t + mm) / sd));
                     }
-                    tail += m->comp_w[u] * m->m_w[k] * tk;
+                    tail += m->comp_w[s][u] * m->m_w[k] * tk;
                 }
             }
         out[s] = tail;
@@ -431,7 +435,9 @@ static void above_moments(const sp_model *m, int s, int k, int q, double t, doub
     double p = 0, e1 = 0, e2 = 0;
     double mu = m->sigma[s] * m->gamma_scale * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
     for (int u = 0; u < m->ncomp; u++) {
-        double sd = own_sd(m, s, u), wu = m->comp_w[u];
+        if (m->comp_w[s][u] <= 0)
+            continue;
+        double sd = own_sd(m, s, u), wu = m->comp_w[s][u];
         if (sd <= 0)
             sd = 1e-300;
         for (int j = 0; j < NS; j++) {
@@ -701,9 +707,11 @@ static void step(sp_model *m, int mode, double t, double y)
             double next[NS];
             memset(next, 0, sizeof next);
             for (int u = 0; u < m->ncomp; u++) {
+                if (m->comp_w[s][u] <= 0)
+                    continue;
                 double sd = grad_sd(m, s, u), sd1 = m->gamma_scale * sqrt(grad_var1(m, u)); /* sd / sig */
                 for (int j = 0; j < NS; j++) {
-                    double w = m->psi[s][k][j] * m->comp_w[u];
+                    double w = m->psi[s][k][j] * m->comp_w[s][u];
                     if (w <= TINY)
                         continue;
                     double x = sig * sv[j] + mu;
@@ -1070,9 +1078,11 @@ static double sum_tail(const sp_model *m, const cell_t *c, int s, int k, int q, 
         double g = m->sigma[s] * m->gamma_scale;
         double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]), tail = 0;
         for (int u = 0; u < m->ncomp; u++) {
+            if (m->comp_w[s][u] <= 0)
+                continue;
             double sd = own_sd(m, s, u);
             for (int jj = 0; jj < NS; jj++) {
-                double w = m->psi[s][k][jj] * m->comp_w[u];
+                double w = m->psi[s][k][jj] * m->comp_w[s][u];
                 if (w <= TINY)
                     continue;
                 double mm = m->sigma[s] * sv[jj] + mu;
@@ -1270,9 +1280,11 @@ static int one_build(sp_model *m, int s, int k, int q)
     double mu = g * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
     o->at = m->n_one_terms;
     for (int u = 0; u < m->ncomp; u++) {
+        if (m->comp_w[s][u] <= 0)
+            continue;
         double sd = own_sd(m, s, u);
         for (int jj = 0; jj < NS; jj++) {
-            double w = m->psi[s][k][jj] * m->comp_w[u];
+            double w = m->psi[s][k][jj] * m->comp_w[s][u];
             if (w <= TINY)
                 continue;
             if (m->n_one_terms == m->cap_one_terms) {
@@ -1912,7 +1924,7 @@ static uint64_t op_team_union(void *state, int rank, int iter, int W, int d, uin
         ns[s] = m->Ns[s] > 0 ? over_range(m, one, lo, hi, &nz) : 0; /* nz: the range's non-zeros */
         double own = 0;
         for (int u = 0; u < m->ncomp; u++)
-            own += m->comp_w[u] * own_sd(m, s, u) * own_sd(m, s, u);
+            own += m->comp_w[s][u] * own_sd(m, s, u) * own_sd(m, s, u);
         for (int k = 0; k < m->nm; k++) {
             double a = 0, b = 0, w = 0;
             for (int j = 0; j < NS; j++) {
@@ -1994,19 +2006,6 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
         m->z_x[0] = 0;
         m->z_w[0] = 1;
     }
-    /* a rank's own noise: one normal, or two (spikes) */
-    double base = sp_profile_noise_base(p);
-    if (p->spikes > 0 && p->spike_scale > 1) {
-        m->ncomp = 2;
-        m->comp_w[0] = 1 - p->spikes;
-        m->comp_f[0] = base;
-        m->comp_w[1] = p->spikes;
-        m->comp_f[1] = base * p->spike_scale;
-    } else {
-        m->ncomp = 1;
-        m->comp_w[0] = 1;
-        m->comp_f[0] = base;
-    }
     /* the class grid: every layer's +-4.5 spreads */
     double gmin = INFINITY, gmax = -INFINITY;
     for (int l = 0; l < m->L; l++) {
@@ -2022,6 +2021,22 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     double h = (gmax - gmin) / (NC - 1);
     for (int s = 0; s < NC; s++)
         m->sigma[s] = pow(10.0, gmin + h * s);
+    /* a rank's own noise: one normal, or two (spikes), or two for each row of
+     * the noise's table, of which a class takes its row's (by its scale) */
+    for (int b = 0; b < (p->nnoise > 0 ? p->nnoise : 1); b++) {
+        double e = p->nnoise > 0 ? p->noise[b].spikes : p->spikes;
+        double ks = p->nnoise > 0 ? p->noise[b].spike_scale : p->spike_scale, base = sp_noise_base(e, ks);
+        int u0 = m->ncomp, two = e > 0 && ks > 1;
+        m->comp_f[m->ncomp++] = base;
+        if (two)
+            m->comp_f[m->ncomp++] = base * ks;
+        for (int s = 0; s < NC; s++)
+            if (p->nnoise == 0 || sp_profile_noise_row(p, gmin + h * s) == b) {
+                m->comp_w[s][u0] = two ? 1 - e : 1;
+                if (two)
+                    m->comp_w[s][u0 + 1] = e;
+            }
+    }
     m->nls = calloc((size_t)m->L * NC, sizeof *m->nls);
     m->nz = calloc((size_t)m->L, sizeof *m->nz);
     m->cells = calloc(NCELL, sizeof *m->cells);

@@ -287,6 +287,22 @@ int sp_profile_check(const sp_profile *p, char *err, size_t errlen)
         snprintf(err, errlen, "%s: \"rank_corr\" must be in [0, 1)", who);
         return -1;
     }
+    if (p->nnoise < 0 || p->nnoise > SP_NOISE_ROWS) {
+        snprintf(err, errlen, "%s: \"noise\" must hold at most %d rows", who, SP_NOISE_ROWS);
+        return -1;
+    }
+    for (int b = 0; b < p->nnoise; b++) {
+        const sp_noise_row *w = &p->noise[b];
+        if (!(w->spikes >= 0 && w->spikes <= 0.5) || !(w->spike_scale >= 1 && w->spike_scale <= 100)) {
+            snprintf(err, errlen, "%s: noise row %d: \"spikes\" must be in [0, 0.5] and \"spike_scale\" in [1, 100]",
+                     who, b);
+            return -1;
+        }
+        if (b < p->nnoise - 1 && (!isfinite(w->upto) || (b > 0 && !(w->upto > p->noise[b - 1].upto)))) {
+            snprintf(err, errlen, "%s: noise row %d: \"upto\" must be finite and above the row before's", who, b);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -465,6 +481,8 @@ static int get_num(const cJSON *o, const char *key, double *v, int required, con
     return 0;
 }
 
+static int parse_noise(const cJSON *j, const char *origin, sp_profile *out, char *err, size_t errlen);
+
 int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -502,6 +520,8 @@ int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char
         get_num(j, "spike_scale", &out->spike_scale, 0, origin, "", err, errlen) != 0 ||
         get_num(j, "rank_sd", &out->rank_sd, 0, origin, "", err, errlen) != 0 ||
         get_num(j, "rank_corr", &out->rank_corr, 0, origin, "", err, errlen) != 0)
+        goto out;
+    if (parse_noise(j, origin, out, err, errlen) != 0)
         goto out;
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers");
     int nl = cJSON_GetArraySize(layers);
@@ -567,6 +587,39 @@ out:
     return rc;
 }
 
+/* "noise": [{"upto": log10 sigma, "spikes": e, "spike_scale": k}, ..., {"spikes": e, "spike_scale": k}] */
+static int parse_noise(const cJSON *j, const char *origin, sp_profile *out, char *err, size_t errlen)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "noise");
+    out->nnoise = 0;
+    if (!a)
+        return 0;
+    int nr = cJSON_GetArraySize(a);
+    if (!cJSON_IsArray(a) || nr < 1 || nr > SP_NOISE_ROWS) {
+        snprintf(err, errlen, "%s: \"noise\" must be an array of 1 to %d rows", origin, SP_NOISE_ROWS);
+        return -1;
+    }
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a)
+    {
+        char where[32];
+        sp_noise_row *w = &out->noise[out->nnoise];
+        snprintf(where, sizeof where, "noise row %d: ", out->nnoise);
+        int last = out->nnoise == nr - 1;
+        if (!cJSON_IsObject(x) || get_num(x, "spikes", &w->spikes, 1, origin, where, err, errlen) != 0 ||
+            get_num(x, "spike_scale", &w->spike_scale, 1, origin, where, err, errlen) != 0 ||
+            (!last && get_num(x, "upto", &w->upto, 1, origin, where, err, errlen) != 0)) {
+            if (!cJSON_IsObject(x))
+                snprintf(err, errlen, "%s: %smust be an object", origin, where);
+            return -1;
+        }
+        if (last)
+            w->upto = INFINITY;
+        out->nnoise++;
+    }
+    return 0;
+}
+
 int sp_profile_write(const sp_profile *p, FILE *f)
 {
     cJSON *o = cJSON_CreateObject();
@@ -583,6 +636,15 @@ int sp_profile_write(const sp_profile *p, FILE *f)
     cJSON_AddNumberToObject(o, "spike_scale", p->spike_scale);
     cJSON_AddNumberToObject(o, "rank_sd", p->rank_sd);
     cJSON_AddNumberToObject(o, "rank_corr", p->rank_corr);
+    cJSON *nt = p->nnoise > 0 ? cJSON_AddArrayToObject(o, "noise") : NULL;
+    for (int b = 0; nt && b < p->nnoise; b++) {
+        cJSON *x = cJSON_CreateObject();
+        if (b < p->nnoise - 1)
+            cJSON_AddNumberToObject(x, "upto", p->noise[b].upto);
+        cJSON_AddNumberToObject(x, "spikes", p->noise[b].spikes);
+        cJSON_AddNumberToObject(x, "spike_scale", p->noise[b].spike_scale);
+        cJSON_AddItemToArray(nt, x);
+    }
     cJSON *ls = cJSON_AddArrayToObject(o, "layers");
     for (int i = 0; ls && i < p->nlayers; i++) {
         const sp_profile_layer *l = &p->layers[i];
@@ -631,6 +693,8 @@ static void apply_knobs(sp_profile *p, const sp_profile_knobs *k)
         p->spikes = k->spikes;
     if (k->spike_scale >= 0)
         p->spike_scale = k->spike_scale;
+    if (k->spikes >= 0 || k->spike_scale >= 0)
+        p->nnoise = 0; /* the noise set by hand is every coordinate's */
     if (k->rank_sd >= 0)
         p->rank_sd = k->rank_sd;
     if (k->rank_corr >= 0)

@@ -22,6 +22,13 @@
  * scale and direction are redrawn over `refresh` iterations (each
  * coordinate at its own phase), the scale keeping a share `keep` of its
  * log-variance: how selections persist across iterations.
+ * The noise's shape may depend on the coordinate's scale (`noise`, a table
+ * over log10 sigma_i of spikes and spike_scale; absent: the one mixture
+ * above for every coordinate): in real gradients the coordinates of the
+ * largest scales are mostly idle and now and then very large (a
+ * transformer's rare tokens), or the smallest ones are (bench/README.md
+ * section 24), and which of them holds the spikes decides how many entries
+ * pass a threshold set from the vector's deviation (Gaussian-k's estimate).
  * Each rank's whole gradient is also scaled by its own S_r(t): real workers
  * of one iteration differ in gradient size (a few misclassified samples of
  * a small per-worker batch decide a shard's gradient), ln S_r(t) a
@@ -55,6 +62,14 @@ typedef struct {
     int shaped;
 } sp_profile_layer;
 
+/* the noise's mixture for the coordinates whose log10 sigma is below upto
+ * (and at or above the row before's; the last row: every scale above) */
+typedef struct {
+    double upto;
+    double spikes, spike_scale;
+} sp_noise_row;
+#define SP_NOISE_ROWS 16
+
 typedef struct sp_profile_s {
     char name[64];
     char source[512];     /* where the numbers come from */
@@ -71,14 +86,26 @@ typedef struct sp_profile_s {
     double spike_scale;   /* a spike's standard deviation over the other draws', >= 1 */
     double rank_sd;       /* standard deviation of ln S_r(t), a rank's own scale, >= 0 */
     double rank_corr;     /* correlation of ln S_r(t) with ln S_r(t - 1), [0, 1) */
+    int nnoise;           /* rows of the noise's table by scale (0: spikes and spike_scale for every coordinate) */
+    sp_noise_row noise[SP_NOISE_ROWS];
 } sp_profile;
 
 /* A rank's own noise: with probability 1 - spikes a normal of standard
  * deviation base, else of spike_scale * base, with unit variance overall. */
-static inline double sp_profile_noise_base(const sp_profile *p)
+static inline double sp_noise_base(double spikes, double spike_scale)
 {
-    double k2 = p->spike_scale * p->spike_scale;
-    return sqrt(1.0 / (1 - p->spikes + p->spikes * k2));
+    return sqrt(1.0 / (1 - spikes + spikes * spike_scale * spike_scale));
+}
+static inline double sp_profile_noise_base(const sp_profile *p) { return sp_noise_base(p->spikes, p->spike_scale); }
+
+/* the row of the noise's table for a coordinate of scale 10^log10_sigma
+ * (only where nnoise > 0) */
+static inline int sp_profile_noise_row(const sp_profile *p, double log10_sigma)
+{
+    int b = 0;
+    while (b < p->nnoise - 1 && log10_sigma >= p->noise[b].upto)
+        b++;
+    return b;
 }
 
 /* The knobs that build the generic profile or override a named one; a
