@@ -400,11 +400,11 @@ static void fit_rank_scale(const fit_state *f, sp_profile *out)
  * fewer than NOISE_DRAWS draws; each row's mixture fitted to its fourth
  * moment and P(|z| > 1, 2, 3, 4): where a threshold set from the vector's
  * deviation falls, in units of a row's own sigma, runs from about 1 (the
- * largest scales) to 4 (the smallest).  On the four traces of
- * bench/README.md section 24, one mixture for every coordinate gives
- * 0.58-1.7x the data's count above Gaussian-k's estimate (2.58 deviations
- * of the vector, density 1%), where the coordinates' scales with their own
- * noise give 0.97-1.07x. */
+ * largest scales) to 4 (the smallest).  On the eight traces of
+ * bench/README.md section 24 (bench/noise_by_scale.py), the generator with
+ * one mixture for every coordinate puts 0.54-1.63x the data's count above
+ * Gaussian-k's estimate (2.58 deviations of the vector, density 1%), with
+ * the table 0.96-1.09x. */
 #define NOISE_DRAWS 50000.0
 static const double row_levels[] = {1, 2, 3, 4};
 static const double row_count_q[] = {0.25, 0.5, 0.75};
