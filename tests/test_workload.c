@@ -315,6 +315,27 @@ static cJSON *run_for_json(const char *const *args, const char *json)
     return read_json(json);
 }
 
+/* `mean` is the persistence a residual accumulates: the mean cosine over
+ * every pair of iterations of a run, not of consecutive ones.  A direction
+ * of share 0.2 redrawn every 2 iterations (each coordinate at its own
+ * phase) gives consecutive gradients a cosine of about 0.1, but over 32
+ * iterations its pairs average 0.2 x 31 / 992 = 0.006; one never redrawn
+ * gives 0.2 either way */
+Test(workload, profile_mean_is_what_a_residual_accumulates)
+{
+    const char *dir = t_tmpdir();
+    const char *refresh[] = {"2", "0"};
+    const double lo[] = {0, 0.17}, hi[] = {0.02, 0.23};
+    for (int i = 0; i < 2; i++) {
+        const char *a[] = {"profile", "--workload", "generic", "--n", "64K", "--ranks", "8", "--iters", "32",
+                           "--grad-mean", "0.2", "--grad-shared", "0", "--grad-refresh", refresh[i], "--out",
+                           t_path(dir, "p.json"), NULL};
+        cJSON *j = run_for_json(a, t_path(dir, "p.json"));
+        IN(num(j, "mean"), lo[i], hi[i]);
+        cJSON_Delete(j);
+    }
+}
+
 /* profile fits a planted per-rank scale back within 10% (P = 8, 48
  * iterations: ln RMS about the iteration's mean over ranks) */
 Test(workload, profile_recovers_the_ranks_scale)

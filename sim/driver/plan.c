@@ -311,7 +311,7 @@ static const sp_opt run_options[] = {
     {.name = "grad-mean", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_mean), .min = 0, .max = 0.999,
      .metavar = "F",
      .help = "variance fraction of a per-coordinate direction that persists across iterations and ranks (a gradient's "
-     "cosine with the previous one)",
+     "mean cosine with the others of a run of iterations)",
      .dflt_help = "the profile's"},
     {.name = "grad-refresh", .type = SP_OT_DOUBLE, .group = "gradients", F(grad_refresh), .min = 0, .max = 1e9,
      .metavar = "R",

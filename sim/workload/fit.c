@@ -15,8 +15,15 @@
  *    cut into equal pieces, each fitted alone: large entries need not spread
  *    evenly over a large tensor (an embedding's rows of frequent tokens);
  *  - `zeros`: per layer, the mean share of entries exactly 0;
- *  - `mean`: the mean cosine of a rank's gradient with its previous one
- *    (consecutive training iterations): what persists; `common`: the mean
+ *  - `mean`: the mean cosine of a rank's gradients over every pair of
+ *    iterations within a run of consecutive training iterations (from the
+ *    norm of their unit vectors' sum): the persistence that a residual
+ *    accumulates over the run.  Consecutive gradients of real training
+ *    correlate (cosine 0.01-0.04 on the LSTM trace) and those 5 apart
+ *    anti-correlate (-0.01 to -0.05), so over 32 iterations nothing
+ *    persists, where the cosine of consecutive ones, fitted before, gave
+ *    the generator a direction (0.029) that error feedback piled up for
+ *    hundreds of iterations (bench/README.md section 24); `common`: the mean
  *    cosine between two ranks' gradients of an iteration, less `mean`;
  *  - per-sample noise: z = g / (rms sigma_i) standardised; its excess
  *    kurtosis and P(|z| > 3), P(|z| > 4) give `spikes` and `spike_scale` (the
@@ -144,10 +151,13 @@ typedef struct {
     double *lz;         /* [L]: sum of the shares of zeros */
     double *lnorm;      /* [I]: ln RMS of each iteration */
     double *lrank;      /* [I x P]: ln RMS of each rank's gradient in each iteration */
-    float *g, *g0, *prev0; /* the gradient filled, rank 0's of this iteration and of the last */
+    float *g, *g0; /* the gradient filled, and rank 0's of this iteration */
     sp_pair *t0, *t1, *first; /* top-k of ranks 0 and 1, rank 0's at the first iteration */
-    double cos_sum, jr_sum, jl_sum, lag_sum;
-    long cos_n, jr_n, jl_n, lag_n;
+    double cos_sum, jr_sum, jl_sum;
+    long cos_n, jr_n, jl_n;
+    double *wsum;         /* [n]: rank 0's gradients over their norms, summed over a run of consecutive iterations */
+    int wlen;             /* the run's iterations so far */
+    double pair_cos, pairs; /* sum of the cosines over the pairs of iterations within runs, and their number */
     int lag_used;
     char *err;
     size_t errlen;
@@ -168,15 +178,39 @@ static void add_cosine(const float *a, const float *b, uint64_t n, double *sum, 
     }
 }
 
-/* rank 0's gradient g at iteration it: cosine with its previous one, its
- * top-k, and the persistence of its first top-k.  0, or -1 with a message */
+/* A run of W consecutive iterations of rank 0 ends: the unit gradients'
+ * sum has |sum|^2 = W + the sum of their cosines over the W (W - 1)
+ * ordered pairs */
+static void close_run(fit_state *f)
+{
+    if (f->wlen >= 2) {
+        double w2 = 0;
+        for (uint64_t i = 0; i < f->n; i++)
+            w2 += f->wsum[i] * f->wsum[i];
+        f->pair_cos += w2 - f->wlen;
+        f->pairs += (double)f->wlen * (f->wlen - 1);
+    }
+    memset(f->wsum, 0, f->n * sizeof *f->wsum);
+    f->wlen = 0;
+}
+
+/* rank 0's gradient g at iteration it: its share in the sum over the run
+ * of consecutive iterations, its top-k, and the persistence of its first
+ * top-k.  0, or -1 with a message */
 static int note_rank0(fit_state *f, int it)
 {
     const sp_grad_source *src = f->src;
-    if (it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1) {
-        add_cosine(f->prev0, f->g, f->n, &f->lag_sum, &f->lag_n);
+    if (!(it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1))
+        close_run(f);
+    double gg = 0;
+    for (uint64_t i = 0; i < f->n; i++)
+        gg += (double)f->g[i] * f->g[i];
+    if (gg > 0) {
+        double inv = 1 / sqrt(gg);
+        for (uint64_t i = 0; i < f->n; i++)
+            f->wsum[i] += f->g[i] * inv;
+        f->wlen++;
     }
-    memcpy(f->prev0, f->g, f->n * sizeof *f->g);
     memcpy(f->g0, f->g, f->n * sizeof *f->g);
     if (sp_topk_exact(f->g, f->n, f->k, f->t0) != f->k) {
         snprintf(f->err, f->errlen, "out of memory");
@@ -518,9 +552,10 @@ static int fit_noise(fit_state *f, sp_profile *out)
 
 /* what persists and what ranks share (cosines), and how often the scale is
  * redrawn (the Jaccard ratio) */
-static void fit_persistence(const fit_state *f, sp_profile *out)
+static void fit_persistence(fit_state *f, sp_profile *out)
 {
-    out->mean = f->lag_n ? f->lag_sum / f->lag_n : 0;
+    close_run(f);
+    out->mean = f->pairs > 0 ? f->pair_cos / f->pairs : 0;
     if (out->mean < 0)
         out->mean = 0;
     if (out->mean > 0.9)
@@ -556,7 +591,7 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
     f.ss = calloc(n, sizeof *f.ss);
     f.g = malloc(n * sizeof *f.g);
     f.g0 = malloc(n * sizeof *f.g0);
-    f.prev0 = malloc(n * sizeof *f.prev0);
+    f.wsum = calloc(n, sizeof *f.wsum);
     f.t0 = malloc(f.k * sizeof *f.t0);
     f.t1 = malloc(f.k * sizeof *f.t1);
     f.first = malloc(f.k * sizeof *f.first);
@@ -567,7 +602,7 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
     f.lz = calloc((size_t)f.L, sizeof *f.lz);
     f.lnorm = malloc((size_t)f.I * sizeof *f.lnorm);
     f.lrank = malloc((size_t)f.I * f.P * sizeof *f.lrank);
-    if (!f.ss || !f.g || !f.g0 || !f.prev0 || !f.t0 || !f.t1 || !f.first || !f.lz || !f.lnorm || !f.lrank ||
+    if (!f.ss || !f.g || !f.g0 || !f.wsum || !f.t0 || !f.t1 || !f.first || !f.lz || !f.lnorm || !f.lrank ||
         !f.pieces) {
         snprintf(err, errlen, "out of memory fitting a profile of n = %llu", (unsigned long long)n);
         goto out;
@@ -597,7 +632,7 @@ out:
     free(f.first);
     free(f.lnorm);
     free(f.lrank);
-    free(f.prev0);
+    free(f.wsum);
     free(f.pieces);
     if (rc)
         sp_profile_free(out);

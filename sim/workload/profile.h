@@ -10,9 +10,9 @@
  * deviation (real per-sample noise has heavy tails: rare large entries that
  * one rank sees alone), Zc a unit normal fresh per iteration
  * and shared by the ranks (their cosine), M_i a per-coordinate direction
- * that persists across iterations and ranks (a gradient's cosine with the
- * previous one; it makes an unselected residual grow steadily, so a reused
- * threshold drifts), sigma_i a per-coordinate scale that persists and that
+ * that persists across iterations and ranks (a gradient's mean cosine with
+ * the others of a run of iterations; it makes an unselected residual grow
+ * steadily, so a reused threshold drifts), sigma_i a per-coordinate scale that persists and that
  * the ranks share (their top-k sets overlap through it, not through
  * correlated values), with log10 sigma_i normal within each layer (median
  * `log10_scale`, spread `log10_spread`: heavy tails within a layer), a
