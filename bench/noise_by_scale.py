@@ -20,6 +20,11 @@ thr = mean + z sd of a rank's gradient, z = |Phi^-1(density / 2)| (2.58 at
 The first four use the trace's own scales, so they isolate the noise's
 shape; the last two are the whole fitted process.
 
+Then what error feedback accumulates: the cosine of a rank's gradient with
+its own 1 and 5 iterations later, and the mean cosine over every pair of
+the recorded iterations (the profile's `mean` as `sparsim profile` fits it
+now, on rank 0; the lag-1 cosine is what it fitted before), mean over ranks.
+
 usage: bench/noise_by_scale.py TRACE_DIR... [--density 0.01] [--build build]
        [--work runs/noise-by-scale]
 """
@@ -77,6 +82,7 @@ def main():
     z = statistics.NormalDist().inv_cdf(1 - a.density / 2)
     rows = ["| trace | data | noise detached | one mixture | table | generator, one mixture | generator, table |",
             "|---|---|---|---|---|---|---|"]
+    pers = ["| trace | cosine, lag 1 | cosine, lag 5 | mean cosine over all pairs | profile `mean` |", "|---|---|---|---|---|"]
     for tr in a.traces:
         tag = os.path.basename(os.path.normpath(tr))
         try:
@@ -123,7 +129,15 @@ def main():
         else:
             cols += [None, None, None]
         rows.append("| %s | %s |" % (tag, " | ".join("-" if c is None else "%.2f" % c for c in cols)))
+        u = x / np.sqrt((x * x).sum(axis=-1, keepdims=True))  # (I, P, n) unit gradients
+        lag = lambda L: float(np.mean([(u[t] * u[t + L]).sum(axis=-1).mean() for t in range(I - L)])) if I > L else None
+        w = u.sum(axis=0)
+        allp = float(((w * w).sum(axis=-1).mean() - I) / (I * (I - 1))) if I > 1 else None
+        pers.append("| %s | %s |" % (tag, " | ".join("-" if c is None else "%.4f" % c for c in
+                                                        (lag(1), lag(5), allp, p["mean"]))))
     print("\n".join(rows))
+    print()
+    print("\n".join(pers))
     return 0
 
 

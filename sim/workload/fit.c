@@ -17,7 +17,7 @@
  *  - `zeros`: per layer, the mean share of entries exactly 0;
  *  - `mean`: the mean cosine of a rank's gradients over every pair of
  *    iterations within a run of consecutive training iterations (from the
- *    norm of their unit vectors' sum): the persistence that a residual
+ *    norm of their unit vectors' sum; ranks 0-3): the persistence that a residual
  *    accumulates over the run.  Consecutive gradients of real training
  *    correlate (cosine 0.01-0.04 on the LSTM trace) and those 5 apart
  *    anti-correlate (-0.01 to -0.05), so over 32 iterations nothing
@@ -141,6 +141,10 @@ static void fit_spikes(double m4, const double *p, const double *levels, int nl,
     }
 }
 
+/* the ranks whose runs of gradients give `mean` (fit_persistence): one
+ * rank's estimate was 0.020 on a trace whose 32 ranks average 0.005 */
+#define WR 4
+
 /* one fit: the source, the pieces, and the sums of the first pass */
 typedef struct {
     sp_grad_source *src;
@@ -155,8 +159,9 @@ typedef struct {
     sp_pair *t0, *t1, *first; /* top-k of ranks 0 and 1, rank 0's at the first iteration */
     double cos_sum, jr_sum, jl_sum;
     long cos_n, jr_n, jl_n;
-    double *wsum;         /* [n]: rank 0's gradients over their norms, summed over a run of consecutive iterations */
-    int wlen;             /* the run's iterations so far */
+    float *wsum;          /* [WR][n]: ranks 0 .. WR-1's gradients over their norms, summed over a run of
+                             consecutive iterations */
+    int wr, wlen[WR];     /* the ranks summed, and each one's iterations in the run so far */
     double pair_cos, pairs; /* sum of the cosines over the pairs of iterations within runs, and their number */
     int lag_used;
     char *err;
@@ -183,34 +188,39 @@ static void add_cosine(const float *a, const float *b, uint64_t n, double *sum, 
  * ordered pairs */
 static void close_run(fit_state *f)
 {
-    if (f->wlen >= 2) {
-        double w2 = 0;
-        for (uint64_t i = 0; i < f->n; i++)
-            w2 += f->wsum[i] * f->wsum[i];
-        f->pair_cos += w2 - f->wlen;
-        f->pairs += (double)f->wlen * (f->wlen - 1);
+    for (int r = 0; r < f->wr; r++) {
+        float *w = f->wsum + (size_t)r * f->n;
+        if (f->wlen[r] >= 2) {
+            double w2 = 0;
+            for (uint64_t i = 0; i < f->n; i++)
+                w2 += (double)w[i] * w[i];
+            f->pair_cos += w2 - f->wlen[r];
+            f->pairs += (double)f->wlen[r] * (f->wlen[r] - 1);
+        }
+        memset(w, 0, f->n * sizeof *w);
+        f->wlen[r] = 0;
     }
-    memset(f->wsum, 0, f->n * sizeof *f->wsum);
-    f->wlen = 0;
 }
 
-/* rank 0's gradient g at iteration it: its share in the sum over the run
- * of consecutive iterations, its top-k, and the persistence of its first
- * top-k.  0, or -1 with a message */
+/* rank r's gradient g (r < wr) into its run's sum */
+static void add_to_run(fit_state *f, int r, const float *g)
+{
+    double gg = 0;
+    for (uint64_t i = 0; i < f->n; i++)
+        gg += (double)g[i] * g[i];
+    if (!(gg > 0))
+        return;
+    float inv = (float)(1 / sqrt(gg)), *w = f->wsum + (size_t)r * f->n;
+    for (uint64_t i = 0; i < f->n; i++)
+        w[i] += g[i] * inv;
+    f->wlen[r]++;
+}
+
+/* rank 0's gradient g at iteration it: its top-k, and the persistence of
+ * its first top-k.  0, or -1 with a message */
 static int note_rank0(fit_state *f, int it)
 {
     const sp_grad_source *src = f->src;
-    if (!(it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1))
-        close_run(f);
-    double gg = 0;
-    for (uint64_t i = 0; i < f->n; i++)
-        gg += (double)f->g[i] * f->g[i];
-    if (gg > 0) {
-        double inv = 1 / sqrt(gg);
-        for (uint64_t i = 0; i < f->n; i++)
-            f->wsum[i] += f->g[i] * inv;
-        f->wlen++;
-    }
     memcpy(f->g0, f->g, f->n * sizeof *f->g);
     if (sp_topk_exact(f->g, f->n, f->k, f->t0) != f->k) {
         snprintf(f->err, f->errlen, "out of memory");
@@ -262,6 +272,8 @@ static int first_pass(fit_state *f)
     const uint64_t n = f->n;
     float *g = f->g;
     for (int it = 0; it < f->I; it++) {
+        if (!(it > 0 && sp_grad_iter_id(src, it) == sp_grad_iter_id(src, it - 1) + 1))
+            close_run(f);
         /* the iteration's RMS first (a second pass normalises) */
         double sq = 0;
         for (int r = 0; r < f->P; r++) {
@@ -290,6 +302,8 @@ static int first_pass(fit_state *f)
                     z += g[i] == 0.0f;
                 f->lz[l] += (double)z / (double)sz;
             }
+            if (r < f->wr)
+                add_to_run(f, r, g);
             if ((r == 0 && note_rank0(f, it) != 0) || (r == 1 && note_rank1(f) != 0))
                 return -1;
         }
@@ -436,9 +450,9 @@ static void fit_rank_scale(const fit_state *f, sp_profile *out)
  * deviation falls, in units of a row's own sigma, runs from about 1 (the
  * largest scales) to 4 (the smallest).  On the eight traces of
  * bench/README.md section 24 (bench/noise_by_scale.py), the generator with
- * one mixture for every coordinate puts 0.54-1.63x the data's count above
+ * one mixture for every coordinate puts 0.52-1.64x the data's count above
  * Gaussian-k's estimate (2.58 deviations of the vector, density 1%), with
- * the table 0.96-1.09x. */
+ * the table 0.94-1.09x. */
 #define NOISE_DRAWS 50000.0
 static const double row_levels[] = {1, 2, 3, 4};
 static const double row_count_q[] = {0.25, 0.5, 0.75};
@@ -591,7 +605,8 @@ int sp_profile_fit(sp_grad_source *src, int max_iters, double density, int bins,
     f.ss = calloc(n, sizeof *f.ss);
     f.g = malloc(n * sizeof *f.g);
     f.g0 = malloc(n * sizeof *f.g0);
-    f.wsum = calloc(n, sizeof *f.wsum);
+    f.wr = f.P < WR ? f.P : WR;
+    f.wsum = calloc((size_t)f.wr * n, sizeof *f.wsum);
     f.t0 = malloc(f.k * sizeof *f.t0);
     f.t1 = malloc(f.k * sizeof *f.t1);
     f.first = malloc(f.k * sizeof *f.first);
