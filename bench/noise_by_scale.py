@@ -20,7 +20,9 @@ thr = mean + z sd of a rank's gradient, z = |Phi^-1(density / 2)| (2.58 at
 The first four use the trace's own scales, so they isolate the noise's
 shape; the last two are the whole fitted process.
 
-Then what error feedback accumulates: the cosine of a rank's gradient with
+Then the noise by quintile of scale (the coordinates sorted by sigma_i, in
+five groups of equal count): its fourth moment, and the share of draws
+under 0.1 of the coordinate's RMS.  And what error feedback accumulates: the cosine of a rank's gradient with
 its own 1 and 5 iterations later, and the mean cosine over every pair of
 the recorded iterations (the profile's `mean` as `sparsim profile` fits it
 now, on rank 0; the lag-1 cosine is what it fitted before), mean over ranks.
@@ -82,6 +84,8 @@ def main():
     z = statistics.NormalDist().inv_cdf(1 - a.density / 2)
     rows = ["| trace | data | noise detached | one mixture | table | generator, one mixture | generator, table |",
             "|---|---|---|---|---|---|---|"]
+    quint = ["| trace | kurtosis by quintile of scale, smallest first | share of draws under 0.1, by quintile |",
+             "|---|---|---|"]
     pers = ["| trace | cosine, lag 1 | cosine, lag 5 | mean cosine over all pairs | profile `mean` |", "|---|---|---|---|---|"]
     for tr in a.traces:
         tag = os.path.basename(os.path.normpath(tr))
@@ -129,6 +133,10 @@ def main():
         else:
             cols += [None, None, None]
         rows.append("| %s | %s |" % (tag, " | ".join("-" if c is None else "%.2f" % c for c in cols)))
+        order = np.argsort(sig)
+        groups = np.array_split(order[nz[order]], 5)
+        quint.append("| %s | %s | %s |" % (tag, ", ".join("%.0f" % float(np.mean(zn[:, :, d] ** 4)) for d in groups),
+                                           ", ".join("%.2f" % float(np.mean(np.abs(zn[:, :, d]) < 0.1)) for d in groups)))
         u = x / np.sqrt((x * x).sum(axis=-1, keepdims=True))  # (I, P, n) unit gradients
         lag = lambda L: float(np.mean([(u[t] * u[t + L]).sum(axis=-1).mean() for t in range(I - L)])) if I > L else None
         w = u.sum(axis=0)
@@ -136,6 +144,8 @@ def main():
         pers.append("| %s | %s |" % (tag, " | ".join("-" if c is None else "%.4f" % c for c in
                                                         (lag(1), lag(5), allp, p["mean"]))))
     print("\n".join(rows))
+    print()
+    print("\n".join(quint))
     print()
     print("\n".join(pers))
     return 0
