@@ -25,17 +25,17 @@ Exit status 0 when every volume ratio is within the tolerance, 1 otherwise,
 import argparse
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tables  # noqa: E402  (the shared helpers)
 
 ALGOS = "oktopk,topkdsa,gaussiank:authors,gaussiank:oktopk,zen,spardl,gtopk,topka,onebit,qgz,powersgd"
 
 
+
 def sh(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit("model_vs_trace: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-600:]))
-    return r.stdout
+    return tables.sh(cmd, "model_vs_trace")
 
 
 def run(sparsim, a, algo, P, source, out):

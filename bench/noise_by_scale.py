@@ -35,17 +35,17 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tables  # noqa: E402  (the shared helpers)
 
 import numpy as np
 
 
+
 def sh(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit("noise_by_scale: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-600:]))
-    return r.stdout
+    return tables.sh(cmd, "noise_by_scale")
 
 
 def count_over_k(x, z, k):

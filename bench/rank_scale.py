@@ -24,8 +24,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tables  # noqa: E402  (the shared helpers)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -50,11 +52,9 @@ def parse_batches(text):
     return out
 
 
+
 def sh(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit("rank_scale: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-500:]))
-    return r.stdout
+    return tables.sh(cmd, "rank_scale")
 
 
 def record(work, family, batch, iters, windows):

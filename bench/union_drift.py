@@ -23,19 +23,19 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tables  # noqa: E402  (the shared helpers)
 
 import numpy as np
 
 SHOWN = (0, 1, 5, 10, 20, 31)
 
 
+
 def sh(cmd):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit("union_drift: %s failed: %s" % (" ".join(cmd), r.stderr.strip()[-600:]))
-    return r.stdout
+    return tables.sh(cmd, "union_drift")
 
 
 def owners_union(sparsim, args, out):
