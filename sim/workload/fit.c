@@ -661,7 +661,8 @@ out:
  * spikes of the noise, the shared and persistent fractions, the overall
  * scale's variation and persistence) move, one at a time by a factor, while
  * the sum of squared log ratios over the statistics falls.  The layers' own
- * medians and zeros stay as fitted. */
+ * medians and zeros stay as fitted, and so does a noise table by scale
+ * (the spikes' knobs are then left out). */
 
 typedef struct {
     double tail, spikes, spike_scale, common, mean, scale_sd, scale_corr, refresh;
@@ -743,6 +744,8 @@ int sp_profile_match(const sp_wstats *target, const sp_wstats_opts *o, int iters
     for (int round = 0; round < rounds; round++) {
         int moved = 0;
         for (int i = 0; i < nk; i++) {
+            if ((i == 1 || i == 2) && prof->nnoise > 0)
+                continue; /* the noise's table by scale decides the noise, not spikes and spike_scale */
             for (int dir = -1; dir <= 1; dir += 2) {
                 knobs_t trial = k;
                 double *v = (double *)((char *)&trial + ((char *)slot[i] - (char *)&k));
