@@ -319,10 +319,10 @@ static int check_magnitudes(const sp_plan *plan, const sp_profile *prof, sp_erro
         double t = prof->layers[l].log10_scale + prof->layers[l].log10_spread * z;
         top = t > top ? t : top;
     }
-    double own = sp_profile_noise_base(prof) * (prof->spikes > 0 && prof->spike_scale > 1 ? prof->spike_scale : 1.0);
-    for (int b = 0; b < prof->nnoise; b++) { /* the noise's table by scale: its largest */
-        const sp_noise_row *w = &prof->noise[b];
-        double x = sp_noise_base(w->spikes, w->spike_scale) * (w->spikes > 0 && w->spike_scale > 1 ? w->spike_scale : 1.0);
+    double own = 0; /* the widest normal of the rank's own noise: the profile's mixture, or its table's rows */
+    for (int b = -1; b < prof->nnoise; b++) {
+        double e = b < 0 ? prof->spikes : prof->noise[b].spikes, k = b < 0 ? prof->spike_scale : prof->noise[b].spike_scale;
+        double x = sp_noise_base(e, k) * (e > 0 && k > 1 ? k : 1.0);
         own = x > own ? x : own;
     }
     double noise = z * (sqrt(prof->common) + sqrt(prof->mean) + sqrt(1.0 - prof->common - prof->mean) * own);

@@ -202,15 +202,13 @@ static void close_run(fit_state *f)
     }
 }
 
-/* rank r's gradient g (r < wr) into its run's sum */
-static void add_to_run(fit_state *f, int r, const float *g)
+/* rank r's gradient g (r < wr) into its run's sum; inv_rms: 1 / its RMS
+ * (rank_inv), so that g inv_rms / sqrt(n) is of unit norm */
+static void add_to_run(fit_state *f, int r, const float *g, double inv_rms)
 {
-    double gg = 0;
-    for (uint64_t i = 0; i < f->n; i++)
-        gg += (double)g[i] * g[i];
-    if (!(gg > 0))
+    if (!(inv_rms > 0))
         return;
-    float inv = (float)(1 / sqrt(gg)), *w = f->wsum + (size_t)r * f->n;
+    float inv = (float)(inv_rms / sqrt((double)f->n)), *w = f->wsum + (size_t)r * f->n;
     for (uint64_t i = 0; i < f->n; i++)
         w[i] += g[i] * inv;
     f->wlen[r]++;
@@ -303,7 +301,7 @@ static int first_pass(fit_state *f)
                 f->lz[l] += (double)z / (double)sz;
             }
             if (r < f->wr)
-                add_to_run(f, r, g);
+                add_to_run(f, r, g, inv);
             if ((r == 0 && note_rank0(f, it) != 0) || (r == 1 && note_rank1(f) != 0))
                 return -1;
         }
@@ -440,8 +438,6 @@ static void fit_rank_scale(const fit_state *f, sp_profile *out)
         out->rank_corr = 0.99;
 }
 
-/* per-sample noise: a second pass over the standardised values.  0, or -1
- * with a message */
 /* The noise's table by scale: rows cut at the quartiles of sigma_i over the
  * coordinates and where the coordinates above hold 10, 20, 30, 45, 60 and 80%
  * of the energy (sum of sigma_i^2), a cut dropped where a row would hold
@@ -472,11 +468,11 @@ static int noise_rows(fit_state *f, sp_profile *out)
         snprintf(f->err, f->errlen, "out of memory");
         return -1;
     }
-    size_t m = 0;
+    size_t m = 0; /* l: the non-zero sums of squares, rising (sigma_i^2 IP) */
     double total = 0;
     for (uint64_t i = 0; i < f->n; i++)
         if (f->ss[i] > 0) {
-            l[m++] = 0.5 * log10(f->ss[i] / IP);
+            l[m++] = f->ss[i];
             total += f->ss[i];
         }
     qsort(l, m, sizeof *l, cmp_double);
@@ -489,7 +485,7 @@ static int noise_rows(fit_state *f, sp_profile *out)
     double acc = 0;
     int e = 0;
     for (size_t j = m; j-- > 0 && e < NE;) {
-        acc += pow(10.0, 2 * l[j]) * IP;
+        acc += l[j];
         while (e < NE && acc >= row_energy_top[e] * total)
             cut[nc++] = j, e++;
     }
@@ -501,7 +497,7 @@ static int noise_rows(fit_state *f, sp_profile *out)
         size_t j = cut[c];
         if (j < last + minc || j + minc > m || j == 0 || !(l[j - 1] < l[j]))
             continue;
-        out->noise[rows++].upto = 0.5 * (l[j - 1] + l[j]);
+        out->noise[rows++].upto = 0.25 * (log10(l[j - 1] / IP) + log10(l[j] / IP)); /* the logs' midpoint */
         last = j;
     }
     free(l);
@@ -511,6 +507,9 @@ static int noise_rows(fit_state *f, sp_profile *out)
     return 0;
 }
 
+/* per-sample noise: a second pass over the standardised values, by row of
+ * the noise's table (one row where there is none).  0, or -1 with a
+ * message */
 static int fit_noise(fit_state *f, sp_profile *out)
 {
     sp_grad_source *src = f->src;
@@ -525,7 +524,6 @@ static int fit_noise(fit_state *f, sp_profile *out)
     }
     for (uint64_t i = 0; row && i < f->n; i++)
         row[i] = (unsigned char)(f->ss[i] > 0 ? sp_profile_noise_row(out, 0.5 * log10(f->ss[i] / IP)) : 0);
-    double z4 = 0, z3c = 0, z4c = 0, zn = 0;
     double rz4[SP_NOISE_ROWS] = {0}, rn[SP_NOISE_ROWS] = {0}, rc[SP_NOISE_ROWS][4] = {{0}};
     for (int it = 0; it < f->I; it++) {
         for (int r = 0; r < f->P; r++) {
@@ -540,10 +538,6 @@ static int fit_noise(fit_state *f, sp_profile *out)
                 if (f->ss[i] <= 0)
                     continue;
                 double z = f->g[i] * inv / sqrt(f->ss[i] / IP), z2 = z * z, az = fabs(z);
-                z4 += z2 * z2;
-                z3c += az > 3;
-                z4c += az > 4;
-                zn++;
                 int b = row ? row[i] : 0;
                 rz4[b] += z2 * z2;
                 rn[b]++;
@@ -553,7 +547,15 @@ static int fit_noise(fit_state *f, sp_profile *out)
         }
     }
     free(row);
-    double p34[2] = {zn ? z3c / zn : 0, zn ? z4c / zn : 0};
+    double z4 = 0, zn = 0, p34[2] = {0, 0}; /* every coordinate's: the rows' together */
+    for (int b = 0; b < R; b++) {
+        z4 += rz4[b];
+        zn += rn[b];
+        p34[0] += rc[b][2];
+        p34[1] += rc[b][3];
+    }
+    for (int j = 0; j < 2 && zn > 0; j++)
+        p34[j] /= zn;
     fit_spikes(zn ? z4 / zn : 3, p34, row_levels + 2, 2, &out->spikes, &out->spike_scale);
     for (int b = 0; b < R && out->nnoise > 0; b++) {
         double p[4];

@@ -481,7 +481,38 @@ static int get_num(const cJSON *o, const char *key, double *v, int required, con
     return 0;
 }
 
-static int parse_noise(const cJSON *j, const char *origin, sp_profile *out, char *err, size_t errlen);
+/* "noise": [{"upto": log10 sigma, "spikes": e, "spike_scale": k}, ..., {"spikes": e, "spike_scale": k}] */
+static int parse_noise(const cJSON *j, const char *origin, sp_profile *out, char *err, size_t errlen)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "noise");
+    out->nnoise = 0;
+    if (!a)
+        return 0;
+    int nr = cJSON_GetArraySize(a);
+    if (!cJSON_IsArray(a) || nr < 1 || nr > SP_NOISE_ROWS) {
+        snprintf(err, errlen, "%s: \"noise\" must be an array of 1 to %d rows", origin, SP_NOISE_ROWS);
+        return -1;
+    }
+    const cJSON *x;
+    cJSON_ArrayForEach(x, a)
+    {
+        char where[32];
+        sp_noise_row *w = &out->noise[out->nnoise];
+        snprintf(where, sizeof where, "noise row %d: ", out->nnoise);
+        int last = out->nnoise == nr - 1;
+        if (!cJSON_IsObject(x) || get_num(x, "spikes", &w->spikes, 1, origin, where, err, errlen) != 0 ||
+            get_num(x, "spike_scale", &w->spike_scale, 1, origin, where, err, errlen) != 0 ||
+            (!last && get_num(x, "upto", &w->upto, 1, origin, where, err, errlen) != 0)) {
+            if (!cJSON_IsObject(x))
+                snprintf(err, errlen, "%s: %smust be an object", origin, where);
+            return -1;
+        }
+        if (last)
+            w->upto = INFINITY;
+        out->nnoise++;
+    }
+    return 0;
+}
 
 int sp_profile_parse(const char *text, const char *origin, sp_profile *out, char *err, size_t errlen)
 {
@@ -585,39 +616,6 @@ out:
     if (rc)
         sp_profile_free(out);
     return rc;
-}
-
-/* "noise": [{"upto": log10 sigma, "spikes": e, "spike_scale": k}, ..., {"spikes": e, "spike_scale": k}] */
-static int parse_noise(const cJSON *j, const char *origin, sp_profile *out, char *err, size_t errlen)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "noise");
-    out->nnoise = 0;
-    if (!a)
-        return 0;
-    int nr = cJSON_GetArraySize(a);
-    if (!cJSON_IsArray(a) || nr < 1 || nr > SP_NOISE_ROWS) {
-        snprintf(err, errlen, "%s: \"noise\" must be an array of 1 to %d rows", origin, SP_NOISE_ROWS);
-        return -1;
-    }
-    const cJSON *x;
-    cJSON_ArrayForEach(x, a)
-    {
-        char where[32];
-        sp_noise_row *w = &out->noise[out->nnoise];
-        snprintf(where, sizeof where, "noise row %d: ", out->nnoise);
-        int last = out->nnoise == nr - 1;
-        if (!cJSON_IsObject(x) || get_num(x, "spikes", &w->spikes, 1, origin, where, err, errlen) != 0 ||
-            get_num(x, "spike_scale", &w->spike_scale, 1, origin, where, err, errlen) != 0 ||
-            (!last && get_num(x, "upto", &w->upto, 1, origin, where, err, errlen) != 0)) {
-            if (!cJSON_IsObject(x))
-                snprintf(err, errlen, "%s: %smust be an object", origin, where);
-            return -1;
-        }
-        if (last)
-            w->upto = INFINITY;
-        out->nnoise++;
-    }
-    return 0;
 }
 
 int sp_profile_write(const sp_profile *p, FILE *f)
