@@ -122,6 +122,7 @@ typedef struct {
     uint64_t rerated;                 /* flows whose rate a solve changed */
     uint64_t solved;                  /* flows taken into the solves (every try) */
     uint64_t opened;                  /* links a solve's local try had to open */
+    uint64_t alone;                   /* flows rated alone on their links, without a solve */
 } sp_flow_solver;
 
 typedef struct {

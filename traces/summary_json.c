@@ -262,6 +262,7 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
         cJSON_AddNumberToObject(w, SPK_FS_RERATED, (double)fs->rerated);
         cJSON_AddNumberToObject(w, SPK_FS_SOLVED, (double)fs->solved);
         cJSON_AddNumberToObject(w, SPK_FS_OPENED, (double)fs->opened);
+        cJSON_AddNumberToObject(w, SPK_FS_ALONE, (double)fs->alone);
     }
     sp_nccl_figures nc;
     sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);

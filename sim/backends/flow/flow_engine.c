@@ -911,7 +911,7 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
     if (sh->rep) {
         sp_flow_solver *fs = &sh->rep->flow_solver;
         fs->on = 1;
-        spf_net_work(E.net, &fs->solves, &fs->rerated, &fs->solved, &fs->opened);
+        spf_net_work(E.net, &fs->solves, &fs->rerated, &fs->solved, &fs->opened, &fs->alone);
     }
     free_all();
     return rc;

@@ -110,6 +110,7 @@ struct spf_net {
     int whole; /* solve everything a change reaches through any link (spf_net_whole) */
     double slack; /* spf_net_slack: share of a link that ended flows may leave unused (0: none) */
     uint64_t opened; /* edge links verify() opened */
+    uint64_t alone;  /* flows rated alone on their links (activate) */
 };
 
 /* room for `need` elements of `size` bytes in *arr (capacity *cap, doubled
@@ -353,6 +354,73 @@ SPF_NETMODEL int spf_flow_start(spf_net *n, double now, double bytes, double lat
     return 0;
 }
 
+/* SimGrid 3.32 ends every action due within surf/precision (1e-9 s) of
+ * the clock at the clock (network_cm02.cpp, update_actions_state_lazy) */
+#define SAME_INSTANT 1e-9
+
+/* A flow alone on its links: nobody else crosses any of them, none of them
+ * waits for the next solve (a change there this instant), and none holds
+ * what ended flows left (slack).  Its max-min rate is then its own: the
+ * lowest of its links' capacity over its consumption, or its bound; a solve
+ * over it alone would give exactly that, with the same operations
+ * (fill()), and change no other flow.  So it is rated where it joins, and
+ * when such a flow ends, nobody is left on its links to take what it
+ * frees: neither needs a solve.  Rings and the NVLink hops of the NCCL
+ * schemes are mostly such flows (bench/README.md, section 28). */
+SPF_NETMODEL static int alone(const spf_net *n, const flow *f)
+{
+    if (f->nel == 0 || n->whole || n->slack > 0)
+        return 0;
+    for (int e = 0; e < f->nel; e++) {
+        const link *k = &n->l[f->el[e].link];
+        if (k->nf != 0 || k->changed == n->chg_mark + 1 || k->ghost > 0)
+            return 0;
+    }
+    return 1;
+}
+
+SPF_NETMODEL static int last_on_links(const spf_net *n, const flow *f)
+{
+    if (n->whole || n->slack > 0)
+        return 0;
+    for (int e = 0; e < f->nel; e++) {
+        const link *k = &n->l[f->el[e].link];
+        if (f->el[e].pos < 0 || k->nf != 1 || k->changed == n->chg_mark + 1 || k->ghost > 0)
+            return 0;
+    }
+    return f->nel > 0;
+}
+
+/* a flow alone on its links (alone()) rated as a solve over it would rate
+ * it: 1, or 0 where it would be through within this instant (left to the
+ * solve, whose ends are taken at the solve), or -1 (memory) */
+SPF_NETMODEL static int rate_alone(spf_net *n, flow *f, double t)
+{
+    double lv = INFINITY;
+    for (int e = 0; e < f->nel; e++) {
+        const link *k = &n->l[f->el[e].link];
+        double l1 = k->capacity / (f->el[e].coef / f->penalty); /* fill's rem / usage */
+        if (l1 < lv)
+            lv = l1;
+    }
+    double value = f->bound * f->penalty < lv ? f->bound : lv / f->penalty;
+    if (value > f->bound)
+        value = f->bound;
+    double rate = value * f->rf;
+    if (!(rate > 0) || !(t + f->remaining / rate > t + SAME_INSTANT))
+        return 0;
+    for (int e = 0; e < f->nel; e++) {
+        if (link_list(n, f, e) != 0)
+            return -1;
+        n->l[f->el[e].link].used = f->el[e].coef * value;
+    }
+    f->value = value;
+    f->rate = rate;
+    n->alone++;
+    heap_move(n, f, t + f->remaining / rate);
+    return 1;
+}
+
 /* a latent flow's latency is over: it joins its links */
 SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 {
@@ -372,6 +440,9 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
         heap_move(n, f, t + f->remaining / f->rate);
         return 0;
     }
+    int rc = alone(n, f) ? rate_alone(n, f, t) : 0;
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     /* with slack, a link whose ended flows left enough for the new one at
      * their level gives it that, and is not solved again (spf_net_slack) */
     int marked = 0, lazy = n->slack > 0 && !n->whole;
@@ -413,6 +484,18 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
+    if (f->state == ACTIVE && last_on_links(n, f)) { /* it leaves nobody a share to take */
+        for (int e = 0; e < f->nel; e++) {
+            link_unlist(n, f, e);
+            n->l[f->el[e].link].used = 0;
+        }
+        f->state = ENDED;
+        if (f->el != f->inl)
+            free(f->el);
+        f->next_free = n->free_flows;
+        n->free_flows = f;
+        return;
+    }
     double level = f->value * f->penalty;
     int changed = 0, lazy = n->slack > 0 && !n->whole;
     if (f->state == ACTIVE)
@@ -442,10 +525,6 @@ SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 }
 
 SPF_NETMODEL double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
-
-/* SimGrid 3.32 ends every action due within surf/precision (1e-9 s) of
- * the clock at the clock (network_cm02.cpp, update_actions_state_lazy) */
-#define SAME_INSTANT 1e-9
 
 SPF_NETMODEL void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx)
 {
@@ -817,8 +896,10 @@ SPF_NETMODEL void spf_net_whole(spf_net *n, int on) { n->whole = on; }
 SPF_NETMODEL void spf_net_slack(spf_net *n, double share) { n->slack = share > 0 ? share : 0; }
 
 SPF_NETMODEL void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered,
-                               uint64_t *opened)
+                               uint64_t *opened, uint64_t *alone)
 {
+    if (alone)
+        *alone = n->alone;
     *solves = n->solves;
     *rerated = n->rerated;
     if (gathered)

@@ -64,8 +64,10 @@ void spf_net_slack(spf_net *n, double share);
 
 /* counters of the solver's work: solves, flows re-rated, flows taken into
  * the solves' fills (every try), and links a local try had to open, summed
- * over all solves (gathered, opened: NULL when not wanted) */
-void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered, uint64_t *opened);
+ * over all solves; and flows rated alone on their links, with no solve
+ * (gathered, opened, alone: NULL when not wanted) */
+void spf_net_work(const spf_net *n, uint64_t *solves, uint64_t *rerated, uint64_t *gathered, uint64_t *opened,
+                  uint64_t *alone);
 
 #ifdef __cplusplus
 }
