@@ -49,7 +49,7 @@ typedef struct flow {
     double t_last;  /* remaining is as of then */
     double t_event; /* heap key */
     uint64_t seq;   /* ties go by the order of posting */
-    int heap;       /* place in the heap, -1 none */
+    int heap;       /* place in the heap, -1 none (or in a latency queue) */
     int state, nel;
     unsigned stamp; /* visited by the current solve */
     int fixed;      /* rate set in the current solve */
@@ -58,6 +58,7 @@ typedef struct flow {
     double value;   /* the solved value now in force (rate = value x rf) */
     int fresh;      /* joined its links since the last solve: always solved */
     void *owner;
+    struct flow *qnext; /* the next in its latency queue */
     elem *el;
     elem inl[8];
     struct flow *next_free;
@@ -83,11 +84,25 @@ typedef struct {
     double ghost, ghost_level;
 } link;
 
+/* Flows in their latency, one queue per latency: posted at times that
+ * never go back, flows of one latency fall due in the order they were
+ * posted, so the queue's head is its earliest (and of one instant, the
+ * first posted).  A flow then enters the heap once, with its end, instead
+ * of twice; a ring's steps post thousands of flows of two or three
+ * latencies.  A latency beyond NLATQ queues goes to the heap as before. */
+#define NLATQ 8
+typedef struct {
+    double lat;
+    flow *head, *tail;
+} latq;
+
 struct spf_net {
     link *l;
     int nl, capl;
     flow **heap;
     int nheap, capheap;
+    latq lq[NLATQ];
+    int nqueued; /* flows in the latency queues */
     flow *free_flows;
     uint64_t started, solves, rerated, gathered;
     /* links changed since the last solve */
@@ -176,7 +191,7 @@ SPF_NETMODEL static void heap_down(spf_net *n, int i)
 
 SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
 {
-    if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + 1, 256) != 0)
+    if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + n->nqueued + 1, 256) != 0) /* room for the queued too (place) */
         return -1;
     heap_set(n, n->nheap++, f);
     heap_up(n, f->heap);
@@ -204,6 +219,63 @@ SPF_NETMODEL static void heap_move(spf_net *n, flow *f, double t)
     heap_down(n, f->heap);
 }
 
+/* the queue of latency lat that f can join at its tail (FIFO stays in
+ * heap order), or -1 (the heap takes it) */
+SPF_NETMODEL static int lat_queue(spf_net *n, double lat, const flow *f)
+{
+    int empty = -1;
+    for (int q = 0; q < NLATQ; q++) {
+        latq *lq = &n->lq[q];
+        if (lq->head && lq->lat == lat)
+            return before(lq->tail, f) ? q : -1;
+        if (!lq->head && empty < 0)
+            empty = q;
+    }
+    if (empty >= 0)
+        n->lq[empty].lat = lat;
+    return empty;
+}
+
+/* the flow whose event is next: the heap's top or a queue's head */
+SPF_NETMODEL static flow *next_flow(const spf_net *n)
+{
+    flow *best = n->nheap ? n->heap[0] : NULL;
+    if (n->nqueued)
+        for (int q = 0; q < NLATQ; q++) {
+            flow *h = n->lq[q].head;
+            if (h && (!best || before(h, best)))
+                best = h;
+        }
+    return best;
+}
+
+/* f out of its latency queue (it is a head) */
+SPF_NETMODEL static void unqueue(spf_net *n, flow *f)
+{
+    for (int q = 0; q < NLATQ; q++)
+        if (n->lq[q].head == f) {
+            n->lq[q].head = f->qnext;
+            if (!f->qnext)
+                n->lq[q].tail = NULL;
+            f->qnext = NULL;
+            n->nqueued--;
+            return;
+        }
+}
+
+/* f's event at t: moved in the heap, or entered into it (room was made when
+ * it was queued) */
+SPF_NETMODEL static void place(spf_net *n, flow *f, double t)
+{
+    if (f->heap >= 0) {
+        heap_move(n, f, t);
+        return;
+    }
+    f->t_event = t;
+    heap_set(n, n->nheap++, f);
+    heap_up(n, f->heap);
+}
+
 /* ---- links ---- */
 
 SPF_NETMODEL spf_net *spf_net_new(void)
@@ -227,6 +299,14 @@ SPF_NETMODEL void spf_net_free(spf_net *n)
             free(n->heap[i]->el);
         free(n->heap[i]);
     }
+    for (int q = 0; q < NLATQ; q++)
+        while (n->lq[q].head) {
+            flow *f = n->lq[q].head;
+            n->lq[q].head = f->qnext;
+            if (f->el != f->inl)
+                free(f->el);
+            free(f);
+        }
     while (n->free_flows) {
         flow *f = n->free_flows;
         n->free_flows = f->next_free;
@@ -343,7 +423,19 @@ SPF_NETMODEL int spf_flow_start(spf_net *n, double now, double bytes, double lat
     f->t_event = now + (latency > 0 ? latency : 0);
     f->heap = -1;
     f->seq = n->started;
-    if (heap_push(n, f) != 0) {
+    /* room in the heap for every queued flow too: activate() cannot fail to place it */
+    int q = latency > 0 && grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + n->nqueued + 1, 256) == 0
+                ? lat_queue(n, latency, f)
+                : -1;
+    if (q >= 0) {
+        latq *lq = &n->lq[q];
+        if (lq->tail)
+            lq->tail->qnext = f;
+        else
+            lq->head = f;
+        lq->tail = f;
+        n->nqueued++;
+    } else if (heap_push(n, f) != 0) {
         if (f->el != f->inl)
             free(f->el);
         f->next_free = n->free_flows;
@@ -417,7 +509,7 @@ SPF_NETMODEL static int rate_alone(spf_net *n, flow *f, double t)
     f->value = value;
     f->rate = rate;
     n->alone++;
-    heap_move(n, f, t + f->remaining / rate);
+    place(n, f, t + f->remaining / rate);
     return 1;
 }
 
@@ -432,12 +524,12 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
     if (f->remaining <= 0 || (f->nel == 0 && !isfinite(f->bound))) {
         f->remaining = 0;
         f->t_event = t;
-        heap_move(n, f, t);
+        place(n, f, t);
         return 0;
     }
     if (f->nel == 0) { /* alone under its bound */
         f->rate = f->bound * f->rf;
-        heap_move(n, f, t + f->remaining / f->rate);
+        place(n, f, t + f->remaining / f->rate);
         return 0;
     }
     int rc = alone(n, f) ? rate_alone(n, f, t) : 0;
@@ -477,7 +569,7 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
     f->fresh = 1;
     if (lb < n->floor)
         n->floor = lb;
-    heap_move(n, f, INFINITY); /* until the solve rates it */
+    place(n, f, INFINITY); /* until the solve rates it */
     return 0;
 }
 
@@ -524,13 +616,19 @@ SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
     n->free_flows = f;
 }
 
-SPF_NETMODEL double spf_net_next(const spf_net *n) { return n->nheap ? n->heap[0]->t_event : INFINITY; }
+SPF_NETMODEL double spf_net_next(const spf_net *n)
+{
+    const flow *f = next_flow(n);
+    return f ? f->t_event : INFINITY;
+}
 
 SPF_NETMODEL void spf_net_advance(spf_net *n, double t, void (*done)(void *ctx, void *owner, double t), void *ctx)
 {
-    while (n->nheap && n->heap[0]->t_event <= t + SAME_INSTANT) {
-        flow *f = n->heap[0];
+    flow *f;
+    while ((f = next_flow(n)) && f->t_event <= t + SAME_INSTANT) {
         double te = t;
+        if (f->heap < 0)
+            unqueue(n, f);
         if (f->state == LATENT) {
             activate(n, f, te);
             if (f->t_event > te) /* it moves now, or waits for the solve to rate it */
@@ -586,6 +684,9 @@ SPF_NETMODEL static void new_stamp(spf_net *n)
             n->l[i].stamp = n->l[i].edge = 0;
         for (int i = 0; i < n->nheap; i++)
             n->heap[i]->stamp = 0;
+        for (int q = 0; q < NLATQ; q++)
+            for (flow *f = n->lq[q].head; f; f = f->qnext)
+                f->stamp = 0;
         n->stamp = 1;
     }
 }
