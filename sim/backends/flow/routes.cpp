@@ -63,10 +63,20 @@ struct linfo {
 
 } // namespace
 
+/* a sender's last route: a ring's rank sends to the same peer at every step,
+ * and this one look-up is an array's, not the hash map's (its nodes stay
+ * where they are until the map is cleared, which `gen` counts) */
+struct last_route {
+  uint64_t key = 0;
+  route* rt    = nullptr;
+  uint64_t gen = 0;
+};
 struct spf_routes {
   spf_net* net;
   std::unordered_map<const simgrid::s4u::Link*, linfo> links;
   std::unordered_map<uint64_t, route> cache;
+  std::vector<last_route> last; /* by sender */
+  uint64_t gen = 1;
   std::vector<simgrid::s4u::Link*> fwd, back; /* a route as SimGrid gives it, reused */
   bool cross = false;
   double weight_s = 0, gamma = 0;
@@ -180,21 +190,40 @@ void spf_routes_free(spf_routes* r) { delete r; }
 int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info* out)
 {
   uint64_t key = (uint64_t)(uint32_t)from_id << 32 | (uint32_t)to_id;
-  route* rt;
-  auto it = r->cache.find(key);
-  if (it != r->cache.end()) {
-    rt = &it->second;
-  } else {
-    if (r->cache.size() >= cache_max)
-      r->cache.clear();
-    try {
-      build(r, from, to, r->scratch);
-    } catch (...) {
-      return -1;
+  route* rt     = nullptr;
+  last_route* l = nullptr;
+  if (from_id >= 0) {
+    if ((size_t)from_id >= r->last.size()) {
+      try {
+        r->last.resize((size_t)from_id + 1);
+      } catch (...) {
+        return -1;
+      }
     }
-    if (r->scratch.empty)
-      return -1;
-    rt = &r->cache.emplace(key, std::move(r->scratch)).first->second;
+    l = &r->last[(size_t)from_id];
+    if (l->gen == r->gen && l->key == key)
+      rt = l->rt;
+  }
+  if (!rt) {
+    auto it = r->cache.find(key);
+    if (it != r->cache.end()) {
+      rt = &it->second;
+    } else {
+      if (r->cache.size() >= cache_max) {
+        r->cache.clear();
+        r->gen++;
+      }
+      try {
+        build(r, from, to, r->scratch);
+        if (r->scratch.empty)
+          return -1;
+        rt = &r->cache.emplace(key, std::move(r->scratch)).first->second;
+      } catch (...) {
+        return -1;
+      }
+    }
+    if (l)
+      *l = last_route{key, rt, r->gen};
   }
   double lf, bf;
   spg_model_factors(bytes, &lf, &bf);
