@@ -108,6 +108,66 @@ Test(fluid, a_lone_flow_is_rated_without_a_solve_and_shares_when_joined)
                  (unsigned long long)solves_w);
 }
 
+/* Flows in their latency wait in one queue per latency (eight queues; the
+ * rest in the heap): 40 flows on links of their own, posted at three
+ * instants, with latencies of twelve values, each ends at its posting time,
+ * latency and bytes over capacity, and flows due at one instant end in the
+ * order they were posted (the heap's tie rule) */
+typedef struct {
+    double t[40];
+    int order[40], n;
+} ends_ordered;
+
+static void on_end_ordered(void *ctx, void *owner, double t)
+{
+    ends_ordered *e = ctx;
+    e->t[(intptr_t)owner] = t;
+    e->order[e->n++] = (int)(intptr_t)owner;
+}
+
+Test(fluid, flows_of_many_latencies_end_in_time_and_posting_order)
+{
+    spf_net *n = spf_net_new();
+    ends_ordered e = {{0}, {0}, 0};
+    double want[40];
+    double now = 0;
+    for (int i = 0; i < 40; i++) {
+        if (i == 15 || i == 30) { /* the next instant: run the network up to it */
+            double next = i == 15 ? 0.25 : 0.5;
+            for (;;) {
+                spf_net_solve(n, now);
+                double t = spf_net_next(n);
+                if (!(t <= next))
+                    break;
+                now = t;
+                spf_net_advance(n, t, on_end_ordered, &e);
+            }
+            now = next;
+        }
+        int l = spf_net_add_link(n, 8);
+        double lat = 0.125 * (i % 12), bytes = 8 * 0.125 * (i % 5);
+        want[i] = now + lat + bytes / 8;
+        spf_flow_start(n, now, bytes, lat, 0, 1, 1, &l, NULL, 1, (void *)(intptr_t)i);
+    }
+    for (;;) {
+        spf_net_solve(n, now);
+        double t = spf_net_next(n);
+        if (!isfinite(t))
+            break;
+        now = t;
+        spf_net_advance(n, t, on_end_ordered, &e);
+    }
+    cr_assert_eq(e.n, 40);
+    for (int i = 0; i < 40; i++)
+        near(e.t[i], want[i], "a flow's end");
+    for (int j = 1; j < 40; j++) {
+        int a = e.order[j - 1], b = e.order[j];
+        cr_assert(e.t[a] < e.t[b] || (e.t[a] == e.t[b] && a < b), "flow %d (%.3f) ended before flow %d (%.3f)", a,
+                  e.t[a], b, e.t[b]);
+    }
+    spf_net_free(n);
+}
+
 /* two flows from t = 0, penalties 1 and 3: shares 3/4 and 1/4 of 4 GB/s
  * while both run; the first, 3 MB at 3 GB/s, ends at 1 ms; the second then
  * has 1 MB of its 2 MB left, alone at 4 GB/s: 0.25 ms more */
