@@ -36,18 +36,21 @@ static void on_end_all(void *ctx, void *owner, double t)
     ((ends_all *)ctx)->t[(intptr_t)owner] = t;
 }
 
-/* runs the network until every flow has ended */
-static void drain(spf_net *n, ends *e, double now)
+/* runs the network through every event due by `until` (INFINITY: until
+ * every flow has ended), done(ctx, ...) for each end; the time reached */
+static double run_until(spf_net *n, double now, double until, void (*done)(void *, void *, double), void *ctx)
 {
     for (;;) {
         spf_net_solve(n, now);
         double t = spf_net_next(n);
-        if (!isfinite(t))
-            break;
+        if (!isfinite(t) || t > until)
+            return now;
         now = t;
-        spf_net_advance(n, t, on_end, e);
+        spf_net_advance(n, t, done, ctx);
     }
 }
+
+static void drain(spf_net *n, ends *e, double now) { run_until(n, now, INFINITY, on_end, e); }
 
 static void near(double got, double want, const char *what)
 {
@@ -134,14 +137,7 @@ Test(fluid, flows_of_many_latencies_end_in_time_and_posting_order)
     for (int i = 0; i < 40; i++) {
         if (i == 15 || i == 30) { /* the next instant: run the network up to it */
             double next = i == 15 ? 0.25 : 0.5;
-            for (;;) {
-                spf_net_solve(n, now);
-                double t = spf_net_next(n);
-                if (!(t <= next))
-                    break;
-                now = t;
-                spf_net_advance(n, t, on_end_ordered, &e);
-            }
+            run_until(n, now, next, on_end_ordered, &e);
             now = next;
         }
         int l = spf_net_add_link(n, 8);
@@ -149,14 +145,7 @@ Test(fluid, flows_of_many_latencies_end_in_time_and_posting_order)
         want[i] = now + lat + bytes / 8;
         spf_flow_start(n, now, bytes, lat, 0, 1, 1, &l, NULL, 1, (void *)(intptr_t)i);
     }
-    for (;;) {
-        spf_net_solve(n, now);
-        double t = spf_net_next(n);
-        if (!isfinite(t))
-            break;
-        now = t;
-        spf_net_advance(n, t, on_end_ordered, &e);
-    }
+    run_until(n, now, INFINITY, on_end_ordered, &e);
     cr_assert_eq(e.n, 40);
     for (int i = 0; i < 40; i++)
         near(e.t[i], want[i], "a flow's end");
