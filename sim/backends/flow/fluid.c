@@ -191,7 +191,8 @@ SPF_NETMODEL static void heap_down(spf_net *n, int i)
 
 SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
 {
-    if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + n->nqueued + 1, 256) != 0) /* room for the queued too (place) */
+    /* room for the queued flows too (place) */
+    if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + n->nqueued + 1, 256) != 0)
         return -1;
     heap_set(n, n->nheap++, f);
     heap_up(n, f->heap);
@@ -286,6 +287,14 @@ SPF_NETMODEL spf_net *spf_net_new(void)
     return n;
 }
 
+/* a flow in flight, its elements with it */
+SPF_NETMODEL static void free_flow(flow *f)
+{
+    if (f->el != f->inl)
+        free(f->el);
+    free(f);
+}
+
 SPF_NETMODEL void spf_net_free(spf_net *n)
 {
     if (!n)
@@ -294,18 +303,12 @@ SPF_NETMODEL void spf_net_free(spf_net *n)
         free(n->l[i].f);
         free(n->l[i].fe);
     }
-    for (int i = 0; i < n->nheap; i++) {
-        if (n->heap[i]->el != n->heap[i]->inl)
-            free(n->heap[i]->el);
-        free(n->heap[i]);
-    }
+    for (int i = 0; i < n->nheap; i++)
+        free_flow(n->heap[i]);
     for (int q = 0; q < NLATQ; q++)
-        while (n->lq[q].head) {
-            flow *f = n->lq[q].head;
-            n->lq[q].head = f->qnext;
-            if (f->el != f->inl)
-                free(f->el);
-            free(f);
+        for (flow *f = n->lq[q].head, *next; f; f = next) {
+            next = f->qnext;
+            free_flow(f);
         }
     while (n->free_flows) {
         flow *f = n->free_flows;
@@ -459,31 +462,21 @@ SPF_NETMODEL int spf_flow_start(spf_net *n, double now, double bytes, double lat
  * when such a flow ends, nobody is left on its links to take what it
  * frees: neither needs a solve.  Rings and the NVLink hops of the NCCL
  * schemes are mostly such flows (bench/README.md, section 28). */
-SPF_NETMODEL static int alone(const spf_net *n, const flow *f)
+/* listed: 0, f is about to join its links (nobody is on them); 1, f is on
+ * them and about to leave (nobody else is) */
+SPF_NETMODEL static int alone(const spf_net *n, const flow *f, int listed)
 {
     if (f->nel == 0 || n->whole || n->slack > 0)
         return 0;
     for (int e = 0; e < f->nel; e++) {
         const link *k = &n->l[f->el[e].link];
-        if (k->nf != 0 || k->changed == n->chg_mark + 1 || k->ghost > 0)
+        if (k->nf != listed || (listed && f->el[e].pos < 0) || k->changed == n->chg_mark + 1 || k->ghost > 0)
             return 0;
     }
     return 1;
 }
 
-SPF_NETMODEL static int last_on_links(const spf_net *n, const flow *f)
-{
-    if (n->whole || n->slack > 0)
-        return 0;
-    for (int e = 0; e < f->nel; e++) {
-        const link *k = &n->l[f->el[e].link];
-        if (f->el[e].pos < 0 || k->nf != 1 || k->changed == n->chg_mark + 1 || k->ghost > 0)
-            return 0;
-    }
-    return f->nel > 0;
-}
-
-/* a flow alone on its links (alone()) rated as a solve over it would rate
+/* a flow alone on its links (alone(n, f, 0)) rated as a solve over it would rate
  * it: 1, or 0 where it would be through within this instant (left to the
  * solve, whose ends are taken at the solve), or -1 (memory) */
 SPF_NETMODEL static int rate_alone(spf_net *n, flow *f, double t)
@@ -532,7 +525,7 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
         place(n, f, t + f->remaining / f->rate);
         return 0;
     }
-    int rc = alone(n, f) ? rate_alone(n, f, t) : 0;
+    int rc = alone(n, f, 0) ? rate_alone(n, f, t) : 0;
     if (rc != 0)
         return rc < 0 ? -1 : 0;
     /* with slack, a link whose ended flows left enough for the new one at
@@ -576,21 +569,14 @@ SPF_NETMODEL static int activate(spf_net *n, flow *f, double t)
 SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
 {
     heap_remove(n, f);
-    if (f->state == ACTIVE && last_on_links(n, f)) { /* it leaves nobody a share to take */
+    double level = f->value * f->penalty;
+    int changed = 0, lazy = n->slack > 0 && !n->whole;
+    if (f->state == ACTIVE && alone(n, f, 1)) { /* it leaves nobody a share to take: no solve */
         for (int e = 0; e < f->nel; e++) {
             link_unlist(n, f, e);
             n->l[f->el[e].link].used = 0;
         }
-        f->state = ENDED;
-        if (f->el != f->inl)
-            free(f->el);
-        f->next_free = n->free_flows;
-        n->free_flows = f;
-        return;
-    }
-    double level = f->value * f->penalty;
-    int changed = 0, lazy = n->slack > 0 && !n->whole;
-    if (f->state == ACTIVE)
+    } else if (f->state == ACTIVE) {
         for (int e = 0; e < f->nel; e++)
             if (f->el[e].pos >= 0) {
                 link *k = &n->l[f->el[e].link];
@@ -607,6 +593,7 @@ SPF_NETMODEL static void end_flow(spf_net *n, flow *f)
                 link_remove(n, f, e);
                 changed = 1;
             }
+    }
     if (changed && level < n->floor)
         n->floor = level;
     f->state = ENDED;
