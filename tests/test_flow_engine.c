@@ -5,9 +5,12 @@
  * open at first); whole runs give SimGrid's simulated time for every
  * algorithm on five kinds of platform and network model, with host
  * overheads and stragglers; the ring keeps its closed form; what the engine
- * does not model is refused with one line. */
+ * does not model is refused with one line; the routes a zone of sparsim's
+ * own gives directly are SimGrid's global routing's. */
 #include "helpers.h"
 #include "sim/backends/flow/fluid.h"
+#include "sim/backends/flow/routes.h"
+#include "topologies/platform.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -15,6 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
 
 /* ---- the fluid sharing ---- */
 
@@ -570,4 +577,101 @@ Test(flow_engine, what_it_does_not_model_is_refused)
     t_refused(nvls, "--engine flow does not model nccl-nvls");
     const char *bad[] = {"run", "--engine", "fluid", "--out", t_tmpdir(), NULL};
     t_refused(bad, "--engine");
+}
+
+/* ---- the routes ---- */
+
+int spg_build_nodes(const sp_fabric *f, int ranks, char *err, size_t errlen);
+int spg_build_aries(int nodes, int spread, char *err, size_t errlen);
+
+/* SimGrid set up under `model` (with cross-traffic or not), platform `name`
+ * built for P ranks (daint and daint-static by their own builder) */
+static void platform_for_routes(const char *name, int P, const char *model, int cross)
+{
+    int argc = 1;
+    char *argv[] = {"test", NULL};
+    char err[400] = "";
+    xbt_log_control_set("root.thresh:critical");
+    simgrid_init(&argc, argv);
+    sg_cfg_set_string("network/model", model);
+    sg_cfg_set_boolean("network/crosstraffic", cross ? "yes" : "no");
+    if (strncmp(name, "daint", 5) == 0) {
+        cr_assert_eq(spg_build_aries(P, strcmp(name, "daint") == 0, err, sizeof err), 0, "%s", err);
+        return;
+    }
+    sp_platform p;
+    cr_assert_eq(sp_platform_prepare(name, P, &p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(spg_build_nodes(&p.fabric, P, err, sizeof err), 0, "%s", err);
+}
+
+/* every pair of every `stride`-th rank (and each to itself), routed by the
+ * zone directly and by SimGrid's global routing, in one order: the same
+ * links (their ids, given in the order they are first met), consumptions,
+ * latency, bound, penalty and factor, to the bit */
+static void same_routes(int P, int stride)
+{
+    char err[300] = "";
+    spf_net *na = spf_net_new(), *nb = spf_net_new();
+    spf_routes *direct = spf_routes_new(na, err, sizeof err), *global = spf_routes_new(nb, err, sizeof err);
+    cr_assert(direct && global, "%s", err);
+    spf_routes_global(global);
+    int pairs = 0, crossing = 0;
+    for (int a = 0; a < P; a += stride)
+        for (int b = 0; b < P; b += stride) {
+            char ha[32], hb[32];
+            snprintf(ha, sizeof ha, "node-%d", a);
+            snprintf(hb, sizeof hb, "node-%d", b);
+            sg_host_t x = sg_host_by_name(ha), y = sg_host_by_name(hb);
+            cr_assert(x && y, "%s or %s missing", ha, hb);
+            double bytes = (a + b) % 2 ? 1e6 : 512;
+            spf_route_info u, v;
+            cr_assert_eq(spf_route(direct, x, a, y, b, bytes, &u), 0, "%d -> %d: no direct route", a, b);
+            cr_assert_eq(spf_route(global, x, a, y, b, bytes, &v), 0, "%d -> %d: no global route", a, b);
+            cr_assert_eq(u.nlinks, v.nlinks, "%d -> %d: %d links, SimGrid %d", a, b, u.nlinks, v.nlinks);
+            for (int i = 0; i < u.nlinks; i++) {
+                cr_assert_eq(u.links[i], v.links[i], "%d -> %d: link %d is %d, SimGrid's %d", a, b, i, u.links[i],
+                             v.links[i]);
+                cr_assert_eq(u.coefs[i], v.coefs[i], "%d -> %d: link %d's consumption", a, b, i);
+            }
+            cr_assert(u.latency == v.latency && u.bound == v.bound && u.penalty == v.penalty && u.rf == v.rf,
+                      "%d -> %d: latency %g/%g, bound %g/%g, penalty %g/%g", a, b, u.latency, v.latency, u.bound,
+                      v.bound, u.penalty, v.penalty);
+            pairs++;
+            crossing += u.nlinks >= 3;
+        }
+    cr_assert(pairs > 100 && crossing > pairs / 2, "%d pairs, %d over three links or more", pairs, crossing);
+    spf_routes_free(direct);
+    spf_routes_free(global);
+    spf_net_free(na);
+    spf_net_free(nb);
+}
+
+/* daint: NICs, a router's green aggregate, black aggregates between chassis,
+ * global aggregates between groups (P = 800 spans three groups) */
+Test(routes, daint_routes_directly_as_simgrid_does)
+{
+    platform_for_routes("daint", 800, "CM02", 0);
+    same_routes(800, 13);
+}
+
+/* daint-static's single links, under LV08 with the reverse route's share */
+Test(routes, daint_static_with_cross_traffic_routes_directly_as_simgrid_does)
+{
+    platform_for_routes("daint-static", 800, "LV08", 1);
+    same_routes(800, 13);
+}
+
+/* DGX H100 nodes on rails: NVLink inside a node, NICs, and leaves' uplinks
+ * (4 units of 32 nodes, oversubscribed 2:1 so that the uplinks share) */
+Test(routes, dgx_rails_route_directly_as_simgrid_does)
+{
+    platform_for_routes("dgx-h100:128:2", 1024, "CM02", 0);
+    same_routes(1024, 17);
+}
+
+/* Alps' dragonfly of four-GPU nodes, with cross-traffic */
+Test(routes, alps_dragonfly_routes_directly_as_simgrid_does)
+{
+    platform_for_routes("alps", 1024, "LV08", 1);
+    same_routes(1024, 17);
 }

@@ -27,6 +27,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
 #include <xbt/config.hpp>
 
 #include <algorithm>
@@ -35,21 +36,103 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <unordered_map>
+#include <deque>
 #include <utility>
 #include <vector>
 
 namespace {
 
-/* a route as the model sees it, whatever the message's size */
+/* a route as the model sees it, whatever the message's size; its links and
+ * their consumptions lie in the cache's arenas, n of them from `at` */
 struct route {
+  double lat    = 0;        /* raw sum of the links' latencies */
+  double min_bw = INFINITY; /* smallest bandwidth of the route's links */
+  double ws     = 0;        /* sum of weight_S / B_l over the route */
+  double fat    = INFINITY; /* bound of the FATPIPE links */
+  uint32_t at = 0, n = 0;
+  bool empty = true;
+};
+
+/* 64-bit keys to 32-bit indices: open addressing (linear probing, a power
+ * of two, at most half full), emptied whole by a new generation with its
+ * memory kept.  The routes' look-ups were an unordered_map's, whose nodes,
+ * division hashing and rehashes cost more than the routes themselves. */
+struct flat_index {
+  struct slot {
+    uint64_t key;
+    uint32_t idx, gen;
+  };
+  std::vector<slot> slots;
+  size_t n     = 0;
+  uint32_t gen = 1;
+
+  static size_t mix(uint64_t k)
+  {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (size_t)k;
+  }
+  /* the slot of key, or the empty one where it would go */
+  size_t where(uint64_t key) const
+  {
+    size_t mask = slots.size() - 1, h = mix(key) & mask;
+    while (slots[h].gen == gen && slots[h].key != key)
+      h = (h + 1) & mask;
+    return h;
+  }
+  /* key's index, or -1 */
+  long find(uint64_t key) const
+  {
+    if (slots.empty())
+      return -1;
+    const slot& s = slots[where(key)];
+    return s.gen == gen ? (long)s.idx : -1;
+  }
+  /* files idx under key (not there yet); may throw bad_alloc, the index as it was */
+  void put(uint64_t key, uint32_t idx)
+  {
+    if (2 * (n + 1) > slots.size()) {
+      std::vector<slot> old(std::max<size_t>(1024, 2 * slots.size()));
+      old.swap(slots);
+      for (const slot& s : old)
+        if (s.gen == gen)
+          slots[where(s.key)] = s;
+    }
+    slots[where(key)] = slot{key, idx, gen};
+    n++;
+  }
+  void clear()
+  {
+    n = 0;
+    if (++gen == 0) { /* wrapped: no stale slot may match */
+      for (slot& s : slots)
+        s.gen = 0;
+      gen = 1;
+    }
+  }
+};
+
+/* the routes met, by (from, to), their links and consumptions in two arenas;
+ * emptied whole (memory kept) when cache_max() routes are in it */
+struct route_cache {
+  flat_index index;
+  std::vector<route> routes;
   std::vector<int> links;
   std::vector<double> coefs;
-  double lat      = 0;        /* raw sum of the links' latencies */
-  double min_bw   = INFINITY; /* smallest bandwidth of the route's links */
-  double ws       = 0;        /* sum of weight_S / B_l over the route */
-  double fat      = INFINITY; /* bound of the FATPIPE links */
-  bool empty      = true;
+
+  route* find(uint64_t key)
+  {
+    long i = index.find(key);
+    return i < 0 ? nullptr : &routes[(size_t)i];
+  }
+  void clear()
+  {
+    routes.clear();
+    links.clear();
+    coefs.clear();
+    index.clear();
+  }
 };
 
 /* what the routes need of a SimGrid link, read once: every route crosses
@@ -64,29 +147,36 @@ struct linfo {
 } // namespace
 
 /* a sender's last route: a ring's rank sends to the same peer at every step,
- * and this one look-up is an array's, not the hash map's (its nodes stay
- * where they are until the map is cleared, which `gen` counts) */
+ * and this one look-up is an array's, not the table's (valid while the
+ * cache's generation is the one it was filed in; the generation wraps after
+ * 2^32 emptyings of a million routes each, which no run reaches) */
 struct last_route {
   uint64_t key = 0;
-  route* rt    = nullptr;
-  uint64_t gen = 0;
+  uint32_t idx = 0;
+  uint32_t gen = 0;
 };
 struct spf_routes {
   spf_net* net;
-  std::unordered_map<const simgrid::s4u::Link*, linfo> links;
-  std::unordered_map<uint64_t, route> cache;
+  std::deque<linfo> links; /* every link met (or, for a zone of sparsim's own, every link) */
+  flat_index link_of;      /* a link's implementation (Link::get_impl) -> its place in links */
+  route_cache cache;
   std::vector<last_route> last; /* by sender */
-  uint64_t gen = 1;
-  std::vector<simgrid::s4u::Link*> fwd, back; /* a route as SimGrid gives it, reused */
+  std::vector<linfo*> fwd, back; /* a route's links as SimGrid gives them, reused */
+  std::vector<simgrid::s4u::Link*> hops;  /* SimGrid's answer, reused */
   bool cross = false;
   double weight_s = 0, gamma = 0;
-  route scratch;
+  spg::DirectRoutes* direct = nullptr; /* the root zone, where it is one of sparsim's (zone_links.hpp) */
+  simgrid::kernel::routing::Route answer; /* its answer, reused */
 };
 
 namespace {
 /* the whole cache goes when it is this full: an all-to-all at thousands of
- * ranks meets millions of pairs, each met about once per iteration */
-const size_t cache_max = size_t(1) << 20;
+ * ranks meets millions of pairs, each met about once per iteration.  A
+ * route SimGrid finds takes microseconds, so a million are kept; a zone of
+ * sparsim's own answers in less than a cache of a million takes to fault in
+ * and miss in: 64 K (Ok-Topk, P = 1024, dgx-h100, 2 iterations: 1.15x the
+ * CPU time with 1 M, 100 MB more; 4 K as fast as 64 K). */
+size_t cache_max(const spf_routes* r) { return r->direct ? size_t(1) << 16 : size_t(1) << 20; }
 
 /* the platform builder's word that nothing but links of no more than this
  * link's bandwidth in all feed it (spg::set_feed) */
@@ -100,13 +190,22 @@ bool feeds_below(const simgrid::s4u::Link* l)
 /* a link's facts, read from SimGrid the first time it is met */
 linfo& info(spf_routes* r, const simgrid::s4u::Link* l)
 {
-  auto [it, fresh] = r->links.try_emplace(l);
-  if (fresh) {
-    it->second.policy = l->get_sharing_policy();
-    it->second.bw     = l->get_bandwidth();
-    it->second.never  = feeds_below(l);
+  uint64_t key = (uint64_t)(uintptr_t)l->get_impl();
+  long i       = r->link_of.find(key);
+  if (i >= 0)
+    return r->links[(size_t)i];
+  r->links.emplace_back();
+  try {
+    r->link_of.put(key, (uint32_t)(r->links.size() - 1));
+  } catch (...) {
+    r->links.pop_back();
+    throw;
   }
-  return it->second;
+  linfo& li = r->links.back();
+  li.policy = l->get_sharing_policy();
+  li.bw     = l->get_bandwidth();
+  li.never  = feeds_below(l);
+  return li;
 }
 
 void add(spf_routes* r, route& out, linfo& li, double coef)
@@ -120,26 +219,51 @@ void add(spf_routes* r, route& out, linfo& li, double coef)
   if (li.id < 0)
     li.id = spf_net_add_link(r->net, li.bw);
   int id = li.id;
-  for (size_t i = 0; i < out.links.size(); i++)
-    if (out.links[i] == id) { /* a link met twice: its consumptions add, as in SimGrid's expand */
-      out.coefs[i] += coef;
+  std::vector<int>& links = r->cache.links;
+  for (size_t i = out.at; i < links.size(); i++)
+    if (links[i] == id) { /* a link met twice: its consumptions add, as in SimGrid's expand */
+      r->cache.coefs[i] += coef;
       return;
     }
-  out.links.push_back(id);
-  out.coefs.push_back(coef);
+  links.push_back(id);
+  r->cache.coefs.push_back(coef);
+  out.n++;
+}
+
+/* the links from one host to another, as SimGrid routes them, into out.  A
+ * zone of sparsim's own is asked directly, and its links were all read when
+ * the routes were made (spf_routes_new): no allocation, no search. */
+void path(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::vector<linfo*>& out, double* lat)
+{
+  out.clear();
+  if (!r->direct) {
+    r->hops.clear();
+    from->route_to(to, r->hops, lat);
+    for (auto const* l : r->hops)
+      out.push_back(&info(r, l));
+    return;
+  }
+  r->answer.link_list_.clear();
+  r->direct->direct_route(from->get_netpoint(), to->get_netpoint(), &r->answer, lat);
+  for (auto const* l : r->answer.link_list_) {
+    long i = r->link_of.find((uint64_t)(uintptr_t)l);
+    if (i < 0)
+      throw std::runtime_error("a link the platform did not list");
+    out.push_back(&r->links[(size_t)i]);
+  }
 }
 
 void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, route& out)
 {
-  std::vector<simgrid::s4u::Link*>& fwd = r->fwd;
+  std::vector<linfo*>& fwd = r->fwd;
   double lat = 0;
-  fwd.clear();
-  from->route_to(to, fwd, &lat);
+  path(r, from, to, fwd, &lat);
   out       = route();
+  out.at    = (uint32_t)r->cache.links.size();
   out.lat   = lat;
   out.empty = fwd.empty() && lat <= 0;
-  for (auto const* l : fwd) {
-    linfo& li = info(r, l);
+  for (linfo* l : fwd) {
+    linfo& li = *l;
     if (li.policy != simgrid::s4u::Link::SharingPolicy::WIFI)
       out.min_bw = std::min(out.min_bw, li.bw);
     if (r->weight_s > 0)
@@ -151,10 +275,9 @@ void build(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, rout
     add(r, out, li, 1.0);
   }
   if (r->cross) {
-    r->back.clear();
-    to->route_to(from, r->back, nullptr);
-    for (auto const* l : r->back)
-      add(r, out, info(r, l), 0.05);
+    path(r, to, from, r->back, nullptr);
+    for (linfo* l : r->back)
+      add(r, out, *l, 0.05);
   }
 }
 } // namespace
@@ -170,6 +293,11 @@ spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
   }
   r->net = net;
   try {
+    auto* e   = simgrid::s4u::Engine::get_instance();
+    r->direct = dynamic_cast<spg::DirectRoutes*>(e->get_netzone_root()->get_impl());
+    if (r->direct)
+      for (auto const* l : e->get_all_links())
+        info(r, l);
     std::string model = simgrid::config::get_value<std::string>("network/model");
     r->cross          = simgrid::config::get_value<bool>("network/crosstraffic");
     r->gamma          = simgrid::config::get_value<double>("network/TCP-gamma");
@@ -187,6 +315,8 @@ spf_routes* spf_routes_new(spf_net* net, char* err, size_t errlen)
 
 void spf_routes_free(spf_routes* r) { delete r; }
 
+void spf_routes_global(spf_routes* r) { r->direct = nullptr; }
+
 int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info* out)
 {
   uint64_t key = (uint64_t)(uint32_t)from_id << 32 | (uint32_t)to_id;
@@ -201,38 +331,42 @@ int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_i
       }
     }
     l = &r->last[(size_t)from_id];
-    if (l->gen == r->gen && l->key == key)
-      rt = l->rt;
+    if (l->gen == r->cache.index.gen && l->key == key)
+      rt = &r->cache.routes[l->idx];
   }
-  if (!rt) {
-    auto it = r->cache.find(key);
-    if (it != r->cache.end()) {
-      rt = &it->second;
-    } else {
-      if (r->cache.size() >= cache_max) {
-        r->cache.clear();
-        r->gen++;
-      }
-      try {
-        build(r, from, to, r->scratch);
-        if (r->scratch.empty)
-          return -1;
-        rt = &r->cache.emplace(key, std::move(r->scratch)).first->second;
-      } catch (...) {
+  if (!rt && !(rt = r->cache.find(key))) {
+    route_cache& c = r->cache;
+    if (c.routes.size() >= cache_max(r))
+      c.clear();
+    size_t at = c.links.size(), had = c.routes.size();
+    try {
+      route nr;
+      build(r, from, to, nr);
+      if (nr.empty) {
+        c.links.resize(at);
+        c.coefs.resize(at);
         return -1;
       }
+      c.routes.push_back(nr);
+      c.index.put(key, (uint32_t)(c.routes.size() - 1));
+    } catch (...) { /* out of memory, or a link the platform did not list: the cache as it was */
+      c.links.resize(at);
+      c.coefs.resize(at);
+      c.routes.resize(had);
+      return -1;
     }
-    if (l)
-      *l = last_route{key, rt, r->gen};
+    rt = &c.routes.back();
   }
+  if (l)
+    *l = last_route{key, (uint32_t)(rt - r->cache.routes.data()), r->cache.index.gen};
   double lf, bf;
   spg_model_factors(bytes, &lf, &bf);
   double bound = std::min(rt->min_bw, rt->fat);
   if (rt->lat > 0 && r->gamma > 0)
     bound = std::min(bound, r->gamma / (2.0 * rt->lat));
-  out->links   = rt->links.data();
-  out->coefs   = rt->coefs.data();
-  out->nlinks  = (int)rt->links.size();
+  out->links   = r->cache.links.data() + rt->at;
+  out->coefs   = r->cache.coefs.data() + rt->at;
+  out->nlinks  = (int)rt->n;
   out->latency = rt->lat * lf;
   out->bound   = bound;
   out->penalty = out->latency > 0 ? rt->lat + rt->ws : 1.0;

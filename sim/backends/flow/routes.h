@@ -41,6 +41,11 @@ typedef struct {
 spf_routes *spf_routes_new(spf_net *net, char *err, size_t errlen);
 void spf_routes_free(spf_routes *r);
 
+/* For the tests: every route through SimGrid's global routing, as a user's
+ * platform is routed, instead of asking a zone of sparsim's own directly
+ * (call before the first route). */
+void spf_routes_global(spf_routes *r);
+
 /* the route from one host to another for a message of `bytes`; 0, or -1
  * when there is no route.  The info stays valid until the next call. */
 int spf_route(spf_routes *r, sg_host_t from, int from_id, sg_host_t to, int to_id, double bytes, spf_route_info *out);

@@ -137,11 +137,15 @@ constexpr double NIC_LAT = 0.5e-6, HOP_LAT = 100e-9;
 
 using spg::Duplex;
 
-class AriesZone : public simgrid::kernel::routing::NetZoneImpl {
+class AriesZone : public simgrid::kernel::routing::NetZoneImpl, public spg::DirectRoutes {
 public:
   AriesZone(const std::string& name, int nodes, bool spread) : NetZoneImpl(name), nodes_(nodes), spread_(spread) {}
   void build();
   void get_local_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) override;
+  void direct_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) override
+  {
+    get_local_route(src, dst, into, latency);
+  }
 
 private:
   int nodes_, routers_ = 0, chassis_ = 0, groups_ = 0;

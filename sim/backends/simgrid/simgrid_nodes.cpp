@@ -105,10 +105,14 @@ std::string name_of(const char* prefix, int a, int b = -1, int c = -1)
 }
 
 /* what both zones share: the ranks' hosts, the NICs, the loopback */
-class NodesZone : public simgrid::kernel::routing::NetZoneImpl {
+class NodesZone : public simgrid::kernel::routing::NetZoneImpl, public spg::DirectRoutes {
 public:
   NodesZone(const std::string& name, const sp_fabric& f, int ranks) : NetZoneImpl(name), f_(f), ranks_(ranks) {}
   virtual void build();
+  void direct_route(const NetPoint* src, const NetPoint* dst, Route* into, double* latency) override
+  {
+    get_local_route(src, dst, into, latency);
+  }
 
 protected:
   const sp_fabric f_;

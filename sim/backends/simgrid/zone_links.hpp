@@ -83,6 +83,19 @@ inline void add_host(simgrid::kernel::routing::NetZoneImpl& z, int i, std::vecto
   index_of[id] = i;
 }
 
+/* A zone of sparsim's own, holding every host itself: a route between two
+ * of its hosts is its local route, which SimGrid's global routing would
+ * reach through the common-ancestor search and a new vector per call.  The
+ * flow engine asks it directly (flow/routes.cpp), with a Route it reuses;
+ * the links and latency are the same. */
+class DirectRoutes {
+public:
+  virtual ~DirectRoutes() = default;
+  virtual void direct_route(const simgrid::kernel::routing::NetPoint* src,
+                            const simgrid::kernel::routing::NetPoint* dst, simgrid::kernel::routing::Route* into,
+                            double* latency) = 0;
+};
+
 /* make() returns the root zone, new; it is built and sealed, and the engine
  * told the platform exists.  0, or -1 with the exception's message in err. */
 template <class Make> int build_root_zone(Make make, char* err, size_t errlen)
