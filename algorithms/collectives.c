@@ -20,35 +20,52 @@ static int wait_pair(sp_ctx *c, sp_req *q[2], size_t got[2])
     return missing ? SP_ERR_COMM : rc;
 }
 
-int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag)
+/* the block sizes of an allgatherv: bytes[j], or counts[j] x unit */
+typedef struct {
+    const size_t *bytes;
+    const uint64_t *counts;
+    size_t unit;
+} sizes_of;
+
+static inline size_t block(const sizes_of *z, int j) { return z->bytes ? z->bytes[j] : (size_t)(z->counts[j] * z->unit); }
+
+/* the bytes of rotated blocks [from, to): those of ranks (r + from) .. (r + to - 1) mod P */
+static size_t rotated(const sizes_of *z, int r, int P, int from, int to)
+{
+    size_t s = 0;
+    for (int j = from; j < to; j++)
+        s += block(z, (r + j) % P);
+    return s;
+}
+
+/* Bruck's rounds over blocks of any sizes.  A round sends the first `cnt`
+ * rotated blocks held and receives the next `cnt`; their sizes are summed as
+ * the rounds reach them (O(P) in all), so a rank keeps no array of P offsets:
+ * every rank of a simulated run holds its own at once (P^2 in all; Ok-Topk at
+ * P = 16384 held 2 GB of them). */
+static int allgatherv_sized(sp_ctx *c, const void *mine, const sizes_of *z, void *all, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
     int exact = all != NULL;
-    size_t *rot = malloc(((size_t)P + 1) * sizeof *rot); /* byte offsets of blocks in rotated order */
-    if (!rot)
-        return SP_ERR_MEM;
-    rot[0] = 0;
-    for (int j = 0; j < P; j++)
-        rot[j + 1] = rot[j] + bytes[(r + j) % P];
-    size_t total = rot[P];
     unsigned char *tmp = NULL;
+    size_t total = 0;
     if (exact) {
+        total = rotated(z, r, P, 0, P);
         tmp = malloc(total ? total : 1);
-        if (!tmp) {
-            free(rot);
+        if (!tmp)
             return SP_ERR_MEM;
-        }
-        if (bytes[r])
-            memcpy(tmp, mine, bytes[r]);
+        if (block(z, r))
+            memcpy(tmp, mine, block(z, r));
     }
     int rc = SP_OK;
     int held = 1;
+    size_t held_b = block(z, r); /* bytes of the blocks held: rotated [0, held) */
     while (held < P) {
         int cnt = held < P - held ? held : P - held;
         int dst = (r - held + P) % P, src = (r + held) % P;
-        size_t sendb = rot[cnt], recvb = rot[held + cnt] - rot[held];
+        size_t sendb = cnt == held ? held_b : rotated(z, r, P, 0, cnt), recvb = rotated(z, r, P, held, held + cnt);
         sp_req *q[2];
-        q[0] = sp_irecv(c, src, tag, exact ? tmp + rot[held] : NULL, recvb);
+        q[0] = sp_irecv(c, src, tag, exact ? tmp + held_b : NULL, recvb);
         q[1] = sp_isend(c, dst, tag, exact ? tmp : NULL, sendb);
         size_t got[2];
         rc = wait_pair(c, q, got);
@@ -59,48 +76,55 @@ int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, i
             break;
         }
         held += cnt;
+        held_b += recvb;
     }
     if (exact && rc == SP_OK) {
-        /* un-rotate: rotated block j belongs to rank (r + j) % P */
-        size_t off = 0;
-        size_t *disp = malloc((size_t)P * sizeof *disp);
-        if (!disp)
-            rc = SP_ERR_MEM;
-        else {
-            for (int j = 0; j < P; j++) {
-                disp[j] = off;
-                off += bytes[j];
-            }
-            for (int j = 0; j < P; j++) {
-                int owner = (r + j) % P;
-                if (bytes[owner])
-                    memcpy((unsigned char *)all + disp[owner], tmp + rot[j], bytes[owner]);
-            }
-            free(disp);
-        }
+        /* un-rotate: rotated block j belongs to rank (r + j) % P, whose place
+         * in `all` is the sum of the blocks of ranks below it */
+        size_t first = rotated(z, r, P, 0, P - r); /* ranks r .. P-1 */
+        size_t below_r = total - first;            /* ranks 0 .. r-1 */
+        memcpy((unsigned char *)all + below_r, tmp, first);
+        memcpy(all, tmp + first, below_r);
         sp_compute(c, SP_K_COPY, (double)total);
     }
     free(tmp);
-    free(rot);
     return rc;
+}
+
+int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag)
+{
+    sizes_of z = {bytes, NULL, 0};
+    return allgatherv_sized(c, mine, &z, all, tag);
+}
+
+int sp_allgatherv_counts(sp_ctx *c, const void *mine, const uint64_t *counts, size_t unit, void *all, int tag)
+{
+    sizes_of z = {NULL, counts, unit};
+    return allgatherv_sized(c, mine, &z, all, tag);
+}
+
+/* reverses bytes [lo, hi) of a */
+static void reverse_bytes(unsigned char *a, size_t lo, size_t hi)
+{
+    while (hi > lo + 1) {
+        unsigned char t = a[lo];
+        a[lo++] = a[--hi];
+        a[hi] = t;
+    }
 }
 
 /* Equal blocks: the same rounds as sp_allgatherv with sizes by arithmetic,
  * so a rank needs no per-rank arrays (O(P) each, O(P^2) over a simulated
- * run) and only O(log P) work besides the copies. */
+ * run) and only O(log P) work besides the copies.  The blocks gather in
+ * `all` itself, rotated (this rank's first), and are turned into rank order
+ * there: no second buffer of P blocks. */
 int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
 {
     int P = sp_size(c), r = sp_rank(c);
     int exact = all != NULL;
-    unsigned char *tmp = NULL;
-    size_t total = (size_t)P * bytes;
-    if (exact) {
-        tmp = malloc(total ? total : 1);
-        if (!tmp)
-            return SP_ERR_MEM;
-        if (bytes)
-            memcpy(tmp, mine, bytes);
-    }
+    unsigned char *tmp = all;
+    if (exact && bytes)
+        memmove(tmp, mine, bytes);
     int rc = SP_OK;
     for (int held = 1; held < P && rc == SP_OK;) {
         int cnt = held < P - held ? held : P - held;
@@ -114,13 +138,14 @@ int sp_allgather(sp_ctx *c, const void *mine, size_t bytes, void *all, int tag)
         held += cnt;
     }
     if (exact && rc == SP_OK) {
-        /* rotated block j belongs to rank (r + j) % P */
-        size_t first = (size_t)(P - r) * bytes;
-        memcpy((unsigned char *)all + (size_t)r * bytes, tmp, first);
-        memcpy(all, tmp + first, (size_t)r * bytes);
+        /* rotated block j belongs to rank (r + j) % P: the blocks of ranks
+         * r..P-1 then 0..r-1, turned by r blocks (three reversals) */
+        size_t total = (size_t)P * bytes, shift = (size_t)r * bytes;
+        reverse_bytes(tmp, 0, total);
+        reverse_bytes(tmp, 0, shift);
+        reverse_bytes(tmp, shift, total);
         sp_compute(c, SP_K_COPY, (double)P * (double)bytes);
     }
-    free(tmp);
     return rc;
 }
 

@@ -25,6 +25,8 @@ int sp_allgather_count(sp_ctx *c, uint64_t mine, uint64_t *all, uint64_t *total,
  * rank, e.g. from an allgather of counts).  Blocks land in rank order, packed,
  * in `all` (sum of bytes). */
 int sp_allgatherv(sp_ctx *c, const void *mine, const size_t *bytes, void *all, int tag);
+/* The same with block sizes counts[j] x unit (no array of bytes to make). */
+int sp_allgatherv_counts(sp_ctx *c, const void *mine, const uint64_t *counts, size_t unit, void *all, int tag);
 
 /* Every rank sends send[j] to rank j and receives recv[j] from rank j; the
  * counts travel as 4-byte integers (they count entries, and n < 2^31):

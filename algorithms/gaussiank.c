@@ -80,8 +80,7 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     sp_set sel = {0};
     sp_pair *all = NULL;
     uint64_t *counts = malloc((size_t)P * sizeof *counts);
-    size_t *bytes = malloc((size_t)P * sizeof *bytes);
-    int exact = sp_data_exact(io), rc = counts && bytes ? SP_OK : SP_ERR_MEM;
+    int exact = sp_data_exact(io), rc = counts ? SP_OK : SP_ERR_MEM;
     if (rc)
         goto out;
 
@@ -110,13 +109,11 @@ int sp_gaussiank(sp_ctx *c, sp_algo_io *io)
     if (rc)
         goto out;
     sp_phase(c, "allgather");
-    for (int j = 0; j < P; j++)
-        bytes[j] = counts[j] * sizeof(sp_pair);
     if (exact && !(all = malloc((total ? total : 1) * sizeof *all))) {
         rc = SP_ERR_MEM;
         goto out;
     }
-    rc = sp_allgatherv(c, sel.pairs, bytes, all, TAG_PAIRS);
+    rc = sp_allgatherv_counts(c, sel.pairs, counts, sizeof(sp_pair), all, TAG_PAIRS);
     if (rc)
         goto out;
 
@@ -131,6 +128,5 @@ out:
     sp_set_free(&sel);
     free(all);
     free(counts);
-    free(bytes);
     return rc;
 }

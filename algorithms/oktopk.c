@@ -125,49 +125,35 @@ static int repartition(sp_ctx *c, okstate *st, const sp_set *sel, uint64_t n, in
 static int allgatherv_pairs(sp_ctx *c, const sp_pair *mine, const uint64_t *counts, sp_pair *all, int separate)
 {
     int P = sp_size(c), r = sp_rank(c);
-    size_t *bytes = malloc((size_t)P * sizeof *bytes);
-    if (!bytes)
-        return SP_ERR_MEM;
+    if (!separate)
+        return sp_allgatherv_counts(c, mine, counts, sizeof(sp_pair), all, TAG_AG);
+    if (!all) { /* size-only (a model workload): the two messages' sizes */
+        int rc = sp_allgatherv_counts(c, NULL, counts, 4, NULL, TAG_AG);
+        return rc == SP_OK ? sp_allgatherv_counts(c, NULL, counts, 4, NULL, TAG_AG + 1) : rc;
+    }
     uint64_t total = 0;
     for (int j = 0; j < P; j++)
         total += counts[j];
-    int rc;
-    if (!separate) {
-        for (int j = 0; j < P; j++)
-            bytes[j] = counts[j] * sizeof(sp_pair);
-        rc = sp_allgatherv(c, mine, bytes, all, TAG_AG);
-    } else if (!all) {
-        /* size-only (a model workload): the two messages' sizes */
-        for (int j = 0; j < P; j++)
-            bytes[j] = counts[j] * 4;
-        rc = sp_allgatherv(c, NULL, bytes, NULL, TAG_AG);
-        if (rc == SP_OK)
-            rc = sp_allgatherv(c, NULL, bytes, NULL, TAG_AG + 1);
-    } else {
-        int32_t *idx = malloc((counts[r] + 1) * 4), *allidx = malloc((total + 1) * 4);
-        float *val = malloc((counts[r] + 1) * 4), *allval = malloc((total + 1) * 4);
-        rc = idx && allidx && val && allval ? SP_OK : SP_ERR_MEM;
-        if (rc == SP_OK) {
-            for (uint64_t i = 0; i < counts[r]; i++) {
-                idx[i] = mine[i].idx;
-                val[i] = mine[i].val;
-            }
-            for (int j = 0; j < P; j++)
-                bytes[j] = counts[j] * 4;
-            rc = sp_allgatherv(c, idx, bytes, allidx, TAG_AG);
-            if (rc == SP_OK)
-                rc = sp_allgatherv(c, val, bytes, allval, TAG_AG + 1);
-            for (uint64_t i = 0; i < total && rc == SP_OK; i++) {
-                all[i].idx = allidx[i];
-                all[i].val = allval[i];
-            }
+    int32_t *idx = malloc((counts[r] + 1) * 4), *allidx = malloc((total + 1) * 4);
+    float *val = malloc((counts[r] + 1) * 4), *allval = malloc((total + 1) * 4);
+    int rc = idx && allidx && val && allval ? SP_OK : SP_ERR_MEM;
+    if (rc == SP_OK) {
+        for (uint64_t i = 0; i < counts[r]; i++) {
+            idx[i] = mine[i].idx;
+            val[i] = mine[i].val;
         }
-        free(idx);
-        free(allidx);
-        free(val);
-        free(allval);
+        rc = sp_allgatherv_counts(c, idx, counts, 4, allidx, TAG_AG);
+        if (rc == SP_OK)
+            rc = sp_allgatherv_counts(c, val, counts, 4, allval, TAG_AG + 1);
+        for (uint64_t i = 0; i < total && rc == SP_OK; i++) {
+            all[i].idx = allidx[i];
+            all[i].val = allval[i];
+        }
     }
-    free(bytes);
+    free(idx);
+    free(allidx);
+    free(val);
+    free(allval);
     return rc;
 }
 

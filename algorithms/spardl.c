@@ -238,12 +238,8 @@ static int team_allgather(spardl_rank *s, uint64_t *total)
     sp_ctx *c = s->c;
     int W = s->W, rc = SP_OK;
     uint64_t *cnt = calloc((size_t)W, sizeof *cnt);
-    size_t *bytes = calloc((size_t)W, sizeof *bytes);
-    if (!cnt || !bytes) {
-        free(cnt);
-        free(bytes);
+    if (!cnt)
         return SP_ERR_MEM;
-    }
     sp_phase(c, "allgather");
     if (s->d > 1 && (rc = sp_group_enter(c, s->t * W, 1, W)) != SP_OK)
         goto out;
@@ -254,15 +250,13 @@ static int team_allgather(spardl_rank *s, uint64_t *total)
     } else {
         rc = sp_allgather_count(c, s->mcnt, cnt, total, TAG_CNT);
     }
-    for (int j = 0; j < W; j++)
-        bytes[j] = cnt[j] * sizeof(sp_pair);
     if (rc == SP_OK)
-        rc = sp_allgatherv(c, s->exact ? s->fin : NULL, bytes, s->exact ? s->gathered : NULL, TAG_AG);
+        rc = sp_allgatherv_counts(c, s->exact ? s->fin : NULL, cnt, sizeof(sp_pair), s->exact ? s->gathered : NULL,
+                                  TAG_AG);
     if (s->d > 1)
         sp_group_leave(c);
 out:
     free(cnt);
-    free(bytes);
     return rc;
 }
 

@@ -120,9 +120,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
             }
             sp_region_pack(&st, -1.0f, packed);
         }
-        for (int j = 0; j < P; j++)
-            bytes[j] = nnz[j] * sizeof(sp_pair);
-        rc = sp_allgatherv(c, packed, bytes, gathered, TAG_AG);
+        rc = sp_allgatherv_counts(c, packed, nnz, sizeof(sp_pair), gathered, TAG_AG);
         if (rc == SP_OK) {
             sp_phase(c, "update");
             const sp_pair *g = gathered;

@@ -324,6 +324,24 @@ static int collectives(sp_ctx *c, sp_algo_io *io)
     free(mine);
     free(all);
     free(bytes);
+    /* allgatherv by counts: rank j contributes (j % 3) pairs of ints (some none) */
+    uint64_t *cnt = malloc((size_t)P * sizeof *cnt);
+    uint64_t nall = 0;
+    for (int j = 0; j < P; j++)
+        nall += cnt[j] = (uint64_t)(j % 3);
+    int *mine2 = malloc(8 * cnt[r] + 1), *all2 = malloc(8 * nall + 1);
+    for (int i = 0; i < 2 * (int)cnt[r]; i++)
+        mine2[i] = 1000 * r + i;
+    if (sp_allgatherv_counts(c, mine2, cnt, 8, all2, 15) != SP_OK)
+        fail("allgatherv_counts failed on rank %d (%lld)", r, 0);
+    pos = 0;
+    for (int j = 0; j < P; j++)
+        for (int i = 0; i < 2 * (int)cnt[j]; i++, pos++)
+            if (all2[pos] != 1000 * j + i)
+                fail("allgatherv_counts: rank %d got %lld", r, all2[pos]);
+    free(mine2);
+    free(all2);
+    free(cnt);
     /* broadcast from the last rank */
     double v = r == P - 1 ? 3.25 : 0;
     sp_bcast(c, &v, sizeof v, P - 1, 11);
