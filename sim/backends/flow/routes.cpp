@@ -149,7 +149,7 @@ struct linfo {
 /* a sender's last route: a ring's rank sends to the same peer at every step,
  * and this one look-up is an array's, not the table's (valid while the
  * cache's generation is the one it was filed in; the generation wraps after
- * 2^32 emptyings of a million routes each, which no run reaches) */
+ * 2^32 emptyings of the cache, which no run reaches) */
 struct last_route {
   uint64_t key = 0;
   uint32_t idx = 0;
