@@ -104,6 +104,11 @@ typedef struct sp_algorithm_s {
     int model_ok;     /* reads its data through sparse_set.h: runs on a model workload too */
     /* bytes an exact-mode run needs over all P ranks, beyond acc and result */
     double (*exact_extra_bytes)(int P, uint64_t n, uint64_t k);
+    /* bytes per rank pair at the run's peak, any payload: the arrays of P
+     * entries every rank holds at once (per-peer counts, boundaries, a
+     * collective's scratch and the messages in flight), measured as peak RSS
+     * at P = 1024, 2048 and 4096 with a fifth or more of margin (bench/README.md, section 28) */
+    double pair_bytes;
     /* node-aware forms only: which form, and the flat algorithm it runs among nodes */
     sp_algo_form form;
     const struct sp_algorithm_s *inner;

@@ -31,12 +31,11 @@
 /* what a run holds besides its payloads, measured with sparsim sweep's
  * peak_rss_bytes (bench/README.md has the method): the process, SimGrid and
  * the writers' buffers; SimGrid's actor and the shim's state per rank (12 to
- * 15 KiB); per rank pair, the per-peer counts and bounds that the algorithms
- * whose sizes depend on data keep on every rank in model and size payloads
- * (up to 70 bytes) */
+ * 15 KiB); per rank pair, the algorithm's own (sp_algorithm.pair_bytes: the
+ * per-peer counts, bounds and collective scratch every rank holds at once,
+ * 4 to 90 bytes) */
 #define RUN_BASE_BYTES (16.0 * 1024 * 1024)
 #define RANK_BYTES (16.0 * 1024)
-#define RANK_PAIR_BYTES 80.0
 
 static const char *const payload_names[] = {"auto", "exact", "size", "model"};
 
@@ -90,11 +89,11 @@ static double memory_limit(void)
 static double memory_needed(const sp_plan *plan, const sp_algorithm *algo, uint64_t k, int mode)
 {
     double P = plan->ranks, n = (double)plan->n;
-    double need = RUN_BASE_BYTES + P * RANK_BYTES;
+    double need = RUN_BASE_BYTES + P * RANK_BYTES + algo->pair_bytes * P * P;
     if (mode == SP_PAYLOAD_EXACT)
         return need + P * n * 8.0 + 28.0 * n +
                (algo->exact_extra_bytes ? algo->exact_extra_bytes(plan->ranks, plan->n, k) : 0.0);
-    return need + (algo->size_only_ok ? 0.0 : RANK_PAIR_BYTES * P * P);
+    return need;
 }
 
 /* the part of the run's memory this process holds: a real-MPI process holds
