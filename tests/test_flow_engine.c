@@ -646,32 +646,27 @@ static void same_routes(int P, int stride)
     spf_net_free(nb);
 }
 
+/* platform `name` for P ranks under `model` (cross-traffic or not): the
+ * routes of every `stride`-th rank, direct and global, the same */
+static void routes_match(const char *name, int P, const char *model, int cross, int stride)
+{
+    platform_for_routes(name, P, model, cross);
+    same_routes(P, stride);
+}
+
 /* daint: NICs, a router's green aggregate, black aggregates between chassis,
  * global aggregates between groups (P = 800 spans three groups) */
-Test(routes, daint_routes_directly_as_simgrid_does)
-{
-    platform_for_routes("daint", 800, "CM02", 0);
-    same_routes(800, 13);
-}
+Test(routes, daint_routes_directly_as_simgrid_does) { routes_match("daint", 800, "CM02", 0, 13); }
 
 /* daint-static's single links, under LV08 with the reverse route's share */
 Test(routes, daint_static_with_cross_traffic_routes_directly_as_simgrid_does)
 {
-    platform_for_routes("daint-static", 800, "LV08", 1);
-    same_routes(800, 13);
+    routes_match("daint-static", 800, "LV08", 1, 13);
 }
 
 /* DGX H100 nodes on rails: NVLink inside a node, NICs, and leaves' uplinks
  * (4 units of 32 nodes, oversubscribed 2:1 so that the uplinks share) */
-Test(routes, dgx_rails_route_directly_as_simgrid_does)
-{
-    platform_for_routes("dgx-h100:128:2", 1024, "CM02", 0);
-    same_routes(1024, 17);
-}
+Test(routes, dgx_rails_route_directly_as_simgrid_does) { routes_match("dgx-h100:128:2", 1024, "CM02", 0, 17); }
 
 /* Alps' dragonfly of four-GPU nodes, with cross-traffic */
-Test(routes, alps_dragonfly_routes_directly_as_simgrid_does)
-{
-    platform_for_routes("alps", 1024, "LV08", 1);
-    same_routes(1024, 17);
-}
+Test(routes, alps_dragonfly_routes_directly_as_simgrid_does) { routes_match("alps", 1024, "LV08", 1, 17); }
