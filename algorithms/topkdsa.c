@@ -86,8 +86,7 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     blocks = NULL;
     scnt = rcnt = NULL;
     nnz = calloc((size_t)P, sizeof *nnz);
-    bytes = calloc((size_t)P, sizeof *bytes);
-    if (!nnz || !bytes) {
+    if (!nnz) {
         rc = SP_ERR_MEM;
         goto out;
     }
@@ -106,6 +105,10 @@ int sp_topkdsa(sp_ctx *c, sp_algo_io *io)
     if (exact)
         memset(io->result, 0, n * sizeof(float));
     if (dense) {
+        if (!(bytes = calloc((size_t)P, sizeof *bytes))) { /* the dense branch's only: the sparse one gathers by counts */
+            rc = SP_ERR_MEM;
+            goto out;
+        }
         for (int j = 0; j < P; j++)
             bytes[j] = region_len(n, P, j) * sizeof(float);
         /* regions are contiguous and in rank order: gather straight into the result */

@@ -133,6 +133,13 @@ struct route_cache {
     coefs.clear();
     index.clear();
   }
+  /* back to `had` routes and `at` links: a route that could not be made */
+  void drop(size_t had, size_t at)
+  {
+    routes.resize(had);
+    links.resize(at);
+    coefs.resize(at);
+  }
 };
 
 /* what the routes need of a SimGrid link, read once: every route crosses
@@ -232,7 +239,8 @@ void add(spf_routes* r, route& out, linfo& li, double coef)
 
 /* the links from one host to another, as SimGrid routes them, into out.  A
  * zone of sparsim's own is asked directly, and its links were all read when
- * the routes were made (spf_routes_new): no allocation, no search. */
+ * the routes were made (spf_routes_new): no allocation, and no search
+ * through SimGrid's zones. */
 void path(spf_routes* r, simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::vector<linfo*>& out, double* lat)
 {
   out.clear();
@@ -343,16 +351,13 @@ int spf_route(spf_routes* r, sg_host_t from, int from_id, sg_host_t to, int to_i
       route nr;
       build(r, from, to, nr);
       if (nr.empty) {
-        c.links.resize(at);
-        c.coefs.resize(at);
+        c.drop(had, at);
         return -1;
       }
       c.routes.push_back(nr);
       c.index.put(key, (uint32_t)(c.routes.size() - 1));
     } catch (...) { /* out of memory, or a link the platform did not list: the cache as it was */
-      c.links.resize(at);
-      c.coefs.resize(at);
-      c.routes.resize(had);
+      c.drop(had, at);
       return -1;
     }
     rt = &c.routes.back();
