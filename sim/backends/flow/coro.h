@@ -25,6 +25,10 @@ void spf_coros_free(spf_coro *c);
 
 /* from the scheduler: run coroutine i until it yields or exits */
 void spf_coro_resume(spf_coro *c, int i);
+/* from the scheduler: start bringing coroutine i's saved registers and the
+ * frames above them into the caches, while another runs (at thousands of
+ * ranks each one's stack is cold by its turn) */
+void spf_coro_prefetch(const spf_coro *c, int i);
 /* first thing in a coroutine's body (the sanitizers follow the switch) */
 void spf_coro_started(spf_coro *c);
 /* from coroutine i: back to the scheduler */

@@ -859,6 +859,10 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
             int r = E.ready[E.ready_head];
             E.ready_head = (E.ready_head + 1) % P;
             E.nready--;
+            /* at thousands of ranks the next one's stack is cold by its
+             * turn: its top is asked for while this one runs */
+            if (E.nready > 0)
+                spf_coro_prefetch(E.coro, E.ready[E.ready_head]);
             E.r[r].state = R_RUN;
             spf_coro_resume(E.coro, r);
         }

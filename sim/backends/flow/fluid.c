@@ -3,7 +3,8 @@
  * Shape, and why:
  *  - Every flow has one place in one indexed heap, keyed by its next event
  *    (the end of its latency, or its end at the current rate); a changed
- *    rate moves it in place, so the heap never holds stale entries.
+ *    rate moves it in place, so the heap never holds stale entries.  The
+ *    keys sit in the heap's entries, so a move reads no flow's record.
  *  - A flow's bytes are brought up to date only when its rate changes
  *    (remaining -= rate x elapsed), as SimGrid's lazy update does; a flow
  *    whose rate a solve leaves alone costs nothing.
@@ -64,25 +65,37 @@ typedef struct flow {
     struct flow *next_free;
 } flow;
 
+/* a flow on a link's list, and which of its elements is that link's */
 typedef struct {
-    flow **f; /* flows through it (active ones) */
-    int *fe;  /* which of the flow's elements */
+    struct flow *f;
+    int e;
+} onlink;
+
+/* A link: what a message's start and end read (alone, rate_alone, the
+ * lists) in its first cache line, the solve's working figures in the
+ * second.  At thousands of ranks a link's record is cold by its next flow,
+ * so each line it spans is a miss (bench/README.md, section 28). */
+typedef struct {
+    onlink *f;        /* flows through it (active ones) */
     int nf, cap;
+    unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
+    unsigned stamp;   /* in the current solve's part */
     double capacity;
     double used;      /* sum of coef x value of its flows: what the sharing gives them now */
-    unsigned stamp;   /* in the current solve's part */
-    unsigned edge;    /* at its edge: crossed by the part's flows, not expanded */
-    unsigned force;   /* to be expanded in the current solve */
-    unsigned changed; /* its flows changed since the last solve (stamp of the pending change set) */
-    double rem, usage;
-    double excl; /* what the flows left out of the solve (below its floor) take of it */
     double share; /* sum of coef / penalty over its flows: its level if none were held elsewhere is capacity / share */
-    int unfixed;
     /* with slack (spf_net_slack): what flows that ended took of it and nobody
      * has been given yet (counted in used, left out of every fill), and the
      * lowest level among them */
-    double ghost, ghost_level;
-} link;
+    double ghost;
+    unsigned edge;    /* at its edge: crossed by the part's flows, not expanded */
+    unsigned force;   /* to be expanded in the current solve */
+    /* second line */
+    double ghost_level;
+    double rem, usage;
+    double excl; /* what the flows left out of the solve (below its floor) take of it */
+    int unfixed;
+} __attribute__((aligned(64))) link;
+_Static_assert(offsetof(link, ghost_level) == 64, "a link's first cache line holds what a message reads");
 
 /* Flows in their latency, one queue per latency: posted at times that
  * never go back, flows of one latency fall due in the order they were
@@ -96,10 +109,17 @@ typedef struct {
     flow *head, *tail;
 } latq;
 
+/* a heap entry: a flow and its key */
+typedef struct {
+    double t;
+    uint64_t seq;
+    flow *f;
+} hent;
+
 struct spf_net {
     link *l;
     int nl, capl;
-    flow **heap;
+    hent *heap;
     int nheap, capheap;
     latq lq[NLATQ];
     int nqueued; /* flows in the latency queues */
@@ -147,10 +167,13 @@ SPF_NETMODEL static int grow(void *arr, int *cap, size_t size, int need, int fir
 
 /* ---- the heap ---- */
 
-SPF_NETMODEL static void heap_set(spf_net *n, int i, flow *f)
+/* The heap holds each flow's key beside it, so that its moves compare
+ * entries of one array and read no flow: at thousands of flows in flight
+ * the flows' records are cold (bench/README.md, section 28). */
+SPF_NETMODEL static inline void heap_set(spf_net *n, int i, hent e)
 {
-    n->heap[i] = f;
-    f->heap = i;
+    n->heap[i] = e;
+    e.f->heap = i;
 }
 
 /* a before b: the earlier event, and of two at one instant the one posted first */
@@ -159,34 +182,47 @@ SPF_NETMODEL static inline int before(const flow *a, const flow *b)
     return a->t_event < b->t_event || (a->t_event == b->t_event && TIE(a->seq, b->seq));
 }
 
+SPF_NETMODEL static inline int hbefore(const hent *a, const hent *b)
+{
+    return a->t < b->t || (a->t == b->t && TIE(a->seq, b->seq));
+}
+
 SPF_NETMODEL static void heap_up(spf_net *n, int i)
 {
-    flow *f = n->heap[i];
+    hent e = n->heap[i];
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (!before(f, n->heap[p]))
+        if (!hbefore(&e, &n->heap[p]))
             break;
         heap_set(n, i, n->heap[p]);
         i = p;
     }
-    heap_set(n, i, f);
+    heap_set(n, i, e);
 }
 
 SPF_NETMODEL static void heap_down(spf_net *n, int i)
 {
-    flow *f = n->heap[i];
+    hent e = n->heap[i];
     for (;;) {
         int c = 2 * i + 1;
         if (c >= n->nheap)
             break;
-        if (c + 1 < n->nheap && before(n->heap[c + 1], n->heap[c]))
+        if (c + 1 < n->nheap && hbefore(&n->heap[c + 1], &n->heap[c]))
             c++;
-        if (!before(n->heap[c], f))
+        if (!hbefore(&n->heap[c], &e))
             break;
         heap_set(n, i, n->heap[c]);
         i = c;
     }
-    heap_set(n, i, f);
+    heap_set(n, i, e);
+}
+
+/* f into the heap at its t_event (room was made) */
+SPF_NETMODEL static void heap_insert(spf_net *n, flow *f)
+{
+    int i = n->nheap++;
+    heap_set(n, i, (hent){f->t_event, f->seq, f});
+    heap_up(n, i);
 }
 
 SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
@@ -194,8 +230,7 @@ SPF_NETMODEL static int heap_push(spf_net *n, flow *f)
     /* room for the queued flows too (place) */
     if (grow(&n->heap, &n->capheap, sizeof *n->heap, n->nheap + n->nqueued + 1, 256) != 0)
         return -1;
-    heap_set(n, n->nheap++, f);
-    heap_up(n, f->heap);
+    heap_insert(n, f);
     return 0;
 }
 
@@ -206,16 +241,17 @@ SPF_NETMODEL static void heap_remove(spf_net *n, flow *f)
     n->nheap--;
     if (i == n->nheap)
         return;
-    flow *m = n->heap[n->nheap];
+    hent m = n->heap[n->nheap];
     heap_set(n, i, m);
     heap_up(n, i);
-    heap_down(n, m->heap);
+    heap_down(n, m.f->heap);
 }
 
 /* a flow's key changed (it is in the heap) */
 SPF_NETMODEL static void heap_move(spf_net *n, flow *f, double t)
 {
     f->t_event = t;
+    n->heap[f->heap].t = t;
     heap_up(n, f->heap);
     heap_down(n, f->heap);
 }
@@ -240,7 +276,7 @@ SPF_NETMODEL static int lat_queue(spf_net *n, double lat, const flow *f)
 /* the flow whose event is next: the heap's top or a queue's head */
 SPF_NETMODEL static flow *next_flow(const spf_net *n)
 {
-    flow *best = n->nheap ? n->heap[0] : NULL;
+    flow *best = n->nheap ? n->heap[0].f : NULL;
     if (n->nqueued)
         for (int q = 0; q < NLATQ; q++) {
             flow *h = n->lq[q].head;
@@ -273,8 +309,7 @@ SPF_NETMODEL static void place(spf_net *n, flow *f, double t)
         return;
     }
     f->t_event = t;
-    heap_set(n, n->nheap++, f);
-    heap_up(n, f->heap);
+    heap_insert(n, f);
 }
 
 /* ---- links ---- */
@@ -301,10 +336,9 @@ SPF_NETMODEL void spf_net_free(spf_net *n)
         return;
     for (int i = 0; i < n->nl; i++) {
         free(n->l[i].f);
-        free(n->l[i].fe);
     }
     for (int i = 0; i < n->nheap; i++)
-        free_flow(n->heap[i]);
+        free_flow(n->heap[i].f);
     for (int q = 0; q < NLATQ; q++)
         for (flow *f = n->lq[q].head, *next; f; f = next) {
             next = f->qnext;
@@ -327,8 +361,17 @@ SPF_NETMODEL void spf_net_free(spf_net *n)
 
 SPF_NETMODEL int spf_net_add_link(spf_net *n, double capacity)
 {
-    if (grow(&n->l, &n->capl, sizeof *n->l, n->nl + 1, 64) != 0)
-        return -1;
+    if (n->nl == n->capl) { /* aligned as the record is: realloc keeps 16 bytes */
+        int cap = n->capl ? 2 * n->capl : 64;
+        link *l = aligned_alloc(_Alignof(link), (size_t)cap * sizeof *l);
+        if (!l)
+            return -1;
+        if (n->nl)
+            memcpy(l, n->l, (size_t)n->nl * sizeof *l);
+        free(n->l);
+        n->l = l;
+        n->capl = cap;
+    }
     link *k = &n->l[n->nl];
     memset(k, 0, sizeof *k);
     k->capacity = capacity;
@@ -351,19 +394,11 @@ SPF_NETMODEL static int mark_changed(spf_net *n, int li)
 SPF_NETMODEL static int link_list(spf_net *n, flow *f, int e)
 {
     link *k = &n->l[f->el[e].link];
-    if (k->nf == k->cap) { /* the two lists grow together */
-        int cap = k->cap;
-        if (grow(&k->f, &cap, sizeof *k->f, k->nf + 1, 4) != 0)
-            return -1;
-        cap = k->cap;
-        if (grow(&k->fe, &cap, sizeof *k->fe, k->nf + 1, 4) != 0)
-            return -1;
-        k->cap = cap;
-    }
+    if (grow(&k->f, &k->cap, sizeof *k->f, k->nf + 1, 4) != 0)
+        return -1;
     f->el[e].pos = k->nf;
     k->share += f->el[e].coef / f->penalty;
-    k->f[k->nf] = f;
-    k->fe[k->nf] = e;
+    k->f[k->nf] = (onlink){f, e};
     k->nf++;
     return 0;
 }
@@ -382,8 +417,7 @@ SPF_NETMODEL static void link_unlist(spf_net *n, flow *f, int e)
     k->nf--;
     if (pos != k->nf) {
         k->f[pos] = k->f[k->nf];
-        k->fe[pos] = k->fe[k->nf];
-        k->f[pos]->el[k->fe[pos]].pos = pos;
+        k->f[pos].f->el[k->f[pos].e].pos = pos;
     }
 }
 
@@ -670,7 +704,7 @@ SPF_NETMODEL static void new_stamp(spf_net *n)
         for (int i = 0; i < n->nl; i++)
             n->l[i].stamp = n->l[i].edge = 0;
         for (int i = 0; i < n->nheap; i++)
-            n->heap[i]->stamp = 0;
+            n->heap[i].f->stamp = 0;
         for (int q = 0; q < NLATQ; q++)
             for (flow *f = n->lq[q].head; f; f = f->qnext)
                 f->stamp = 0;
@@ -695,11 +729,11 @@ SPF_NETMODEL static int gather(spf_net *n, double floor, int local)
     for (int h = 0; h < n->nq; h++) {
         link *k = &n->l[n->qlinks[h]];
         for (int j = 0; j < k->nf; j++) {
-            flow *f = k->f[j];
+            flow *f = k->f[j].f;
             if (f->stamp == n->stamp)
                 continue;
             if (!f->fresh && f->value * f->penalty < floor) { /* below the floor: it keeps its rate, and takes its part */
-                k->excl += f->el[k->fe[j]].coef * f->value;
+                k->excl += f->el[k->f[j].e].coef * f->value;
                 continue;
             }
             if (push_qflow(n, f) != 0)
@@ -832,7 +866,7 @@ SPF_NETMODEL static void fill(spf_net *n)
                 if (k->unfixed <= 0 || k->usage <= 0 || k->rem > lim * k->usage)
                     continue;
                 for (int j = 0; j < k->nf; j++) {
-                    flow *f = k->f[j];
+                    flow *f = k->f[j].f;
                     if (f->fixed || f->stamp != n->stamp) /* fixed, or outside the part (an edge link) */
                         continue;
                     double r = level / f->penalty;
@@ -873,7 +907,7 @@ SPF_NETMODEL static int verify(spf_net *n)
             continue;
         double out_max = -1, in_old = -1, in_new = -1, held_min = INFINITY;
         for (int j = 0; j < k->nf; j++) {
-            const flow *f = k->f[j];
+            const flow *f = k->f[j].f;
             double lo = f->value * f->penalty;
             if (f->stamp != n->stamp) {
                 if (lo > out_max)
