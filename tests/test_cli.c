@@ -193,6 +193,31 @@ Test(cli, topka_breaks_ties_by_index)
     t_proc_free(&p);
 }
 
+/* several algorithms: each result in the file with its name before the
+ * extension (the dense sum, and TopkA's ten smallest indices), none in the
+ * file as given */
+Test(cli, several_algorithms_dump_each_result)
+{
+    const char *dir = t_tmpdir();
+    write_grads(t_path(dir, "g.npy"), 1, 4, 100, grad_ones);
+    const char *args[] = {"run", "--algo", "ring,topka", "--ranks", "4", "--density", "0.1", "--grad-file",
+                          t_path(dir, "g.npy"), "--dump-result", t_path(dir, "r.npy"), "--out", t_path(dir, "o"),
+                          "--quiet", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    const char *files[] = {"r.ring.npy", "r.topka.npy"};
+    for (int a = 0; a < 2; a++) {
+        sp_npy r;
+        char err[256];
+        cr_assert_eq(sp_npy_read(t_path(dir, files[a]), &r, err, sizeof err), 0, "%s", err);
+        for (int i = 0; i < 100; i++)
+            cr_assert_eq(r.data[i], a == 0 || i < 10 ? 4.0f : 0.0f, "%s: result[%d] = %g", files[a], i, r.data[i]);
+        sp_npy_free(&r);
+    }
+    cr_assert(access(t_path(dir, "r.npy"), F_OK) != 0, "the file as given was written too");
+    t_proc_free(&p);
+}
+
 Test(cli, config_file_and_flags_override)
 {
     const char *dir = t_tmpdir();

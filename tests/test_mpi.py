@@ -36,23 +36,26 @@ tmp = tempfile.mkdtemp(prefix="sparsim-mpi-test-")
 try:
     rng = np.random.default_rng(5)
     n = 1001
-    # dense algorithms against numpy, P = 1..5
+    # dense algorithms against numpy, P = 1..5: the three in one job (one after the other, each into
+    # DIR/NAME and its result into FILE.NAME.npy), as every comparison below: a job's start is most of
+    # a small run's time, and more of it on a busy machine
+    dense = ("ring", "recdoubling", "rabenseifner")
     for P in range(1, 6):
         g = rng.standard_normal((P, n)).astype(np.float32) * rng.uniform(0.1, 10, size=n).astype(np.float32)
         gf = os.path.join(tmp, "g%d.npy" % P)
         write_npy(gf, g)
         ref = g.astype(np.float64).sum(axis=0)
-        for algo in ("ring", "recdoubling", "rabenseifner"):
-            out = os.path.join(tmp, "mpi-%s-%d" % (algo, P))
-            r = mpirun(P, ["run", "--algo", algo, "--ranks", str(P), "--grad-file", gf, "--dump-result",
-                           out + ".npy", "--out", out, "--quiet"])
-            check(r.returncode == 0, "%s P=%d under mpirun: %s" % (algo, P, r.stderr.strip()))
-            if r.returncode == 0:
-                res = np.load(out + ".npy")
+        out = os.path.join(tmp, "mpi-%d" % P)
+        r = mpirun(P, ["run", "--algo", ",".join(dense), "--ranks", str(P), "--grad-file", gf, "--dump-result",
+                       out + ".npy", "--out", out, "--quiet"])
+        check(r.returncode == 0, "the dense schemes, P=%d under mpirun: %s" % (P, r.stderr.strip()))
+        if r.returncode == 0:
+            for algo in dense:
+                res = np.load("%s.%s.npy" % (out, algo))
                 check(np.allclose(res, ref, rtol=1e-5, atol=1e-5),
                       "%s P=%d: MPI result differs from the dense sum (max error %g)"
                       % (algo, P, float(np.max(np.abs(res - ref)))))
-                check(os.path.exists(os.path.join(out, "summary.json")), "%s P=%d: no summary.json" % (algo, P))
+                check(os.path.exists(os.path.join(out, algo, "summary.json")), "%s P=%d: no summary.json" % (algo, P))
 
     # every algorithm: same result bits and same messages as the simulator
     # a folder of its own: its layers.json gives PowerSGD the tensors' shapes
@@ -66,19 +69,17 @@ try:
         g = rng.standard_normal((2, P, 4099)).astype(np.float32)
         gf = os.path.join(shaped, "gi%d.npy" % P)
         write_npy(gf, g)
-        for algo in ALGOS:
-            a = os.path.join(tmp, "m-%s-%d" % (algo, P))
-            b = os.path.join(tmp, "s-%s-%d" % (algo, P))
-            common = ["--algo", algo, "--ranks", str(P), "--grad-file", gf, "--density", "0.02", "--quiet"]
-            r1 = mpirun(P, ["run"] + common + ["--dump-result", a + ".npy", "--out", a])
-            r2 = run([SPARSIM, "run"] + common + ["--dump-result", b + ".npy", "--out", b])
-            check(r1.returncode == 0 and r2.returncode == 0,
-                  "%s P=%d: runs failed: %s %s" % (algo, P, r1.stderr.strip(), r2.stderr.strip()))
-            if r1.returncode or r2.returncode:
-                continue
-            check(np.array_equal(np.load(a + ".npy"), np.load(b + ".npy")),
+        a = os.path.join(tmp, "m-%d" % P)
+        b = os.path.join(tmp, "s-%d" % P)
+        common = ["--algo", ",".join(ALGOS), "--ranks", str(P), "--grad-file", gf, "--density", "0.02", "--quiet"]
+        r1 = mpirun(P, ["run"] + common + ["--dump-result", a + ".npy", "--out", a], 300)
+        r2 = run([SPARSIM, "run"] + common + ["--dump-result", b + ".npy", "--out", b], 300)
+        check(r1.returncode == 0 and r2.returncode == 0,
+              "every algorithm, P=%d: runs failed: %s %s" % (P, r1.stderr.strip(), r2.stderr.strip()))
+        for algo in ALGOS if r1.returncode == 0 and r2.returncode == 0 else ():
+            check(np.array_equal(np.load("%s.%s.npy" % (a, algo)), np.load("%s.%s.npy" % (b, algo))),
                   "%s P=%d: MPI and SimGrid results differ" % (algo, P))
-            c = run([SPARSIM, "compare", a, b])
+            c = run([SPARSIM, "compare", os.path.join(a, algo), os.path.join(b, algo)])
             check(c.returncode == 0 and "identical" in c.stdout,
                   "%s P=%d: message lists differ:\n%s%s" % (algo, P, c.stdout, c.stderr))
 
@@ -94,16 +95,17 @@ try:
             hosts = os.path.join(tmp, "hosts4")
             with open(hosts, "w") as f:
                 f.write("".join("node-%d\n" % i for i in range(4)))
-            for algo in ("ring", "topka", "oktopk", "onebit", "qgz", "powersgd", "zen", "spardl"):
-                a = os.path.join(tmp, "smpi-" + algo)
-                r = run(["smpirun", "-np", "4", "-platform", plat, "-hostfile", hosts,
-                         "--cfg=smpi/simulate-computation:no", "--log=root.thres:warning", smpi, "run", "--algo",
-                         algo, "--ranks", "4", "--n", "8192", "--iters", "2", "--out", a, "--quiet"])
-                check(r.returncode == 0, "%s under smpirun: %s" % (algo, r.stderr[-1000:]))
-                s = os.path.join(tmp, "sg-" + algo)
-                run([SPARSIM, "run", "--algo", algo, "--ranks", "4", "--n", "8192", "--iters", "2", "--out", s,
-                     "--quiet"])
-                c = run([SPARSIM, "compare", a, s])
+            algos = ("ring", "topka", "oktopk", "onebit", "qgz", "powersgd", "zen", "spardl")
+            a = os.path.join(tmp, "smpi")
+            r = run(["smpirun", "-np", "4", "-platform", plat, "-hostfile", hosts,
+                     "--cfg=smpi/simulate-computation:no", "--log=root.thres:warning", smpi, "run", "--algo",
+                     ",".join(algos), "--ranks", "4", "--n", "8192", "--iters", "2", "--out", a, "--quiet"], 300)
+            check(r.returncode == 0, "under smpirun: %s" % r.stderr[-1000:])
+            s = os.path.join(tmp, "sg")
+            run([SPARSIM, "run", "--algo", ",".join(algos), "--ranks", "4", "--n", "8192", "--iters", "2", "--out", s,
+                 "--quiet"], 300)
+            for algo in algos:
+                c = run([SPARSIM, "compare", os.path.join(a, algo), os.path.join(s, algo)])
                 check(c.returncode == 0, "%s: SMPI and SimGrid message lists differ:\n%s" % (algo, c.stdout))
 
     # calibrate: a platform and a device profile the simulator runs on

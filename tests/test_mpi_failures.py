@@ -213,13 +213,13 @@ try:
     check(took < 30 and not left, "a message too large: took %.1f s, left %s" % (took, left))
     no_outputs("a message too large", out)
 
-    # rank 0 cannot write its outputs after the first of two algorithms (the others wait for it)
+    # rank 0 cannot write its outputs, the first of two algorithms' (the others wait for it)
     out = os.path.join(tmp, "nodump")
     j = Job((4, ["run", "--algo", "ring,recdoubling", "--ranks", "4", "--n", "1000", "--out", out, "--watchdog",
                  str(W), "--quiet", "--dump-result", "/proc/nope.npy"]))
     rc, _, err, took, left = j.finish(45)
     check(rc == 1, "rank 0's outputs: exit status %r, expected 1" % rc)
-    one_line("rank 0's outputs", err, "rank 0", "/proc/nope.npy")
+    one_line("rank 0's outputs", err, "rank 0", "/proc/nope.ring.npy")  # the first algorithm's own file
     check(took < 30 and not left, "rank 0's outputs: took %.1f s, left %s" % (took, left))
 
     # calibrate: rank 1 alone is given a bad value

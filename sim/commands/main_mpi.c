@@ -8,7 +8,7 @@
  * stands, so bad input on any one rank is reported once, by rank 0, and every
  * rank ends (sim/shim/mpi.c says how the job ends on the other failures).
  * Several algorithms run one after the other in the same job, each into
- * DIR/NAME.
+ * DIR/NAME (and its --dump-result into FILE.NAME.npy).
  */
 #include "cli.h"
 #include "mpi_cmd.h"
@@ -54,6 +54,16 @@ static int cmd_run(int argc, char **argv)
         rc = -1;
     if (rc == 0 && sp_plan_validate(&p, err, sizeof err) != 0)
         rc = -1;
+    char names[32][64];
+    int count = rc == 0 ? sp_plan_algorithms(&p, names, 32) : 0;
+    for (int i = 0; i < count && rc == 0; i++) {
+        sp_plan q;
+        if (sp_plan_for_algorithm(&p, names[i], count, &q) != 0) {
+            snprintf(err, sizeof err, "--out or --dump-result: the path is too long for the outputs of several "
+                                      "algorithms");
+            rc = -1;
+        }
+    }
     rc = sp_mpi_job_start(p.watchdog, rc < 0 ? 2 : 0, err, msg, sizeof msg);
     if (rc != 0)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
@@ -62,13 +72,9 @@ static int cmd_run(int argc, char **argv)
             sp_plan_print_help(which, 1, stdout, err, sizeof err);
         return 0;
     }
-    char names[32][64];
-    int count = sp_plan_algorithms(&p, names, 32);
     for (int i = 0; i < count; i++) {
-        sp_plan q = p;
-        snprintf(q.algo, sizeof q.algo, "%.63s", names[i]);
-        if (count > 1)
-            snprintf(q.out, sizeof q.out, "%.900s/%.63s", p.out, names[i]);
+        sp_plan q;
+        sp_plan_for_algorithm(&p, names[i], count, &q); /* fits: checked before the job started */
         sp_report rep;
         sp_mpi_run_begin();
         sp_error e;

@@ -149,10 +149,12 @@ typedef struct {
 
 static void remove_finished(const finished_runs *f)
 {
-    char dir[1200];
     for (int i = 0; i < f->done; i++) {
-        snprintf(dir, sizeof dir, "%s/%s", f->base->out, f->names[i]);
-        sp_cli_remove_run_dir(dir);
+        sp_plan q;
+        sp_plan_for_algorithm(f->base, f->names[i], 2, &q); /* fits: checked before anything ran */
+        sp_cli_remove_run_dir(q.out);
+        if (q.dump_result[0])
+            unlink(q.dump_result);
     }
 }
 
@@ -173,9 +175,8 @@ static int run_many(const sp_plan *base, char names[][64], int count)
     finished_runs fin = {base, names, 0};
     sp_cli_on_interrupt(remove_on_interrupt, &fin);
     for (int i = 0; i < count; i++) {
-        sp_plan p = *base;
-        snprintf(p.algo, sizeof p.algo, "%.63s", names[i]);
-        if ((size_t)snprintf(p.out, sizeof p.out, "%s/%s", base->out, names[i]) >= sizeof p.out)
+        sp_plan p;
+        if (sp_plan_for_algorithm(base, names[i], count, &p) != 0)
             return 2; /* checked before anything ran */
         p.quiet = 1;
         int rc = sp_cli_run_in_child(&p);
@@ -248,9 +249,9 @@ static int check_outputs(const sp_plan *p, int count, char names[][64], char *er
     if (sp_opts_output_ok(p->out, 1, "--out", err, errlen) != 0)
         return -1;
     for (int i = 0; count > 1 && i < count; i++) {
-        char sub[sizeof p->out + 80];
-        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", p->out, names[i]) >= sizeof p->out) {
-            snprintf(err, errlen, "--out: the path is too long for the folders of several algorithms");
+        sp_plan q;
+        if (sp_plan_for_algorithm(p, names[i], count, &q) != 0) {
+            snprintf(err, errlen, "--out or --dump-result: the path is too long for the outputs of several algorithms");
             return -1;
         }
     }
@@ -279,14 +280,6 @@ int sp_cmd_run(int argc, char **argv)
     }
     char names[32][64];
     int count = sp_plan_algorithms(&p, names, 32);
-    if (count > 1 && p.dump_result[0]) {
-        sp_opts_print_error("--dump-result needs a single --algo");
-        return 2;
-    }
-    if (count > 1 && p.dump_grads[0]) {
-        sp_opts_print_error("--dump-grads needs a single --algo (every algorithm would write the same file)");
-        return 2;
-    }
     if (check_outputs(&p, count, names, err, sizeof err) != 0) {
         sp_opts_print_error(err);
         return 2;

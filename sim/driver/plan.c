@@ -185,7 +185,8 @@ static const sp_opt run_options[] = {
     {.name = "dump-result", .type = SP_OT_STRING, .group = "run", F(dump_result), .dflt = "",
      .flags = SP_OPT_EVERYDAY | SP_OPT_NO_ECHO, .metavar = "F",
      .brief = "write the last iteration's global result as a float32 .npy",
-     .help = "write the last iteration's global result (float32, (n,))"},
+     .help = "write the last iteration's global result (float32, (n,)); with several --algo, each algorithm's to F "
+             "with its name before the extension (r.npy: r.ring.npy, r.topka.npy)"},
     {.name = "payload", .type = SP_OT_CHOICE, .group = "run", F(payload), .dflt = "auto", .choices = payload_choices,
      .flags = SP_OPT_EVERYDAY, .metavar = "MODE",
      .brief = "exact (real vectors), model (a statistical model: paper scale), size, or auto",
@@ -609,6 +610,24 @@ int sp_plan_algorithms(const sp_plan *p, char names[][64], int max)
     return count;
 }
 
+int sp_plan_for_algorithm(const sp_plan *base, const char *name, int count, sp_plan *q)
+{
+    *q = *base;
+    snprintf(q->algo, sizeof q->algo, "%.63s", name);
+    if (count <= 1)
+        return 0;
+    if ((size_t)snprintf(q->out, sizeof q->out, "%s/%s", base->out, name) >= sizeof q->out)
+        return -1;
+    if (!base->dump_result[0])
+        return 0;
+    const char *f = base->dump_result, *slash = strrchr(f, '/'), *dot = strrchr(f, '.');
+    size_t stem = dot && dot > (slash ? slash : f) ? (size_t)(dot - f) : strlen(f);
+    return (size_t)snprintf(q->dump_result, sizeof q->dump_result, "%.*s.%s%s", (int)stem, f, name,
+                            f + stem) >= sizeof q->dump_result
+               ? -1
+               : 0;
+}
+
 int sp_plan_iter_index(const sp_plan *p, int slot) { return p->at_given ? p->at[slot] : slot; }
 
 /* --iters-at: comma-separated iterations or ranges a-b, strictly increasing */
@@ -795,6 +814,9 @@ static int plan_validate(sp_plan *p, sp_error *e)
     for (int i = 0; i < count; i++)
         if (!(algos[i] = sp_resolve_algorithm(names[i], e)))
             return -1;
+    if (count > 1 && p->dump_grads[0])
+        return sp_error_set(e, SP_STATUS_USAGE,
+                            "--dump-grads needs a single --algo (every algorithm would write the same file)");
     if (p->grad_live >= 0 && live_validate(p, count, err, sizeof err) != 0)
         return sp_error_from(e, SP_STATUS_USAGE, err);
     /* a built-in platform is made for P ranks (daint and daint-simgrid have

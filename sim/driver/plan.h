@@ -110,6 +110,12 @@ sp_algo_opts sp_plan_algo_opts(const sp_plan *p);
 /* The algorithms --algo names ("all", one, or a comma list), at most max. */
 int sp_plan_algorithms(const sp_plan *p, char names[][64], int max);
 
+/* One of `count` algorithms' own plan, named `name`: with several, its
+ * outputs go to DIR/NAME and its result to the --dump-result file with the
+ * name before the extension (r.npy -> r.ring.npy); with one, the plan as
+ * given.  0, or -1 where a path would not fit. */
+int sp_plan_for_algorithm(const sp_plan *base, const char *name, int count, sp_plan *q);
+
 /* k, the number of entries a top-k algorithm selects per rank. */
 uint64_t sp_plan_k(const sp_plan *p);
 
