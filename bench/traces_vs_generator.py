@@ -84,7 +84,7 @@ def main():
             ratio = y / x if x else float("nan")
             bad = not (abs(ratio - 1) <= 0.25)
             miss += bad
-            out.append("| %s | %.4g | %.4g | %.2f%s |" % (label, x, y, ratio, " **x**" if bad else ""))
+            out.append("| %s | %.4g | %.4g | %.2f%s |" % (label.replace("|", "\\|"), x, y, ratio, " **x**" if bad else ""))
         for key, label in LISTS:
             axis = r.get({"union_over_k": "union_p", "jaccard_lag": "lags", "drift_cold": "lags"}[key], [])
             for i, (x, y) in enumerate(zip(r.get(key, []), g.get(key, []))):

@@ -96,6 +96,38 @@ for model in cnn lstm transformer; do
     fi
 done
 
+# bench/generic_vs_traces.py on the three traces: every trace's statistics are
+# workload-stats' own, and each row's verdict follows from the traces' range
+if [ -n "$sparsim" ] && [ -s "$tmp/cnn-stats.json" ]; then
+    if "$py" "$root/bench/generic_vs_traces.py" "$tmp/cnn" "$tmp/lstm" "$tmp/transformer" \
+            --build "$(dirname "$sparsim")" --work "$tmp/gvt" --density 0.05 --json "$tmp/gvt.json" \
+            >"$tmp/gvt.log" 2>&1 && problems="$("$py" - "$tmp" <<'EOF'
+import json, sys
+tmp = sys.argv[1]
+d = json.load(open(tmp + "/gvt.json"))
+rows = {r["statistic"]: r for r in d["rows"]}
+problems = []
+if len(rows) < 15 or "rank_log_sd" not in rows:
+    problems.append("only %d rows: %s" % (len(rows), sorted(rows)))
+for model in ("cnn", "lstm", "transformer"):
+    own = json.load(open("%s/%s-stats.json" % (tmp, model)))
+    for key in ("zeros", "kth_over_median", "rank_log_sd"):
+        if key in rows and rows[key]["traces"].get(model) != own[key]:
+            problems.append("%s %s: %r, workload-stats says %r" % (model, key, rows[key]["traces"].get(model), own[key]))
+for r in rows.values():
+    lo, hi = min(r["traces"].values()), max(r["traces"].values())
+    inside = all(lo / 1.25 <= v <= hi * 1.25 for v in r["generator"].values())
+    if lo >= 0 and inside != r["in_range"]:
+        problems.append("%s: in_range %r, the range says %r" % (r["statistic"], r["in_range"], inside))
+print("\n".join(problems))
+EOF
+)" && [ -z "$problems" ]; then
+        pass "generic_vs_traces.py: the traces' own statistics and each row's verdict"
+    else
+        fail "generic_vs_traces.py: ${problems:-$(tail -n 3 "$tmp/gvt.log")}"
+    fi
+fi
+
 # The same seed gives the same trace.
 if "$py" "$recorder" --model cnn --out "$tmp/again" --size tiny --workers 2 --iters 4 --record 1-3 \
         >/dev/null 2>&1 && cmp -s "$tmp/cnn/grads.npy" "$tmp/again/grads.npy"; then
