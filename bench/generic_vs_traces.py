@@ -20,25 +20,16 @@ or not rows miss (the table says which); 2 on bad arguments, 1 when a step fails
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from traces_vs_generator import STATS  # noqa: E402  (the statistics and their labels)
+from traces_vs_generator import STATS, sh  # noqa: E402  (the statistics and their labels; a step)
 
 # what section 22 adds (the workers' own gradient sizes) and the union's size at the traces' P
 EXTRA = [("rank_log_sd", "sd of ln RMS over the ranks"),
          ("rank_max_over_min", "largest / smallest rank's RMS"),
          ("union_at_p", "union of the P local top-k sets / k, at the trace's P")]
 SLACK = 1.25
-
-
-def sh(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stderr.write("generic_vs_traces: failed: %s\n%s" % (" ".join(cmd), r.stderr))
-        sys.exit(1)
-    return r.stdout
 
 
 def stats(path):
