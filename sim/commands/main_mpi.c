@@ -54,16 +54,6 @@ static int cmd_run(int argc, char **argv)
         rc = -1;
     if (rc == 0 && sp_plan_validate(&p, err, sizeof err) != 0)
         rc = -1;
-    char names[32][64];
-    int count = rc == 0 ? sp_plan_algorithms(&p, names, 32) : 0;
-    for (int i = 0; i < count && rc == 0; i++) {
-        sp_plan q;
-        if (sp_plan_for_algorithm(&p, names[i], count, &q) != 0) {
-            snprintf(err, sizeof err, "--out or --dump-result: the path is too long for the outputs of several "
-                                      "algorithms");
-            rc = -1;
-        }
-    }
     rc = sp_mpi_job_start(p.watchdog, rc < 0 ? 2 : 0, err, msg, sizeof msg);
     if (rc != 0)
         return sp_mpi_say(rc, "sparsim-mpi: %s\n", msg);
@@ -72,9 +62,11 @@ static int cmd_run(int argc, char **argv)
             sp_plan_print_help(which, 1, stdout, err, sizeof err);
         return 0;
     }
+    char names[32][64];
+    int count = sp_plan_algorithms(&p, names, 32);
     for (int i = 0; i < count; i++) {
         sp_plan q;
-        sp_plan_for_algorithm(&p, names[i], count, &q); /* fits: checked before the job started */
+        sp_plan_for_algorithm(&p, names[i], count, &q); /* fits: sp_plan_validate checked */
         sp_report rep;
         sp_mpi_run_begin();
         sp_error e;

@@ -144,14 +144,14 @@ static int dense_speedups(const sp_plan *base, char names[][64], int count, doub
 typedef struct {
     const sp_plan *base;
     char (*names)[64];
-    int done;
+    int count, done;
 } finished_runs;
 
 static void remove_finished(const finished_runs *f)
 {
     for (int i = 0; i < f->done; i++) {
         sp_plan q;
-        sp_plan_for_algorithm(f->base, f->names[i], 2, &q); /* fits: checked before anything ran */
+        sp_plan_for_algorithm(f->base, f->names[i], f->count, &q); /* fits: sp_plan_validate checked */
         sp_cli_remove_run_dir(q.out);
         if (q.dump_result[0])
             unlink(q.dump_result);
@@ -172,12 +172,12 @@ static int run_many(const sp_plan *base, char names[][64], int count)
         sp_opts_print_error(err);
         return 2;
     }
-    finished_runs fin = {base, names, 0};
+    finished_runs fin = {base, names, count, 0};
     sp_cli_on_interrupt(remove_on_interrupt, &fin);
     for (int i = 0; i < count; i++) {
         sp_plan p;
         if (sp_plan_for_algorithm(base, names[i], count, &p) != 0)
-            return 2; /* checked before anything ran */
+            return 2; /* sp_plan_validate checked */
         p.quiet = 1;
         int rc = sp_cli_run_in_child(&p);
         if (rc != 0) {
@@ -244,17 +244,10 @@ static int run_many(const sp_plan *base, char names[][64], int count)
 }
 
 /* every path the run will write, before anything runs */
-static int check_outputs(const sp_plan *p, int count, char names[][64], char *err, size_t errlen)
+static int check_outputs(const sp_plan *p, char *err, size_t errlen)
 {
     if (sp_opts_output_ok(p->out, 1, "--out", err, errlen) != 0)
         return -1;
-    for (int i = 0; count > 1 && i < count; i++) {
-        sp_plan q;
-        if (sp_plan_for_algorithm(p, names[i], count, &q) != 0) {
-            snprintf(err, errlen, "--out or --dump-result: the path is too long for the outputs of several algorithms");
-            return -1;
-        }
-    }
     if (p->dump_result[0] && sp_opts_output_ok(p->dump_result, 0, "--dump-result", err, errlen) != 0)
         return -1;
     if (p->dump_grads[0] && sp_opts_output_ok(p->dump_grads, 0, "--dump-grads", err, errlen) != 0)
@@ -280,7 +273,7 @@ int sp_cmd_run(int argc, char **argv)
     }
     char names[32][64];
     int count = sp_plan_algorithms(&p, names, 32);
-    if (check_outputs(&p, count, names, err, sizeof err) != 0) {
+    if (check_outputs(&p, err, sizeof err) != 0) {
         sp_opts_print_error(err);
         return 2;
     }

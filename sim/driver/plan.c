@@ -817,6 +817,12 @@ static int plan_validate(sp_plan *p, sp_error *e)
     if (count > 1 && p->dump_grads[0])
         return sp_error_set(e, SP_STATUS_USAGE,
                             "--dump-grads needs a single --algo (every algorithm would write the same file)");
+    for (int i = 0; count > 1 && i < count; i++) {
+        sp_plan q;
+        if (sp_plan_for_algorithm(p, names[i], count, &q) != 0)
+            return sp_error_set(e, SP_STATUS_USAGE,
+                                "--out or --dump-result: the path is too long for the outputs of several algorithms");
+    }
     if (p->grad_live >= 0 && live_validate(p, count, err, sizeof err) != 0)
         return sp_error_from(e, SP_STATUS_USAGE, err);
     /* a built-in platform is made for P ranks (daint and daint-simgrid have
