@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 static int run_command(int argc, char **argv)
 {
     sp_part_cleanup_on_signals(); /* an interrupted run leaves no NAME.part behind */
+    sp_run_keep_freed_memory();
     if (argc < 2) { /* bad input is one line, as everywhere */
         sp_opts_print_error("no command given (run, sweep, crossover, analyze, compare, workload-stats, profile, list, "
                             "platform; sparsim --help says more)");

@@ -104,6 +104,7 @@ static int refuse(const char *fmt, const char *what)
 int main(int argc, char **argv)
 {
     sp_mpi_job_init(&argc, &argv);
+    sp_run_keep_freed_memory();
     int rc;
     if (argc < 2)
         rc = refuse("usage: mpirun -np P sparsim-mpi run [options] | calibrate [options]%s", "");
