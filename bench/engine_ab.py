@@ -7,7 +7,9 @@ unless --args says otherwise) runs with the build before and the build after,
 one run at a time and alternating, on each platform and P; the table gives each
 run's simulated time per iteration under both, their relative difference, and
 the two walls with their ratio.  A wall is the run's own (summary.json
-wall_seconds), so start-up and the writers are left out the same way for both.
+wall_seconds), so start-up and the writers are left out the same way for both;
+the CPU seconds (user and system) and the peak memory are the whole process's,
+its simulating child's included.
 
 usage: bench/engine_ab.py --before OLD/sparsim --after build/sparsim
                           [--platforms dgx-h100,daint] [--ranks 256,1024]
@@ -23,6 +25,8 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
+import threading
 
 COMMON = ["--workload", "bert", "--payload", "model", "--iters", "2", "--no-csv", "--no-trace", "--quiet"]
 
@@ -42,17 +46,27 @@ def algorithms(sparsim, algos):
 
 def one(sparsim, algo, platform, ranks, extra, out, timeout):
     cmd = [sparsim, "run", "--algo", algo, "--ranks", str(ranks), "--platform", platform, "--out", out] + COMMON + extra
-    try:
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    # wait4 gives the run's CPU seconds and peak memory, its simulating child's included
+    with tempfile.TemporaryFile(mode="w+") as errf:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf, text=True)
+        timer = threading.Timer(timeout, p.kill) if timeout else None
+        if timer:
+            timer.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if timer:
+            timer.cancel()
+        errf.seek(0)
+        err = errf.read()
+    if timer and p.returncode == -9:
         print("  over %g s, stopped: %s" % (timeout, " ".join(cmd)), file=sys.stderr)
         return None
-    if r.returncode != 0:
-        print("  failed: %s: %s" % (" ".join(cmd), r.stderr.strip().splitlines()[-1:]), file=sys.stderr)
+    if p.returncode != 0:
+        print("  failed: %s: %s" % (" ".join(cmd), err.strip().splitlines()[-1:]), file=sys.stderr)
         return None
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
-    return s["time_per_iter_s"]["mean"], s["wall_seconds"], s["messages"]
+    return s["time_per_iter_s"]["mean"], s["wall_seconds"], s["messages"], ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
 
 
 def main():
@@ -83,7 +97,8 @@ def main():
                 rows.append({"platform": platform, "ranks": ranks, "algo": algo, "messages": f[2],
                              "sim_before": b[0], "sim_after": f[0], "rel_diff": diff,
                              "wall_before": b[1], "wall_after": f[1],
-                             "speedup": b[1] / f[1] if f[1] > 0 else float("inf")})
+                             "speedup": b[1] / f[1] if f[1] > 0 else float("inf"),
+                             "cpu_before": b[3], "cpu_after": f[3], "peak_mb_before": b[4], "peak_mb_after": f[4]})
                 r = rows[-1]
                 print("%-12s %5s %-14s sim %.9g -> %.9g (%.1e)  wall %.2f -> %.2f s" %
                       (platform, ranks, algo, b[0], f[0], diff, b[1], f[1]), flush=True)
@@ -94,11 +109,13 @@ def main():
     with open(os.path.join(a.out, "ab.md"), "w") as fh:
         fh.write("Before: %s; after: %s; every run: `%s`.\n\n" % (a.label_before, a.label_after, " ".join(COMMON + extra)))
         fh.write("| platform | P | algorithm | messages | simulated s per iteration, before | after | difference "
-                 "| wall before | wall after | speed-up |\n|---|---|---|---|---|---|---|---|---|---|\n")
+                 "| wall before | wall after | speed-up | CPU s before | after | peak MB before | after |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
-            fh.write("| %s | %s | %s | %d | %.9g | %.9g | %.1e | %.2f s | %.2f s | %.2fx |\n" %
+            fh.write("| %s | %s | %s | %d | %.9g | %.9g | %.1e | %.2f s | %.2f s | %.2fx | %.2f | %.2f | %.0f | %.0f |\n" %
                      (r["platform"], r["ranks"], r["algo"], r["messages"], r["sim_before"], r["sim_after"],
-                      r["rel_diff"], r["wall_before"], r["wall_after"], r["speedup"]))
+                      r["rel_diff"], r["wall_before"], r["wall_after"], r["speedup"], r["cpu_before"], r["cpu_after"],
+                      r["peak_mb_before"], r["peak_mb_after"]))
     worst = max((r["rel_diff"] for r in rows), default=0.0)
     print("%d runs, largest difference %.2e; %s" % (len(rows), worst, os.path.join(a.out, "ab.md")))
 
