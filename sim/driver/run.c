@@ -59,15 +59,16 @@ typedef struct {
  * mappings and gives the heap's free top back past its trim threshold, so
  * each iteration faulted its buffers in anew: Gaussian-k at P = 16, n = 512K,
  * 40 iterations took 998k page faults and 17.6 s, of which 6.9 s in the
- * kernel; with blocks up to 64 MiB kept in the heap and up to 256 MiB of
- * free top kept, 75k faults and 5.2 s, its peak memory 6% higher.  Blocks
- * over 64 MiB (a full-size model's gradient) are still mappings of their
- * own, so what a run keeps is bounded. */
+ * kernel; with blocks up to 64 MiB kept in the heap and its top never given
+ * back, 75k faults and 5.3 s.  Blocks over 64 MiB (a full-size model's
+ * gradient) are still mappings of their own.  What the heap keeps is what a
+ * run's peak already held (the peak barely moves: bench/README.md, section
+ * 29); it goes back when the run's process ends. */
 void sp_run_keep_freed_memory(void)
 {
 #ifndef SPARSIM_SMPI
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, -1); /* never trim (mallopt(3)) */
 #endif
 }
 

@@ -32,8 +32,8 @@ int sp_run_resolved(const sp_resolved *res, sp_report *rep, sp_error *e);
 double sp_run_memory_estimate(const sp_plan *plan, double *limit);
 
 /* Once, at a command's start: memory a run frees stays in the process for
- * its next use instead of going back to the system (bench/README.md,
- * section 29). */
+ * its next use instead of going back to the system until the process ends
+ * (bench/README.md, section 29). */
 void sp_run_keep_freed_memory(void);
 
 /* Creates a folder and its parents; -1 with a message. */
