@@ -18,11 +18,9 @@ typedef struct {
     double messages, bytes;
 } outcome;
 
-static outcome run_summary(const char *const *args, const char *dir)
+/* a run's figures from DIR/summary.json */
+static outcome summary_of(const char *dir)
 {
-    t_proc p = t_run(args);
-    cr_assert(p.exited && p.status == 0, "status %d: %s", p.status, p.err);
-    t_proc_free(&p);
     char *s = t_read_file(t_path(dir, "summary.json"), NULL);
     cr_assert_not_null(s);
     cJSON *j = cJSON_Parse(s);
@@ -32,6 +30,14 @@ static outcome run_summary(const char *const *args, const char *dir)
     cJSON_Delete(j);
     free(s);
     return o;
+}
+
+static outcome run_summary(const char *const *args, const char *dir)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "status %d: %s", p.status, p.err);
+    t_proc_free(&p);
+    return summary_of(dir);
 }
 
 /* a ring of P = 2: each rank sends n/2 floats to the other, alone on its
@@ -89,36 +95,46 @@ Test(unshared, a_ring_keeps_its_closed_form)
  * once deadlocked on a bell that came before its message was due) */
 Test(unshared, exact_results_are_unchanged)
 {
+    /* the three algorithms in one run a setting (several algorithms write
+     * DIR/NAME/summary.json and RESULT.NAME.npy) */
     const char *algos[] = {"topkdsa", "oktopk", "gtopk"};
     const char *platforms[] = {"daint", "1gbe"};
     const char *below[] = {"0", "1K", "1G"};
-    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
-        for (size_t pl = 0; pl < 2; pl++) {
-            char res[3][512];
+    for (size_t pl = 0; pl < 2; pl++) {
+        char dirs[3][512], res[3][512];
+        for (int i = 0; i < 3; i++) {
+            snprintf(dirs[i], sizeof dirs[i], "%s", t_tmpdir());
+            snprintf(res[i], sizeof res[i], "%s", t_path(dirs[i], "result.npy"));
+            const char *args[] = {"run", "--algo", "topkdsa,oktopk,gtopk", "--ranks", "8", "--n", "64K", "--payload",
+                                  "exact", "--platform", platforms[pl], "--network", "smpi", "--iters", "3",
+                                  "--unshared-below", below[i], "--dump-result", res[i], "--no-trace", "--out",
+                                  dirs[i], "--quiet", NULL};
+            t_proc p = t_run(args);
+            cr_assert(p.exited && p.status == 0, "%s %s: status %d: %s", platforms[pl], below[i], p.status, p.err);
+            t_proc_free(&p);
+        }
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
             outcome o[3];
+            char path[3][600];
             for (int i = 0; i < 3; i++) {
-                const char *dir = t_tmpdir();
-                snprintf(res[i], sizeof res[i], "%s", t_path(dir, "result.npy"));
-                const char *args[] = {"run", "--algo", algos[a], "--ranks", "8", "--n", "64K", "--payload", "exact",
-                                      "--platform", platforms[pl], "--network", "smpi", "--iters", "3",
-                                      "--unshared-below", below[i], "--dump-result", res[i], "--no-trace", "--out",
-                                      dir, "--quiet", NULL};
-                o[i] = run_summary(args, dir);
+                o[i] = summary_of(t_path(dirs[i], algos[a]));
+                snprintf(path[i], sizeof path[i], "%.500s/result.%.40s.npy", dirs[i], algos[a]);
             }
             size_t l0 = 0;
-            char *r0 = t_read_file(res[0], &l0);
-            cr_assert(r0 && l0 > 0);
+            char *r0 = t_read_file(path[0], &l0);
+            cr_assert(r0 && l0 > 0, "%s %s: no result", algos[a], platforms[pl]);
             for (int i = 1; i < 3; i++) {
                 cr_assert_eq(o[0].messages, o[i].messages, "%s %s %s", algos[a], platforms[pl], below[i]);
                 cr_assert_eq(o[0].bytes, o[i].bytes, "%s %s %s", algos[a], platforms[pl], below[i]);
                 size_t l1 = 0;
-                char *r1 = t_read_file(res[i], &l1);
+                char *r1 = t_read_file(path[i], &l1);
                 cr_assert(r1 && l0 == l1 && memcmp(r0, r1, l0) == 0, "%s %s %s: the global results differ", algos[a],
                           platforms[pl], below[i]);
                 free(r1);
             }
             free(r0);
         }
+    }
 }
 
 Test(unshared, bad_values_and_link_disturbances_are_refused)
