@@ -100,12 +100,14 @@ Test(unshared, exact_results_are_unchanged)
     const char *algos[] = {"topkdsa", "oktopk", "gtopk"};
     const char *platforms[] = {"daint", "1gbe"};
     const char *below[] = {"0", "1K", "1G"};
+    char list[64];
+    snprintf(list, sizeof list, "%s,%s,%s", algos[0], algos[1], algos[2]);
     for (size_t pl = 0; pl < 2; pl++) {
         char dirs[3][512], res[3][512];
         for (int i = 0; i < 3; i++) {
             snprintf(dirs[i], sizeof dirs[i], "%s", t_tmpdir());
             snprintf(res[i], sizeof res[i], "%s", t_path(dirs[i], "result.npy"));
-            const char *args[] = {"run", "--algo", "topkdsa,oktopk,gtopk", "--ranks", "8", "--n", "64K", "--payload",
+            const char *args[] = {"run", "--algo", list, "--ranks", "8", "--n", "64K", "--payload",
                                   "exact", "--platform", platforms[pl], "--network", "smpi", "--iters", "3",
                                   "--unshared-below", below[i], "--dump-result", res[i], "--no-trace", "--out",
                                   dirs[i], "--quiet", NULL};

@@ -61,9 +61,10 @@ typedef struct {
  * 40 iterations took 998k page faults and 17.6 s, of which 6.9 s in the
  * kernel; with blocks up to 64 MiB kept in the heap and its top never given
  * back, 75k faults and 5.3 s.  Blocks over 64 MiB (a full-size model's
- * gradient) are still mappings of their own.  What the heap keeps is what a
- * run's peak already held (the peak barely moves: bench/README.md, section
- * 29); it goes back when the run's process ends. */
+ * gradient) are still mappings of their own.  The cost is the gaps blocks
+ * leave in the heap, where fresh mappings went back exactly: exact runs at
+ * P = 64, n = 4M peak up to 18% higher (bench/README.md, section 29); what
+ * the heap keeps goes back when the run's process ends. */
 void sp_run_keep_freed_memory(void)
 {
 #ifndef SPARSIM_SMPI
