@@ -416,6 +416,52 @@ Test(workload, model_counts_follow_the_ranks_scale)
     sp_profile_free(&prof);
 }
 
+/* A rank's answers are its own, whatever other ranks asked first: what the
+ * model keeps of a threshold cell depends on the rank's own gradient scale,
+ * so a cell one rank asked for is not handed to another.  Every rank asks
+ * for the union counts at 160 thresholds 1% apart, once alone and once
+ * after rank 0 has asked at all of them; at P = 8 with ranks' scales 30%
+ * apart the two differ when the cells are shared (they did, before the cells
+ * were kept per bucket of scale). */
+Test(workload, model_answers_do_not_depend_on_who_asked_first)
+{
+    const int P = 8, NT = 160;
+    sp_profile prof;
+    char err[300];
+    sp_profile_knobs kn = {.layers = 16, .spread = 10, .tail = -1, .zeros = -1, .common = -1, .mean = -1,
+                           .refresh = -1, .keep = -1, .scale_sd = -1, .scale_corr = -1, .spikes = -1,
+                           .spike_scale = -1, .rank_sd = 0.3, .rank_corr = 0, .batch = 0};
+    cr_assert_eq(sp_profile_get("generic", 1 << 20, 3, &kn, &prof, err, sizeof err), 0, "%s", err);
+    cr_assert_gt(prof.rank_sd, 0.29);
+    const sp_model_ops *ops = sp_model_ops_table();
+    sp_model *first = sp_model_new(&prof, 3, P, 0, 0, 0.01, SP_MODEL_FULL, err, sizeof err);
+    cr_assert_not_null(first, "%s", err);
+    double std0 = ops->std(first, 0, 0), thr[NT];
+    cr_assert_gt(std0, 0);
+    for (int i = 0; i < NT; i++)
+        thr[i] = std0 * exp(0.01 * i);
+    for (int i = 0; i < NT; i++)
+        ops->union_count(first, 0, 0, thr[i], 0, (int64_t)prof.n, 0, prof.n);
+    int asked = 0, differ = 0;
+    for (int r = 1; r < P; r++) {
+        sp_model *alone = sp_model_new(&prof, 3, P, 0, 0, 0.01, SP_MODEL_FULL, err, sizeof err);
+        cr_assert_not_null(alone, "%s", err);
+        for (int i = 0; i < NT; i++) {
+            uint64_t a = ops->union_count(alone, r, 0, thr[i], 0, (int64_t)prof.n, 0, prof.n);
+            uint64_t b = ops->union_count(first, r, 0, thr[i], 0, (int64_t)prof.n, 0, prof.n);
+            cr_assert_eq(a, b, "rank %d at %g: %llu alone, %llu after rank 0", r, thr[i], (unsigned long long)a,
+                         (unsigned long long)b);
+            asked++;
+            differ += a != ops->union_count(alone, 0, 0, thr[i], 0, (int64_t)prof.n, 0, prof.n);
+        }
+        sp_model_free(alone);
+    }
+    /* the ranks do see the data differently: the check above compares answers that depend on the rank */
+    cr_assert_gt(differ, asked / 4, "only %d of %d answers differ from rank 0's", differ, asked);
+    sp_model_free(first);
+    sp_profile_free(&prof);
+}
+
 /* the mean over ranks of an iteration statistic, averaged over iterations [lo, hi] */
 static double stat_mean(const cJSON *sum, const char *name, int lo, int hi)
 {

@@ -59,7 +59,8 @@
 #define NS (2 * NG + 1) /* signed residual points: NG negative, 0, NG positive */
 #define NM_MAX 4       /* nodes of |M| */
 #define NZ_MAX 6       /* nodes of the common component */
-#define NCELL 64       /* threshold cells kept per iteration */
+#define NCELL 1024     /* threshold cells kept per iteration, of the population and of the ranks' buckets */
+#define CELL_PROBE 16  /* slots a cell may take, from its hash on */
 #define CELL 0.01      /* a cell spans 1% of threshold */
 #define RG_LO 0.02     /* residual grid: [RG_LO, RG_HI] x sigma_s */
 #define RG_HI 4000.0
@@ -224,6 +225,8 @@ static uint64_t draw_count(double mean, double cap, double z)
 struct rplan;
 typedef struct {
     int64_t cell;
+    int gb;         /* the rank view's bucket it was computed in (0: the population's) */
+    unsigned epoch; /* it holds a cell of the iteration whose epoch this is */
     int have_z;
     double tail[NC];
     double p[NC][NM_MAX][NZ_MAX], m1[NC][NM_MAX][NZ_MAX], v1[NC][NM_MAX][NZ_MAX];
@@ -310,8 +313,10 @@ struct sp_model {
     double last_count;                /* the expected local count the previous rule selected */
     double k;                         /* floor(n * density) */
     int warmup;                       /* run iterations below it are dense (skipped ones too) */
-    cell_t *cells;                    /* NCELL, for state_t */
-    int ncells_used;
+    cell_t **cells;                   /* NCELL slots, each allocated when first used, for state_t */
+    unsigned cell_epoch;              /* a slot holds a cell of state_t when its epoch is this */
+    const cell_t *cell_last;          /* the cell cell_get returned last: not to be taken over next */
+    cell_t *spare[2];                 /* cells for when no slot can be had (out of memory) */
     /* one rank's view (rank_view): the bucket of its fresh gradient's factor
      * (0: the population's), the population's S(t) while it is on, and the
      * tails of the buckets asked for in state_t */
@@ -497,22 +502,45 @@ static void cell_z(const sp_model *m, cell_t *c, double t)
     c->have_z = 1;
 }
 
-/* the cell of threshold cell index ci, computed when first asked for */
+/* The cell of threshold cell index ci in the bucket of the rank view that
+ * is on (m->gb), computed when first asked for.  What a cell holds depends on
+ * the fresh gradient's scale, which a rank's view moves (rank_on), so the
+ * bucket is part of its key: a cell a rank asked for is not the
+ * population's.  An iteration asks for a few hundred (427 for Ok-Topk at
+ * P = 1024 with BERT's profile); a slot is taken over only when every slot
+ * of its probe window holds one, and never the cell returned last (the lower
+ * of cells_around's two stays while the upper is got). */
 static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
 {
+    uint64_t h = ((uint64_t)ci * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(int64_t)m->gb * 0xC2B2AE3D27D4EB4Full);
+    h ^= h >> 29;
     cell_t *c = NULL;
-    for (int i = 0; i < m->ncells_used; i++)
-        if (m->cells[i].cell == ci) {
-            c = &m->cells[i];
-            break;
+    int free_at = -1, victim = -1;
+    for (int i = 0; i < CELL_PROBE; i++) {
+        int at = (int)((h + (uint64_t)i) % NCELL);
+        cell_t *r = m->cells[at];
+        if (r && r->epoch == m->cell_epoch) {
+            if (r->cell == ci && r->gb == m->gb) {
+                c = r;
+                break;
+            }
+            if (victim < 0 && r != m->cell_last)
+                victim = at;
+        } else if (free_at < 0) {
+            free_at = at;
         }
+    }
     double t = exp(CELL * (double)ci);
     if (!c) {
-        if (m->ncells_used < NCELL)
-            c = &m->cells[m->ncells_used++];
-        else
-            c = &m->cells[(uint64_t)ci % NCELL]; /* full: reuse a slot */
+        int at = free_at >= 0 ? free_at : victim;
+        if (!m->cells[at] && !(m->cells[at] = calloc(1, sizeof(cell_t))))
+            at = victim; /* out of memory: take one over */
+        /* or, with none to take over, one of the two kept aside (found by
+         * no lookup: computed again whenever asked for) */
+        c = at >= 0 ? m->cells[at] : m->spare[m->cell_last == m->spare[0]];
         c->cell = ci;
+        c->gb = m->gb;
+        c->epoch = m->cell_epoch;
         c->have_z = 0;
         c->nx = c->xnext = 0;
         c->have_plan = 0;
@@ -520,6 +548,7 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
     }
     if (need_z && !c->have_z)
         cell_z(m, c, t);
+    m->cell_last = c;
     return c;
 }
 
@@ -530,9 +559,7 @@ static void cells_around(sp_model *m, double t, int need_z, cell_t **lo, cell_t 
     int64_t ci = (int64_t)floor(x);
     *f = x - (double)ci;
     *lo = cell_get(m, ci, need_z);
-    *hi = cell_get(m, ci + 1, need_z);
-    if ((*lo)->cell != ci) /* the upper one took the lower's slot */
-        *lo = cell_get(m, ci, need_z);
+    *hi = cell_get(m, ci + 1, need_z); /* never takes over *lo (cell_last) */
 }
 
 /* every class's P(|acc| > t), interpolated */
@@ -563,7 +590,13 @@ static void tails_at(sp_model *m, double t, double *tail)
 
 static void reset_cells(sp_model *m)
 {
-    m->ncells_used = 0;
+    m->cell_last = NULL;
+    if (++m->cell_epoch == 0) { /* wrapped: no slot's old epoch may match */
+        for (int i = 0; i < NCELL; i++)
+            if (m->cells[i])
+                m->cells[i]->epoch = 0;
+        m->cell_epoch = 1;
+    }
     for (int i = 0; i < GKCACHE; i++)
         m->gk[i].t = -1;
     m->one_valid = 0;
@@ -2040,10 +2073,13 @@ sp_model *sp_model_new(const sp_profile *p, uint64_t seed, int ranks, int settle
     m->nls = calloc((size_t)m->L * NC, sizeof *m->nls);
     m->nz = calloc((size_t)m->L, sizeof *m->nz);
     m->cells = calloc(NCELL, sizeof *m->cells);
+    m->cell_epoch = 1;
+    m->spare[0] = calloc(1, sizeof(cell_t));
+    m->spare[1] = calloc(1, sizeof(cell_t));
     m->sm = malloc(sizeof *m->sm);
     if (p->rank_sd > 0) /* without it every rank answers as the population: no own tails */
         m->rcells = calloc(NRCELL, sizeof *m->rcells);
-    if (!m->nls || !m->nz || !m->cells || !m->sm) {
+    if (!m->nls || !m->nz || !m->cells || !m->spare[0] || !m->spare[1] || !m->sm) {
         snprintf(err, errlen, "out of memory for the model of %d layers", m->L);
         sp_model_free(m);
         return NULL;
@@ -2100,7 +2136,15 @@ void sp_model_free(sp_model *m)
     free(m->nz);
     if (m->cells)
         for (int i = 0; i < NCELL; i++)
-            free(m->cells[i].plan);
+            if (m->cells[i]) {
+                free(m->cells[i]->plan);
+                free(m->cells[i]);
+            }
+    for (int i = 0; i < 2; i++)
+        if (m->spare[i]) {
+            free(m->spare[i]->plan);
+            free(m->spare[i]);
+        }
     free(m->cells);
     free(m->one_terms);
     free(m->rcells);
