@@ -411,7 +411,6 @@ static void tail_fill(const sp_model *m, double t, double *out)
     }
 }
 
-static void cell_tail(const sp_model *m, cell_t *c, double t) { tail_fill(m, t, c->tail); }
 
 /* the tails of cell ci in the bucket of the rank view that is on */
 static const double *rcell_get(sp_model *m, int64_t ci)
@@ -431,6 +430,16 @@ static const double *rcell_get(sp_model *m, int64_t ci)
     slot->gb = m->gb;
     tail_fill(m, exp(CELL * (double)ci), slot->tail);
     return slot->tail;
+}
+
+/* a cell's tails: in a rank's bucket those its own tails keep (rcell_get:
+ * the same values, computed once for both) */
+static void cell_tail(sp_model *m, cell_t *c, double t)
+{
+    if (m->gb != 0 && m->rcells)
+        memcpy(c->tail, rcell_get(m, c->cell), sizeof c->tail);
+    else
+        tail_fill(m, t, c->tail);
 }
 
 /* given node k and common value z: acc = r + gamma (sqrt(mean) m + sqrt(c) z)
