@@ -227,7 +227,7 @@ typedef struct {
     int64_t cell;
     int gb;         /* the rank view's bucket it was computed in (0: the population's) */
     unsigned epoch; /* it holds a cell of the iteration whose epoch this is */
-    int have_z;
+    int have_z;     /* 0: the tails alone; 1: p too (cell_zp); 2: p, m1 and v1 (cell_z) */
     double tail[NC];
     double p[NC][NM_MAX][NZ_MAX], m1[NC][NM_MAX][NZ_MAX], v1[NC][NM_MAX][NZ_MAX];
     /* reduced_class at a few x (owners share the global threshold) */
@@ -474,6 +474,32 @@ static void above_moments(const sp_model *m, int s, int k, int q, double t, doub
     *e2o = e2;
 }
 
+/* above_moments' p alone, by the same operations: a union count asks for
+ * nothing else (reduced_class with x < 0), and skips the densities */
+static double above_p(const sp_model *m, int s, int k, int q, double t)
+{
+    double p = 0;
+    double mu = m->sigma[s] * m->gamma_scale * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
+    for (int u = 0; u < m->ncomp; u++) {
+        if (m->comp_w[s][u] <= 0)
+            continue;
+        double sd = own_sd(m, s, u), wu = m->comp_w[s][u];
+        if (sd <= 0)
+            sd = 1e-300;
+        for (int j = 0; j < NS; j++) {
+            double w = m->psi[s][k][j] * wu;
+            if (w <= TINY)
+                continue;
+            double mm = m->sigma[s] * sv[j] + mu;
+            double qa = Q_t((t - mm) / sd), qb = Q_t((t + mm) / sd);
+            if (qa + qb < 1e-300)
+                continue;
+            p += w * (qa + qb);
+        }
+    }
+    return p;
+}
+
 /* the accumulated energy above t, over all entries (the state before its
  * step) */
 static double energy_above(const sp_model *m, double t)
@@ -508,6 +534,16 @@ static void cell_z(const sp_model *m, cell_t *c, double t)
                 c->v1[s][k][q] = v > 0 ? v : 0;
             }
     }
+    c->have_z = 2;
+}
+
+/* a cell's selection probabilities alone (have_z 1: what a union count reads) */
+static void cell_zp(const sp_model *m, cell_t *c, double t)
+{
+    for (int s = 0; s < NC; s++)
+        for (int k = 0; k < m->nm; k++)
+            for (int q = 0; q < m->nzn; q++)
+                c->p[s][k][q] = m->Ns[s] > 0 && c->tail[s] > 1e-13 ? above_p(m, s, k, q, t) : 0;
     c->have_z = 1;
 }
 
@@ -518,7 +554,8 @@ static void cell_z(const sp_model *m, cell_t *c, double t)
  * population's.  An iteration asks for a few hundred (427 for Ok-Topk at
  * P = 1024 with BERT's profile); a slot is taken over only when every slot
  * of its probe window holds one, and never the cell returned last (the lower
- * of cells_around's two stays while the upper is got). */
+ * of cells_around's two stays while the upper is got).  need_z: what it
+ * must hold besides the tails, as have_z counts. */
 static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
 {
     uint64_t h = ((uint64_t)ci * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)(int64_t)m->gb * 0xC2B2AE3D27D4EB4Full);
@@ -555,8 +592,12 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
         c->have_plan = 0;
         cell_tail(m, c, t);
     }
-    if (need_z && !c->have_z)
-        cell_z(m, c, t);
+    if (need_z > c->have_z) {
+        if (need_z == 1)
+            cell_zp(m, c, t);
+        else
+            cell_z(m, c, t);
+    }
     m->cell_last = c;
     return c;
 }
@@ -717,7 +758,7 @@ static void step(sp_model *m, int mode, double t, double y)
     if (mode == 2) {
         cell_t *a, *b;
         double f;
-        cells_around(m, t, 1, &a, &b, &f);
+        cells_around(m, t, 2, &a, &b, &f);
         zc = f < 0.5 ? a : b;
     }
     for (int s = 0; s < NC; s++) {
@@ -1477,7 +1518,7 @@ static void reduced_at_keep(sp_model *m, double t, double x, double *f, int keep
 {
     cell_t *a, *b;
     double w;
-    cells_around(m, t, 1, &a, &b, &w);
+    cells_around(m, t, x < 0 ? 1 : 2, &a, &b, &w); /* a union count (x < 0) reads p alone */
     const double *fa = reduced_cell(m, a, x, keep);
     double va[NC];
     memcpy(va, fa, sizeof va);
