@@ -443,8 +443,12 @@ static void cell_tail(sp_model *m, cell_t *c, double t)
 }
 
 /* given node k and common value z: acc = r + gamma (sqrt(mean) m + sqrt(c) z)
- * + own, own ~ N(0, gamma^2 (1 - c - mean)) */
-static void above_moments(const sp_model *m, int s, int k, int q, double t, double *po, double *e1o, double *e2o)
+ * + own, own ~ N(0, gamma^2 (1 - c - mean)); the chance that |acc| passes t,
+ * and with `moments` the first two moments above it (e1o, e2o).  p is summed
+ * by the same operations either way: a union count asks for it alone
+ * (reduced_class with x < 0), and skips the densities. */
+static inline void above_sum(const sp_model *m, int s, int k, int q, double t, int moments, double *po, double *e1o,
+                             double *e2o)
 {
     double p = 0, e1 = 0, e2 = 0;
     double mu = m->sigma[s] * m->gamma_scale * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
@@ -463,40 +467,30 @@ static void above_moments(const sp_model *m, int s, int k, int q, double t, doub
             double qa = Q_t(al), qb = Q_t(be);
             if (qa + qb < 1e-300)
                 continue;
-            double pa = phi_t(al), pb = phi_t(be);
             p += w * (qa + qb);
+            if (!moments)
+                continue;
+            double pa = phi_t(al), pb = phi_t(be);
             e1 += w * ((mm * qa + sd * pa) - (-mm * qb + sd * pb));
             e2 += w * ((mm * mm + sd * sd) * (qa + qb) + sd * (t + mm) * pa + sd * (t - mm) * pb);
         }
     }
     *po = p;
-    *e1o = e1;
-    *e2o = e2;
+    if (moments) {
+        *e1o = e1;
+        *e2o = e2;
+    }
 }
 
-/* above_moments' p alone, by the same operations: a union count asks for
- * nothing else (reduced_class with x < 0), and skips the densities */
+static void above_moments(const sp_model *m, int s, int k, int q, double t, double *po, double *e1o, double *e2o)
+{
+    above_sum(m, s, k, q, t, 1, po, e1o, e2o);
+}
+
 static double above_p(const sp_model *m, int s, int k, int q, double t)
 {
-    double p = 0;
-    double mu = m->sigma[s] * m->gamma_scale * (sqrt(m->p.mean) * m->m_x[k] + sqrt(m->p.common) * m->z_x[q]);
-    for (int u = 0; u < m->ncomp; u++) {
-        if (m->comp_w[s][u] <= 0)
-            continue;
-        double sd = own_sd(m, s, u), wu = m->comp_w[s][u];
-        if (sd <= 0)
-            sd = 1e-300;
-        for (int j = 0; j < NS; j++) {
-            double w = m->psi[s][k][j] * wu;
-            if (w <= TINY)
-                continue;
-            double mm = m->sigma[s] * sv[j] + mu;
-            double qa = Q_t((t - mm) / sd), qb = Q_t((t + mm) / sd);
-            if (qa + qb < 1e-300)
-                continue;
-            p += w * (qa + qb);
-        }
-    }
+    double p;
+    above_sum(m, s, k, q, t, 0, &p, NULL, NULL);
     return p;
 }
 
