@@ -411,7 +411,6 @@ static void tail_fill(const sp_model *m, double t, double *out)
     }
 }
 
-
 /* the tails of cell ci in the bucket of the rank view that is on */
 static const double *rcell_get(sp_model *m, int64_t ci)
 {
