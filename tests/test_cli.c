@@ -328,10 +328,11 @@ static const bad_case bad_cases[] = {
     {"oktopk packing", {"--algo", "oktopk", "--packing", "zip"}, "--packing"},
 };
 
-static void one_clear_line(const bad_case *c)
+/* case c with the files of `inputs` (prepare_bad_files), its output in a
+ * folder of its own */
+static void one_clear_line(const bad_case *c, const char *inputs)
 {
     const char *dir = t_tmpdir();
-    prepare_bad_files(dir);
     const char *args[24];
     int n = 0;
     args[n++] = "run";
@@ -344,7 +345,7 @@ static void one_clear_line(const bad_case *c)
     static char expanded[8][512];
     for (int i = 0; i < 8 && c->args[i][0]; i++) {
         if (c->args[i][0] == '@') {
-            snprintf(expanded[i], sizeof expanded[i], "%s/%s", dir, c->args[i] + 1);
+            snprintf(expanded[i], sizeof expanded[i], "%s/%s", inputs, c->args[i] + 1);
             args[n++] = expanded[i];
         } else
             args[n++] = c->args[i];
@@ -364,8 +365,11 @@ static void one_clear_line(const bad_case *c)
 
 Test(bad_input, one_clear_line)
 {
+    char inputs[256]; /* t_tmpdir's size */
+    snprintf(inputs, sizeof inputs, "%s", t_tmpdir());
+    prepare_bad_files(inputs);
     for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++)
-        one_clear_line(&bad_cases[i]);
+        one_clear_line(&bad_cases[i], inputs);
 }
 
 /* Interrupting a run, or the `sparsim run` parent of one (a shell's kill,

@@ -227,7 +227,7 @@ typedef struct {
     int64_t cell;
     int gb;         /* the rank view's bucket it was computed in (0: the population's) */
     unsigned epoch; /* it holds a cell of the iteration whose epoch this is */
-    int have_z;     /* 0: the tails alone; 1: p too (cell_zp); 2: p, m1 and v1 (cell_z) */
+    int have_z;     /* 0: the tails alone; 1: p too; 2: p, m1 and v1 (cell_z) */
     double tail[NC];
     double p[NC][NM_MAX][NZ_MAX], m1[NC][NM_MAX][NZ_MAX], v1[NC][NM_MAX][NZ_MAX];
     /* reduced_class at a few x (owners share the global threshold) */
@@ -481,18 +481,6 @@ static inline void above_sum(const sp_model *m, int s, int k, int q, double t, i
     }
 }
 
-static void above_moments(const sp_model *m, int s, int k, int q, double t, double *po, double *e1o, double *e2o)
-{
-    above_sum(m, s, k, q, t, 1, po, e1o, e2o);
-}
-
-static double above_p(const sp_model *m, int s, int k, int q, double t)
-{
-    double p;
-    above_sum(m, s, k, q, t, 0, &p, NULL, NULL);
-    return p;
-}
-
 /* the accumulated energy above t, over all entries (the state before its
  * step) */
 static double energy_above(const sp_model *m, double t)
@@ -505,7 +493,7 @@ static double energy_above(const sp_model *m, double t)
         for (int k = 0; k < m->nm; k++)
             for (int q = 0; q < m->nzn; q++) {
                 double p, e1, e2;
-                above_moments(m, s, k, q, t, &p, &e1, &e2);
+                above_sum(m, s, k, q, t, 1, &p, &e1, &e2);
                 es += m->m_w[k] * m->z_w[q] * e2;
             }
         e += m->Ns[s] * es;
@@ -513,31 +501,26 @@ static double energy_above(const sp_model *m, double t)
     return e;
 }
 
-static void cell_z(const sp_model *m, cell_t *c, double t)
+/* a cell's selection probabilities (level 1: what a union count reads),
+ * and with level 2 the selected values' means and variances too */
+static void cell_z(const sp_model *m, cell_t *c, double t, int level)
 {
+    int moments = level >= 2;
     for (int s = 0; s < NC; s++) {
         for (int k = 0; k < m->nm; k++)
             for (int q = 0; q < m->nzn; q++) {
                 double p = 0, e1 = 0, e2 = 0;
                 if (m->Ns[s] > 0 && c->tail[s] > 1e-13)
-                    above_moments(m, s, k, q, t, &p, &e1, &e2);
+                    above_sum(m, s, k, q, t, moments, &p, &e1, &e2);
                 c->p[s][k][q] = p;
+                if (!moments)
+                    continue;
                 c->m1[s][k][q] = p > 0 ? e1 / p : 0;
                 double v = p > 0 ? e2 / p - c->m1[s][k][q] * c->m1[s][k][q] : 0;
                 c->v1[s][k][q] = v > 0 ? v : 0;
             }
     }
-    c->have_z = 2;
-}
-
-/* a cell's selection probabilities alone (have_z 1: what a union count reads) */
-static void cell_zp(const sp_model *m, cell_t *c, double t)
-{
-    for (int s = 0; s < NC; s++)
-        for (int k = 0; k < m->nm; k++)
-            for (int q = 0; q < m->nzn; q++)
-                c->p[s][k][q] = m->Ns[s] > 0 && c->tail[s] > 1e-13 ? above_p(m, s, k, q, t) : 0;
-    c->have_z = 1;
+    c->have_z = moments ? 2 : 1;
 }
 
 /* The cell of threshold cell index ci in the bucket of the rank view that
@@ -569,7 +552,7 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
             free_at = at;
         }
     }
-    double t = exp(CELL * (double)ci);
+    double t = !c || need_z > c->have_z ? exp(CELL * (double)ci) : 0; /* what a computation needs */
     if (!c) {
         int at = free_at >= 0 ? free_at : victim;
         if (!m->cells[at] && !(m->cells[at] = calloc(1, sizeof(cell_t))))
@@ -585,12 +568,8 @@ static cell_t *cell_get(sp_model *m, int64_t ci, int need_z)
         c->have_plan = 0;
         cell_tail(m, c, t);
     }
-    if (need_z > c->have_z) {
-        if (need_z == 1)
-            cell_zp(m, c, t);
-        else
-            cell_z(m, c, t);
-    }
+    if (need_z > c->have_z)
+        cell_z(m, c, t, need_z);
     m->cell_last = c;
     return c;
 }
