@@ -6,8 +6,10 @@
  * algorithm on five kinds of platform and network model, with host
  * overheads and stragglers; the ring keeps its closed form; what the engine
  * does not model is refused with one line; the routes a zone of sparsim's
- * own gives directly are SimGrid's global routing's. */
+ * own gives directly are SimGrid's global routing's; a rank that outgrows its
+ * small stack is named in one line. */
 #include "helpers.h"
+#include "sim/backends/flow/coro.h"
 #include "sim/backends/flow/fluid.h"
 #include "sim/backends/flow/routes.h"
 #include "topologies/platform.h"
@@ -18,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <xbt/config.h>
@@ -279,6 +283,126 @@ Test(fluid, a_message_of_no_bytes_ends_with_its_latency)
     drain(n, &e, 0);
     near(e.t[0], 3e-6, "latency only");
     spf_net_free(n);
+}
+
+/* ---- the ranks' stacks ---- */
+
+/* d frames of a little over 1 KiB each, written so that none is optimized away */
+static int descend(int d)
+{
+    volatile char pad[1024];
+    for (int i = 0; i < 1024; i++)
+        pad[i] = (char)(d + 1);
+    int below = d > 0 ? descend(d - 1) : 0;
+    return below + pad[0] + pad[1023];
+}
+
+static spf_coro *stack_coros;
+
+/* rank i goes (i + 1) x 12 frames deep: 13, 25 and 37 KiB */
+static void stack_body(void *arg)
+{
+    spf_coro_started(stack_coros);
+    int i = (int)(intptr_t)arg;
+    volatile int sink = descend((i + 1) * 12);
+    (void)sink;
+    spf_coro_exit(stack_coros, i);
+}
+
+/* as stack_body, the depth its argument's, the coroutine's index kept aside */
+static int stack_index;
+static void stack_body_at(void *arg)
+{
+    spf_coro_started(stack_coros);
+    int i = stack_index;
+    volatile int sink = descend(((int)(intptr_t)arg + 1) * 12);
+    (void)sink;
+    spf_coro_exit(stack_coros, i);
+}
+
+/* In a child: three ranks on stacks of 32 KiB; the first two fit, the
+ * third outgrows its stack into the guard page under it, and the process
+ * ends with one line that names it (AddressSanitizer, which has its own
+ * report, gives the ranks 1 MiB: every rank fits there) */
+Test(coro, a_rank_that_outgrows_its_stack_is_named_in_one_line)
+{
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        char err[256];
+        void *args[3] = {(void *)0, (void *)1, (void *)2};
+#if defined(__SANITIZE_ADDRESS__)
+        size_t stack = (size_t)1 << 20;
+#else
+        size_t stack = (size_t)32 << 10;
+#endif
+        stack_coros = spf_coros_new(3, stack, stack_body, args, err, sizeof err);
+        if (!stack_coros)
+            _exit(4);
+        spf_coro_resume(stack_coros, 0);
+        spf_coro_resume(stack_coros, 1);
+        fputs("two ranks through\n", stderr);
+        fflush(stderr);
+        spf_coro_resume(stack_coros, 2);
+        spf_coros_free(stack_coros);
+        _exit(0);
+    }
+    close(fd[1]);
+    char out[1024];
+    size_t len = 0;
+    ssize_t r;
+    while (len + 1 < sizeof out && (r = read(fd[0], out + len, sizeof out - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = '\0';
+    close(fd[0]);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(strstr(out, "two ranks through\n") == out, "the ranks that fit ran: %s", out);
+#if defined(__SANITIZE_ADDRESS__)
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "1 MiB under AddressSanitizer: %s", out);
+#else
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d: %s", st, out);
+    cr_assert_str_eq(out, "two ranks through\nsparsim: rank 2 outgrew its stack (32 KiB, as the flow engine gives "
+                          "each rank); --engine simgrid gives 1 MiB\n");
+#endif
+}
+
+/* Past the room vm.max_map_count leaves for guard pages the stacks go
+ * unguarded; a rank that wrote below its stack is then found when it ends:
+ * rank 1 goes 37 KiB deep on 32 KiB (into rank 0's, which never runs),
+ * rank 2 never runs, rank 3 goes 13 KiB deep */
+Test(coro, past_the_guards_a_rank_that_outgrew_its_stack_is_found)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+    long max_maps = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max_maps) != 1)
+            max_maps = 65530;
+        fclose(f);
+    }
+    int n = (int)((max_maps - 8192) / 2 + 1);
+    void **args = calloc((size_t)n, sizeof *args);
+    cr_assert(args);
+    args[1] = (void *)2; /* (2 + 1) x 12 frames */
+    args[3] = (void *)0;
+    char err[256];
+    stack_coros = spf_coros_new(n, (size_t)32 << 10, stack_body_at, args, err, sizeof err);
+    cr_assert(stack_coros, "%s", err);
+    free(args);
+    stack_index = 1;
+    spf_coro_resume(stack_coros, 1);
+    stack_index = 3;
+    spf_coro_resume(stack_coros, 3);
+    cr_assert_not(spf_coro_fits(stack_coros, 1));
+    cr_assert(spf_coro_fits(stack_coros, 2));
+    cr_assert(spf_coro_fits(stack_coros, 3));
+    spf_coros_free(stack_coros);
+#endif
 }
 
 /* The pruned solve (the changed links' flows first, the part grown where

@@ -4,6 +4,7 @@
 #include "sections.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,8 @@ struct spf_coro {
     size_t stack;
     char *map;
     size_t maplen;
+    int guarded; /* a guard page under each stack */
+    size_t page;
     void (*fn)(void *);
     slot *s;
     slot main;
@@ -93,6 +96,86 @@ struct spf_coro {
 static spf_coro *boot_c;
 static void *boot_arg;
 SPF_ENGINE static void boot_uc(void) { boot_c->fn(boot_arg); }
+#endif
+
+/* A rank that outgrows its stack touches the guard page under it, and the
+ * process would end on SIGSEGV with nothing said.  This handler runs on a
+ * stack of its own: a fault in a guard page gets one line that says whose
+ * stack it was, and the process ends (the parent passes the line on); any
+ * other fault goes to the action that was there before.  Not under
+ * AddressSanitizer, which reports stack overflows itself. */
+#ifndef SPF_ASAN
+static const spf_coro *live;
+static struct sigaction old_segv;
+static stack_t old_alt;
+static char alt_stack[65536] __attribute__((aligned(16)));
+
+static char *put_num(char *p, size_t v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    while (n > 0)
+        *p++ = d[--n];
+    return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+    while (*s)
+        *p++ = *s++;
+    return p;
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const spf_coro *c = live;
+    const char *a = si->si_addr;
+    if (c && c->guarded && a >= c->map && a < c->map + c->maplen && (size_t)(a - c->map) % c->stack < c->page) {
+        char msg[256], *p = msg;
+        p = put_str(p, "sparsim: rank ");
+        p = put_num(p, (size_t)(a - c->map) / c->stack);
+        p = put_str(p, " outgrew its stack (");
+        p = put_num(p, c->stack >> 10);
+        p = put_str(p, " KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB\n");
+        ssize_t w = write(STDERR_FILENO, msg, (size_t)(p - msg));
+        (void)w;
+        _exit(1);
+    }
+    sigaction(sig, &old_segv, NULL); /* the fault happens again, under the earlier action */
+}
+
+static void watch_guards(const spf_coro *c)
+{
+    stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof alt_stack, .ss_flags = 0};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaltstack(&ss, &old_alt) != 0)
+        return;
+    if (sigaction(SIGSEGV, &sa, &old_segv) != 0) {
+        sigaltstack(&old_alt, NULL);
+        return;
+    }
+    live = c;
+}
+
+static void unwatch_guards(const spf_coro *c)
+{
+    if (live != c)
+        return;
+    live = NULL;
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaltstack(&old_alt, NULL);
+}
+#else
+static void watch_guards(const spf_coro *c) { (void)c; }
+static void unwatch_guards(const spf_coro *c) { (void)c; }
 #endif
 
 SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen)
@@ -129,16 +212,17 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
         fclose(f);
     }
     int guard = 2L * n + 8192 <= max_maps;
+    c->guarded = guard;
+    c->page = (size_t)page;
     for (int i = 0; i < n; i++) {
         slot *s = &c->s[i];
         s->stack = c->map + (size_t)i * stack;
         if (guard)
             mprotect(s->stack, (size_t)page, PROT_NONE);
 #ifdef SPF_CORO_ASM
-        /* the stacks' tops staggered by a few cache lines each: at a stride
-         * of 1 MiB they would all fall in the same sets of the caches, and
-         * every switch would miss */
-        size_t stagger = ((size_t)i * 320) % 65536;
+        /* the stacks' tops staggered by a few cache lines each, within a
+         * page, so that they do not all fall in the same sets of the caches */
+        size_t stagger = ((size_t)i * 320) % 4096;
         if (stagger + 4096 > stack / 2)
             stagger = 0;
         uintptr_t top = ((uintptr_t)(s->stack + stack - stagger)) & ~(uintptr_t)15;
@@ -155,6 +239,7 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
         (void)args;
 #endif
     }
+    watch_guards(c);
 #ifndef SPF_CORO_ASM
     /* ucontext: each context is made when it first runs (resume) */
     c->fn = fn;
@@ -164,10 +249,24 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
     return c;
 }
 
+SPF_ENGINE int spf_coro_fits(const spf_coro *c, int i)
+{
+    if (c->guarded)
+        return 1;
+    /* the lowest 256 bytes a rank may use: never written by a rank that fits
+     * (reading them maps no memory where nothing wrote) */
+    const unsigned char *low = (const unsigned char *)c->s[i].stack;
+    for (int b = 0; b < 256; b++)
+        if (low[b])
+            return 0;
+    return 1;
+}
+
 SPF_ENGINE void spf_coros_free(spf_coro *c)
 {
     if (!c)
         return;
+    unwatch_guards(c);
     munmap(c->map, c->maplen);
     free(c->s);
     free(c);

@@ -23,6 +23,11 @@ typedef struct spf_coro spf_coro;
 spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen);
 void spf_coros_free(spf_coro *c);
 
+/* Whether coroutine i has kept within its stack: with a guard page under
+ * each stack an overflow faults there (and the process ends with a line
+ * that names the coroutine); past vm.max_map_count's room for guards, 0
+ * when the stack's lowest bytes were written. */
+int spf_coro_fits(const spf_coro *c, int i);
 /* from the scheduler: run coroutine i until it yields or exits */
 void spf_coro_resume(spf_coro *c, int i);
 /* from the scheduler: start bringing coroutine i's saved registers and the

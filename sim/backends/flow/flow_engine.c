@@ -46,6 +46,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Each rank's stack.  The deepest a rank's frames reach is about 9.5 KB
+ * (every scheme at P = 64 to 1024, exact and model payloads, the node-aware
+ * forms; measured from the stacks' untouched bytes), so 32 KiB less its
+ * guard page leaves room twice over, and an overflow still meets the guard
+ * (coro.c says so in one line).  Small stacks pay at thousands of ranks:
+ * the ranks' stack tops share page-table lines and the walker's caches,
+ * where 1 MiB apart each switch waited for a page walk (the ring at
+ * P = 8192 ran 1.17-1.21x faster alone; bench/README.md, section 32).  Under
+ * AddressSanitizer, whose frames are larger, 1 MiB as before. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SPF_RANK_STACK ((size_t)1 << 20)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SPF_RANK_STACK ((size_t)1 << 20)
+#endif
+#endif
+#ifndef SPF_RANK_STACK
+#define SPF_RANK_STACK ((size_t)32 << 10)
+#endif
+
 enum { R_READY, R_RUN, R_WAIT, R_SLEEP, R_BARRIER, R_DONE };
 
 typedef struct fmsg {
@@ -736,6 +756,9 @@ SPF_ENGINE static void rank_body(void *arg)
     frank *f = arg;
     spf_coro_started(E.coro);
     f->ctx.shim->rank_main(&f->ctx, f->ctx.shim->rank_arg);
+    if (!spf_coro_fits(E.coro, f->ctx.rank))
+        sp_fail(E.sh, "rank %d outgrew its stack (%zu KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB",
+                f->ctx.rank, SPF_RANK_STACK >> 10);
     f->state = R_DONE;
     E.nfinished++;
     spf_coro_exit(E.coro, f->ctx.rank);
@@ -845,8 +868,7 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
         f->heap = -1;
         args[i] = f;
     }
-    /* 1 MiB of address space per rank, as the SimGrid backend gives its actors */
-    E.coro = spf_coros_new(P, (size_t)1 << 20, rank_body, args, err, errlen);
+    E.coro = spf_coros_new(P, SPF_RANK_STACK, rank_body, args, err, errlen);
     free(args);
     if (!E.coro) {
         free_all();
