@@ -378,14 +378,7 @@ Test(coro, a_rank_that_outgrows_its_stack_is_named_in_one_line)
 Test(coro, past_the_guards_a_rank_that_outgrew_its_stack_is_found)
 {
 #if !defined(__SANITIZE_ADDRESS__)
-    long max_maps = 65530;
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &max_maps) != 1)
-            max_maps = 65530;
-        fclose(f);
-    }
-    int n = (int)((max_maps - 8192) / 2 + 1);
+    int n = (int)spf_coro_most_guarded() + 1;
     void **args = calloc((size_t)n, sizeof *args);
     cr_assert(args);
     args[1] = (void *)2; /* (2 + 1) x 12 frames */

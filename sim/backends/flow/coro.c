@@ -178,6 +178,21 @@ static void watch_guards(const spf_coro *c) { (void)c; }
 static void unwatch_guards(const spf_coro *c) { (void)c; }
 #endif
 
+/* a guard page under each stack while the mappings it makes (two a stack)
+ * fit under the kernel's cap (vm.max_map_count) less 8,192 for the rest of
+ * the process, as the SimGrid backend does */
+long spf_coro_most_guarded(void)
+{
+    long max_maps = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max_maps) != 1)
+            max_maps = 65530;
+        fclose(f);
+    }
+    return (max_maps - 8192) / 2;
+}
+
 SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen)
 {
     long page = sysconf(_SC_PAGESIZE);
@@ -202,16 +217,7 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
         free(c);
         return NULL;
     }
-    /* a guard page under each stack while the mappings it makes fit under
-     * the kernel's cap (vm.max_map_count), as the SimGrid backend does */
-    long max_maps = 65530;
-    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &max_maps) != 1)
-            max_maps = 65530;
-        fclose(f);
-    }
-    int guard = 2L * n + 8192 <= max_maps;
+    int guard = n <= spf_coro_most_guarded();
     c->guarded = guard;
     c->page = (size_t)page;
     for (int i = 0; i < n; i++) {

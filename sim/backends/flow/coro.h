@@ -23,6 +23,8 @@ typedef struct spf_coro spf_coro;
 spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen);
 void spf_coros_free(spf_coro *c);
 
+/* the most coroutines whose stacks get guard pages (vm.max_map_count) */
+long spf_coro_most_guarded(void);
 /* Whether coroutine i has kept within its stack: with a guard page under
  * each stack an overflow faults there (and the process ends with a line
  * that names the coroutine); past vm.max_map_count's room for guards, 0
