@@ -223,8 +223,8 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
     for (int i = 0; i < n; i++) {
         slot *s = &c->s[i];
         s->stack = c->map + (size_t)i * stack;
-        if (guard)
-            mprotect(s->stack, (size_t)page, PROT_NONE);
+        if (guard && mprotect(s->stack, (size_t)page, PROT_NONE) != 0)
+            c->guarded = 0; /* some stacks go unguarded: each is checked when it ends */
 #ifdef SPF_CORO_ASM
         /* the stacks' tops staggered by a few cache lines each, within a
          * page, so that they do not all fall in the same sets of the caches */
@@ -259,9 +259,10 @@ SPF_ENGINE int spf_coro_fits(const spf_coro *c, int i)
 {
     if (c->guarded)
         return 1;
-    /* the lowest 256 bytes a rank may use: never written by a rank that fits
-     * (reading them maps no memory where nothing wrote) */
-    const unsigned char *low = (const unsigned char *)c->s[i].stack;
+    /* the lowest 256 bytes above where the guard page would be (a rank may
+     * use the stack less a page, guarded or not): never written by a rank
+     * that fits (reading them maps no memory where nothing wrote) */
+    const unsigned char *low = (const unsigned char *)c->s[i].stack + c->page;
     for (int b = 0; b < 256; b++)
         if (low[b])
             return 0;

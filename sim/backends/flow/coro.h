@@ -27,8 +27,9 @@ void spf_coros_free(spf_coro *c);
 long spf_coro_most_guarded(void);
 /* Whether coroutine i has kept within its stack: with a guard page under
  * each stack an overflow faults there (and the process ends with a line
- * that names the coroutine); past vm.max_map_count's room for guards, 0
- * when the stack's lowest bytes were written. */
+ * that names the coroutine); past vm.max_map_count's room for guards (or
+ * where one could not be set), 0 when the lowest bytes above the guard
+ * page's place were written. */
 int spf_coro_fits(const spf_coro *c, int i);
 /* from the scheduler: run coroutine i until it yields or exits */
 void spf_coro_resume(spf_coro *c, int i);
