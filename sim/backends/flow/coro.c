@@ -104,12 +104,8 @@ SPF_ENGINE static void boot_uc(void) { boot_c->fn(boot_arg); }
  * stack it was, and the process ends (the parent passes the line on); any
  * other fault goes to the action that was there before.  Not under
  * AddressSanitizer, which reports stack overflows itself. */
-#ifndef SPF_ASAN
-static const spf_coro *live;
-static struct sigaction old_segv;
-static stack_t old_alt;
-static char alt_stack[65536] __attribute__((aligned(16)));
-
+/* the line that names a coroutine that outgrew its stack, written at p
+ * (under 160 bytes) by hand: the fault handler may call nothing else */
 static char *put_num(char *p, size_t v)
 {
     char d[24];
@@ -129,6 +125,21 @@ static char *put_str(char *p, const char *s)
     return p;
 }
 
+static char *overflow_line(char *p, const spf_coro *c, size_t i)
+{
+    p = put_str(p, "rank ");
+    p = put_num(p, i);
+    p = put_str(p, " outgrew its stack (");
+    p = put_num(p, c->stack >> 10);
+    return put_str(p, " KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB");
+}
+
+#ifndef SPF_ASAN
+static const spf_coro *live;
+static struct sigaction old_segv;
+static stack_t old_alt;
+static char alt_stack[65536] __attribute__((aligned(16)));
+
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
@@ -136,11 +147,9 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     const char *a = si->si_addr;
     if (c && c->guarded && a >= c->map && a < c->map + c->maplen && (size_t)(a - c->map) % c->stack < c->page) {
         char msg[256], *p = msg;
-        p = put_str(p, "sparsim: rank ");
-        p = put_num(p, (size_t)(a - c->map) / c->stack);
-        p = put_str(p, " outgrew its stack (");
-        p = put_num(p, c->stack >> 10);
-        p = put_str(p, " KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB\n");
+        p = put_str(p, "sparsim: ");
+        p = overflow_line(p, c, (size_t)(a - c->map) / c->stack);
+        p = put_str(p, "\n");
         ssize_t w = write(STDERR_FILENO, msg, (size_t)(p - msg));
         (void)w;
         _exit(1);
@@ -196,6 +205,10 @@ long spf_coro_most_guarded(void)
 SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen)
 {
     long page = sysconf(_SC_PAGESIZE);
+#ifdef SPF_ASAN
+    if (stack < ((size_t)1 << 20)) /* AddressSanitizer's frames are larger */
+        stack = (size_t)1 << 20;
+#endif
     stack = (stack + (size_t)page - 1) / (size_t)page * (size_t)page;
     spf_coro *c = calloc(1, sizeof *c);
     if (c)
@@ -255,7 +268,7 @@ SPF_ENGINE spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void
     return c;
 }
 
-SPF_ENGINE int spf_coro_fits(const spf_coro *c, int i)
+SPF_ENGINE int spf_coro_fits(const spf_coro *c, int i, char *why, size_t whylen)
 {
     if (c->guarded)
         return 1;
@@ -264,8 +277,12 @@ SPF_ENGINE int spf_coro_fits(const spf_coro *c, int i)
      * that fits (reading them maps no memory where nothing wrote) */
     const unsigned char *low = (const unsigned char *)c->s[i].stack + c->page;
     for (int b = 0; b < 256; b++)
-        if (low[b])
+        if (low[b]) {
+            char line[160];
+            *overflow_line(line, c, (size_t)i) = '\0';
+            snprintf(why, whylen, "%s", line);
             return 0;
+        }
     return 1;
 }
 

@@ -17,8 +17,9 @@
 
 typedef struct spf_coro spf_coro;
 
-/* n coroutines of `stack` bytes each, fn(arg_i) their body; NULL with a
- * message when the stacks cannot be mapped.  A body must not return: it
+/* n coroutines of `stack` bytes each (1 MiB at least under
+ * AddressSanitizer, whose frames are larger), fn(arg_i) their body; NULL
+ * with a message when the stacks cannot be mapped.  A body must not return: it
  * ends with spf_coro_exit. */
 spf_coro *spf_coros_new(int n, size_t stack, void (*fn)(void *), void *const *args, char *err, size_t errlen);
 void spf_coros_free(spf_coro *c);
@@ -28,9 +29,9 @@ long spf_coro_most_guarded(void);
 /* Whether coroutine i has kept within its stack: with a guard page under
  * each stack an overflow faults there (and the process ends with a line
  * that names the coroutine); past vm.max_map_count's room for guards (or
- * where one could not be set), 0 when the lowest bytes above the guard
- * page's place were written. */
-int spf_coro_fits(const spf_coro *c, int i);
+ * where one could not be set), 0 with that line in why when the lowest
+ * bytes above the guard page's place were written. */
+int spf_coro_fits(const spf_coro *c, int i, char *why, size_t whylen);
 /* from the scheduler: run coroutine i until it yields or exits */
 void spf_coro_resume(spf_coro *c, int i);
 /* from the scheduler: start bringing coroutine i's saved registers and the

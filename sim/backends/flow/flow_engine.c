@@ -53,18 +53,9 @@
  * (coro.c says so in one line).  Small stacks pay at thousands of ranks:
  * the ranks' stack tops share page-table lines and the walker's caches,
  * where 1 MiB apart each switch waited for a page walk (the ring at
- * P = 8192 ran 1.17-1.21x faster alone; bench/README.md, section 32).  Under
- * AddressSanitizer, whose frames are larger, 1 MiB as before. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SPF_RANK_STACK ((size_t)1 << 20)
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SPF_RANK_STACK ((size_t)1 << 20)
-#endif
-#endif
-#ifndef SPF_RANK_STACK
+ * P = 8192 ran 1.17-1.21x faster alone; bench/README.md, section 32).
+ * (coro.c gives 1 MiB under AddressSanitizer.) */
 #define SPF_RANK_STACK ((size_t)32 << 10)
-#endif
 
 enum { R_READY, R_RUN, R_WAIT, R_SLEEP, R_BARRIER, R_DONE };
 
@@ -756,9 +747,9 @@ SPF_ENGINE static void rank_body(void *arg)
     frank *f = arg;
     spf_coro_started(E.coro);
     f->ctx.shim->rank_main(&f->ctx, f->ctx.shim->rank_arg);
-    if (!spf_coro_fits(E.coro, f->ctx.rank))
-        sp_fail(E.sh, "rank %d outgrew its stack (%zu KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB",
-                f->ctx.rank, SPF_RANK_STACK >> 10);
+    char why[160];
+    if (!spf_coro_fits(E.coro, f->ctx.rank, why, sizeof why))
+        sp_fail(E.sh, "%s", why);
     f->state = R_DONE;
     E.nfinished++;
     spf_coro_exit(E.coro, f->ctx.rank);
