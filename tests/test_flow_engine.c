@@ -679,6 +679,37 @@ Test(flow_engine, the_ring_keeps_its_closed_form)
     cr_assert(fabs(t - closed) <= 1e-12 * closed, "flow %.15g s, closed form %.15g s", t, closed);
 }
 
+/* A rank is switched to only when its wait is over: on two nodes a ring
+ * step's receive (NVLink, or the rail) and its send end at different
+ * instants, and the first of the two is looked at by the scheduler without
+ * a switch.  Every rank starts once, waits at each of the iters + 1
+ * barriers but the last to arrive, and each of its 2(P-1) ring steps per
+ * iteration ends in one switch. */
+Test(flow_engine, a_rank_is_switched_to_only_when_its_wait_is_over)
+{
+    const char *dir = t_tmpdir();
+    const char *args[] = {"run", "--algo", "ring", "--ranks", "16", "--platform", "dgx-h100:2", "--n", "128K",
+                          "--iters", "2", "--engine", "flow", "--device", "none", "--no-csv", "--no-trace",
+                          "--out", dir, "--quiet", NULL};
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
+    cr_assert_not_null(s);
+    cJSON *j = cJSON_Parse(s);
+    cJSON *fs = cJSON_GetObjectItem(j, "flow_solver");
+    cr_assert_not_null(fs, "no flow_solver in the summary");
+    double sw = cJSON_GetObjectItem(fs, "rank_switches")->valuedouble,
+           looked = cJSON_GetObjectItem(fs, "wakes_without_switch")->valuedouble,
+           msgs = cJSON_GetObjectItem(j, "messages")->valuedouble;
+    cJSON_Delete(j);
+    free(s);
+    const double P = 16, iters = 2;
+    cr_assert_eq(msgs, iters * P * 2 * (P - 1));
+    cr_assert_eq(sw, P + (iters + 1) * (P - 1) + iters * P * 2 * (P - 1), "%g switches", sw);
+    cr_assert(looked > 0, "no wake was settled without a switch");
+}
+
 Test(flow_engine, what_it_does_not_model_is_refused)
 {
     const char *degraded[] = {"run", "--engine", "flow", "--algo", "ring", "--ranks", "8", "--degrade-nic", "2",

@@ -115,7 +115,7 @@ typedef struct {
     double cpu_s;                     /* the process's CPU time over the run (user + system) */
 } sp_wall_profile;
 
-/* the flow engine's sharing, its work over the run (sim/backends/flow/fluid.h) */
+/* the flow engine's work over the run: its sharing (sim/backends/flow/fluid.h) and its ranks' turns */
 typedef struct {
     int on;                           /* 0: not the flow engine */
     uint64_t solves;                  /* instants at which rates were solved again */
@@ -123,6 +123,8 @@ typedef struct {
     uint64_t solved;                  /* flows taken into the solves (every try) */
     uint64_t opened;                  /* links a solve's local try had to open */
     uint64_t alone;                   /* flows rated alone on their links, without a solve */
+    uint64_t switches;                /* turns a rank ran on its own stack (flow_engine.c) */
+    uint64_t looked;                  /* wakes in a wait settled without a switch (nothing for it yet) */
 } sp_flow_solver;
 
 typedef struct {

@@ -263,6 +263,8 @@ static cJSON *build(const char *version, const char *backend, cJSON *config, con
         cJSON_AddNumberToObject(w, SPK_FS_SOLVED, (double)fs->solved);
         cJSON_AddNumberToObject(w, SPK_FS_OPENED, (double)fs->opened);
         cJSON_AddNumberToObject(w, SPK_FS_ALONE, (double)fs->alone);
+        cJSON_AddNumberToObject(w, SPK_FS_SWITCHES, (double)fs->switches);
+        cJSON_AddNumberToObject(w, SPK_FS_LOOKED, (double)fs->looked);
     }
     sp_nccl_figures nc;
     sp_nccl_figures_of((double)rep->n, rep->nranks, f.t_mean, &nc);

@@ -36,8 +36,9 @@
  *   SPK_TRACE_DROPPED: count,
  *   SPK_WALL_PROFILE: { SPK_WP_SAMPLES, SPK_WP_CPU, SPK_WP_MODEL, SPK_WP_ENGINE, SPK_WP_SPARSIM, SPK_WP_LIBS }
  *       (the simulator only: shares of the ranks' CPU time, sim/driver/wall_profile.h),
- *   SPK_FLOW_SOLVER: { SPK_FS_SOLVES, SPK_FS_RERATED, SPK_FS_SOLVED, SPK_FS_OPENED, SPK_FS_ALONE }
- *       (--engine flow only: its sharing's work over the run, sim/backends/flow/fluid.h),
+ *   SPK_FLOW_SOLVER: { SPK_FS_SOLVES, SPK_FS_RERATED, SPK_FS_SOLVED, SPK_FS_OPENED, SPK_FS_ALONE,
+ *                      SPK_FS_SWITCHES, SPK_FS_LOOKED }
+ *       (--engine flow only: its work over the run, its sharing's (sim/backends/flow/fluid.h) and its ranks' turns),
  *   SPK_NCCL: { SPK_NC_SIZE, SPK_NC_EFFECTIVE, SPK_NC_PAYLOAD (sparse only), SPK_TIME, SPK_NC_ALGBW,
  *               SPK_NC_BUSBW, SPK_NC_FACTOR }   (nccl-tests' allreduce figures, report.h),
  *   SPK_TRAINING: {   (only with training iterations: sim/driver/training.h)
@@ -134,13 +135,15 @@
 #define SPK_WP_SPARSIM "sparsim"
 #define SPK_WP_LIBS "libraries"
 
-/* the flow engine's sharing (sim/backends/flow/fluid.h) */
+/* the flow engine's work: its sharing (sim/backends/flow/fluid.h) and its ranks' turns (flow_engine.c) */
 #define SPK_FLOW_SOLVER "flow_solver"
 #define SPK_FS_SOLVES "solves"
 #define SPK_FS_RERATED "flows_rerated"
 #define SPK_FS_SOLVED "flows_solved"
 #define SPK_FS_OPENED "links_opened"
 #define SPK_FS_ALONE "flows_alone"
+#define SPK_FS_SWITCHES "rank_switches"
+#define SPK_FS_LOOKED "wakes_without_switch"
 
 /* whole training iterations (sim/driver/training.h) */
 #define SPK_TRAINING "training"

@@ -106,6 +106,8 @@ typedef struct {
     fmsg *mbox_head, *mbox_tail; /* sends to this rank waiting for a slot */
     fget *done_head, *done_tail;
     int waiting_remaining, waiting_recvs;
+    unsigned char in_wait;  /* blocked in fe_waitall */
+    unsigned char look_err; /* what the scheduler looked at for it failed (out of memory) */
     sp_req *free_req;
     fget *free_get;
     sp_req *out_head; /* shared sends under way, and how many */
@@ -138,6 +140,7 @@ static struct {
     uint64_t seq;
     int arrived, *barrier_order;
     int nfinished;
+    uint64_t switches, looked; /* turns run on a rank's stack, wakes settled without one */
     int oom;
     double below; /* --unshared-below in bytes, 0: none */
     due_ev *dues;
@@ -685,9 +688,13 @@ SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             return SP_ERR_MEM;
         if (f->waiting_remaining <= 0)
             break;
+        f->in_wait = 1;
         block(f, R_WAIT);
+        f->in_wait = 0;
         if (c->shim->failed && f->state == R_DONE) /* woken to end: the run is over (deadlock) */
             return SP_ERR_COMM;
+        if (f->look_err)
+            return SP_ERR_MEM;
     }
     int rc = 0;
     double o = sp_overhead_wait(c);
@@ -873,10 +880,31 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
             E.ready_head = (E.ready_head + 1) % P;
             E.nready--;
             /* at thousands of ranks the next one's stack is cold by its
-             * turn: its top is asked for while this one runs */
-            if (E.nready > 0)
-                spf_coro_prefetch(E.coro, E.ready[E.ready_head]);
-            E.r[r].state = R_RUN;
+             * turn: its top is asked for while this one runs, unless it
+             * waits for a send of its own (below: no switch is likely) */
+            if (E.nready > 0) {
+                const frank *g = &E.r[E.ready[E.ready_head]];
+                if (!g->in_wait || g->waiting_remaining <= g->waiting_recvs)
+                    spf_coro_prefetch(E.coro, E.ready[E.ready_head]);
+            }
+            frank *f = &E.r[r];
+            /* A rank woken in a wait looks first at what came (take_box and
+             * take_done, the loop in fe_waitall): that is done here, at the
+             * same turn and in the same order, and a rank whose wait is not
+             * over stays blocked without a switch to its stack (a receive
+             * through before its send: a third of the ring's wakes). */
+            if (f->in_wait && !f->look_err) {
+                take_box(f);
+                if (take_done(f) < 0)
+                    f->look_err = 1;
+                else if (f->waiting_remaining > 0) {
+                    f->state = R_WAIT;
+                    E.looked++;
+                    continue;
+                }
+            }
+            f->state = R_RUN;
+            E.switches++;
             spf_coro_resume(E.coro, r);
         }
         if (E.oom) /* a failed rank's run goes on: the ranks stop at the next iteration, as on SimGrid */
@@ -929,6 +957,8 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
         sp_flow_solver *fs = &sh->rep->flow_solver;
         fs->on = 1;
         spf_net_work(E.net, &fs->solves, &fs->rerated, &fs->solved, &fs->opened, &fs->alone);
+        fs->switches = E.switches;
+        fs->looked = E.looked;
     }
     free_all();
     return rc;
