@@ -693,8 +693,10 @@ SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
         f->in_wait = 0;
         if (c->shim->failed && f->state == R_DONE) /* woken to end: the run is over (deadlock) */
             return SP_ERR_COMM;
-        if (f->look_err)
+        if (f->look_err) {
+            f->look_err = 0;
             return SP_ERR_MEM;
+        }
     }
     int rc = 0;
     double o = sp_overhead_wait(c);
