@@ -661,20 +661,29 @@ Test(flow_engine, alps_nodes_give_simgrids_times)
     same_times(extra, 1e-4);
 }
 
+/* a run that must succeed, and its summary.json (the caller deletes it) */
+static cJSON *summary_of(const char *const *args, const char *dir)
+{
+    t_proc p = t_run(args);
+    cr_assert(p.exited && p.status == 0, "%s", p.err);
+    t_proc_free(&p);
+    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
+    cr_assert_not_null(s, "no summary.json");
+    cJSON *j = cJSON_Parse(s);
+    free(s);
+    cr_assert_not_null(j, "summary.json does not parse");
+    return j;
+}
+
 /* 1gbe under cm02: 2(P-1) steps of alpha + (n/P) 4 beta, to the last digit */
 Test(flow_engine, the_ring_keeps_its_closed_form)
 {
     const char *dir = t_tmpdir();
     const char *args[] = {"run", "--algo", "ring", "--ranks", "8", "--n", "64K", "--payload", "size", "--network",
                           "cm02", "--engine", "flow", "--no-trace", "--out", dir, "--quiet", NULL};
-    t_proc p = t_run(args);
-    cr_assert(p.exited && p.status == 0, "%s", p.err);
-    t_proc_free(&p);
-    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
-    cJSON *j = cJSON_Parse(s);
+    cJSON *j = summary_of(args, dir);
     double t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "time_per_iter_s"), "mean")->valuedouble;
     cJSON_Delete(j);
-    free(s);
     double closed = 2.0 * 7 * (100e-6 + 8192 * 4 * 8e-9);
     cr_assert(fabs(t - closed) <= 1e-12 * closed, "flow %.15g s, closed form %.15g s", t, closed);
 }
@@ -691,19 +700,13 @@ Test(flow_engine, a_rank_is_switched_to_only_when_its_wait_is_over)
     const char *args[] = {"run", "--algo", "ring", "--ranks", "16", "--platform", "dgx-h100:2", "--n", "128K",
                           "--iters", "2", "--engine", "flow", "--device", "none", "--no-csv", "--no-trace",
                           "--out", dir, "--quiet", NULL};
-    t_proc p = t_run(args);
-    cr_assert(p.exited && p.status == 0, "%s", p.err);
-    t_proc_free(&p);
-    char *s = t_read_file(t_path(dir, "summary.json"), NULL);
-    cr_assert_not_null(s);
-    cJSON *j = cJSON_Parse(s);
+    cJSON *j = summary_of(args, dir);
     cJSON *fs = cJSON_GetObjectItem(j, "flow_solver");
     cr_assert_not_null(fs, "no flow_solver in the summary");
     double sw = cJSON_GetObjectItem(fs, "rank_switches")->valuedouble,
            looked = cJSON_GetObjectItem(fs, "wakes_without_switch")->valuedouble,
            msgs = cJSON_GetObjectItem(j, "messages")->valuedouble;
     cJSON_Delete(j);
-    free(s);
     const double P = 16, iters = 2;
     cr_assert_eq(msgs, iters * P * 2 * (P - 1));
     cr_assert_eq(sw, P + (iters + 1) * (P - 1) + iters * P * 2 * (P - 1), "%g switches", sw);

@@ -98,12 +98,6 @@ static void *boot_arg;
 SPF_ENGINE static void boot_uc(void) { boot_c->fn(boot_arg); }
 #endif
 
-/* A rank that outgrows its stack touches the guard page under it, and the
- * process would end on SIGSEGV with nothing said.  This handler runs on a
- * stack of its own: a fault in a guard page gets one line that says whose
- * stack it was, and the process ends (the parent passes the line on); any
- * other fault goes to the action that was there before.  Not under
- * AddressSanitizer, which reports stack overflows itself. */
 /* the line that names a coroutine that outgrew its stack, written at p
  * (under 160 bytes) by hand: the fault handler may call nothing else */
 static char *put_num(char *p, size_t v)
@@ -134,6 +128,12 @@ static char *overflow_line(char *p, const spf_coro *c, size_t i)
     return put_str(p, " KiB, as the flow engine gives each rank); --engine simgrid gives 1 MiB");
 }
 
+/* A rank that outgrows its stack touches the guard page under it, and the
+ * process would end on SIGSEGV with nothing said.  This handler runs on a
+ * stack of its own: a fault in a guard page gets one line that says whose
+ * stack it was, and the process ends (the parent passes the line on); any
+ * other fault goes to the action that was there before.  Not under
+ * AddressSanitizer, which reports stack overflows itself. */
 #ifndef SPF_ASAN
 static const spf_coro *live;
 static struct sigaction old_segv;

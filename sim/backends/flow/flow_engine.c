@@ -51,9 +51,9 @@
  * forms; measured from the stacks' untouched bytes), so 32 KiB less its
  * guard page leaves room twice over, and an overflow still meets the guard
  * (coro.c says so in one line).  Small stacks pay at thousands of ranks:
- * the ranks' stack tops share page-table lines and the walker's caches,
- * where 1 MiB apart each switch waited for a page walk (the ring at
- * P = 8192 ran 1.17-1.21x faster alone; bench/README.md, section 32).
+ * the ring at P = 8192 ran 1.17-1.21x faster alone than on 1 MiB stacks
+ * (bench/README.md, section 32; section 33: what a switch still costs is
+ * the cold lines of the stack's top, huge pages or not).
  * (coro.c gives 1 MiB under AddressSanitizer.) */
 #define SPF_RANK_STACK ((size_t)32 << 10)
 
@@ -671,6 +671,17 @@ SPF_ENGINE static int take_done(frank *f)
     return n;
 }
 
+/* what a rank in a wait looks at first: the messages come and the slots
+ * through; 1 when its wait is over, 0 when not, -1 (memory).  The rank does
+ * it (fe_waitall), or the scheduler for it at its turn (spf_run). */
+SPF_ENGINE static int look(frank *f)
+{
+    take_box(f);
+    if (take_done(f) < 0)
+        return -1;
+    return f->waiting_remaining <= 0;
+}
+
 SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
 {
     frank *f = rank_of(c);
@@ -683,10 +694,10 @@ SPF_ENGINE static int fe_waitall(sp_ctx *c, sp_req **reqs, int n, size_t *sizes)
             f->waiting_recvs += !reqs[i]->is_send;
         }
     for (;;) {
-        take_box(f);
-        if (take_done(f) < 0)
+        int over = look(f);
+        if (over < 0)
             return SP_ERR_MEM;
-        if (f->waiting_remaining <= 0)
+        if (over)
             break;
         f->in_wait = 1;
         block(f, R_WAIT);
@@ -890,16 +901,16 @@ SPF_ENGINE int spf_run(sp_shim *sh, int P, sg_host_t *hosts, double below, doubl
                     spf_coro_prefetch(E.coro, E.ready[E.ready_head]);
             }
             frank *f = &E.r[r];
-            /* A rank woken in a wait looks first at what came (take_box and
-             * take_done, the loop in fe_waitall): that is done here, at the
-             * same turn and in the same order, and a rank whose wait is not
-             * over stays blocked without a switch to its stack (a receive
-             * through before its send: a third of the ring's wakes). */
+            /* A rank woken in a wait looks first at what came (look): that
+             * is done here, at the same turn and in the same order, and a
+             * rank whose wait is not over stays blocked without a switch to
+             * its stack (a receive through before its send: a third of the
+             * ring's wakes). */
             if (f->in_wait && !f->look_err) {
-                take_box(f);
-                if (take_done(f) < 0)
+                int over = look(f);
+                if (over < 0)
                     f->look_err = 1;
-                else if (f->waiting_remaining > 0) {
+                else if (!over) {
                     f->state = R_WAIT;
                     E.looked++;
                     continue;
